@@ -1,0 +1,242 @@
+/// An action-code link: what a Firebase-style email link asks the app or the link domain to do.
+///
+/// Build one to send (``webLink(on:)``, ``mobileLink(on:)``) and parse what comes back
+/// (``parse(_:)``); a link you build parses back to the same value.
+public struct ActionCodeLink: Sendable, Hashable {
+    /// What the link does; the raw values are the `mode` parameter, compared case-sensitively.
+    public enum Mode: String, Sendable, Hashable, CaseIterable, Codable {
+        /// Email-link sign-in.
+        case signIn
+        /// Set a new password.
+        case resetPassword
+        /// Mark the email address verified.
+        case verifyEmail
+        /// Undo an email change: restore the previous address.
+        case recoverEmail
+        /// Change the email address to a new, verified one.
+        case verifyAndChangeEmail
+        /// Remove a second factor that was just added.
+        case revertSecondFactorAddition
+
+        /// The Identity Toolkit `requestType` that issues codes for this mode (`EMAIL_SIGNIN`, ...).
+        public var requestType: String {
+            switch self {
+            case .signIn: "EMAIL_SIGNIN"
+            case .resetPassword: "PASSWORD_RESET"
+            case .verifyEmail: "VERIFY_EMAIL"
+            case .recoverEmail: "RECOVER_EMAIL"
+            case .verifyAndChangeEmail: "VERIFY_AND_CHANGE_EMAIL"
+            case .revertSecondFactorAddition: "REVERT_SECOND_FACTOR_ADDITION"
+            }
+        }
+
+        /// The mode for an Identity Toolkit `requestType`, or `nil` for an unknown one.
+        public init?(requestType: String) {
+            guard let mode = Mode.allCases.first(where: { $0.requestType == requestType }) else { return nil }
+            self = mode
+        }
+
+        /// The handler of the link domain that completes this mode, in words.
+        public var handlerDescription: String {
+            switch self {
+            case .signIn: "sign-in with an email link"
+            case .resetPassword: "password reset"
+            case .verifyEmail: "email verification"
+            case .recoverEmail: "email recovery (undo an email change)"
+            case .verifyAndChangeEmail: "email change (verify the new address)"
+            case .revertSecondFactorAddition: "second-factor removal (undo an enrolment)"
+            }
+        }
+    }
+
+    /// What the link does.
+    public var mode: Mode
+    /// The one-time code (`oobCode`); never empty in a parsed link.
+    public var oobCode: String
+    /// The project's web API key (`apiKey`), if the link carries one.
+    public var apiKey: String?
+    /// Where to go after the action (`continueUrl`), decoded.
+    public var continueURL: String?
+    /// The BCP 47 language of the pages (`lang`).
+    public var languageCode: String?
+    /// The tenant the account belongs to (`tenantId`).
+    public var tenantID: String?
+
+    /// Creates a link value; empty optional fields are treated as absent, as the Firebase SDKs do.
+    public init(
+        mode: Mode, oobCode: String, apiKey: String? = nil, continueURL: String? = nil,
+        languageCode: String? = nil, tenantID: String? = nil
+    ) {
+        self.mode = mode
+        self.oobCode = oobCode
+        self.apiKey = apiKey.nonEmpty
+        self.continueURL = continueURL.nonEmpty
+        self.languageCode = languageCode.nonEmpty
+        self.tenantID = tenantID.nonEmpty
+    }
+
+    /// The path of the action handler on a link domain.
+    public static let actionPath = "/__/auth/action"
+    /// The path of the mobile-link wrapper on a link domain.
+    public static let mobileLinkPath = "/__/auth/links"
+
+    /// The web link: `https://<domain>/__/auth/action?mode=…&oobCode=…&apiKey=…&continueUrl=…&lang=…&tenantId=…`.
+    ///
+    /// Values are encoded as URI components, which is what the JS SDK (split, then decode) reads.
+    public func webLink(on domain: LinkDomain) -> String {
+        var query = "mode=" + mode.rawValue + "&oobCode=" + PercentEncoding.encodeComponent(oobCode)
+        if let apiKey { query += "&apiKey=" + PercentEncoding.encodeComponent(apiKey) }
+        appendOptionalParameters(to: &query)
+        return "https://" + domain.description + Self.actionPath + "?" + query
+    }
+
+    /// The mobile link: `https://<domain>/__/auth/links?link=<inner web link>`.
+    ///
+    /// The inner link starts with `apiKey` and only its `%`, `&` and `=` are escaped, so the iOS SDK
+    /// (which decodes the whole query before splitting it) sees `mode`, `oobCode` and the rest as
+    /// top-level parameters while the JS and Android SDKs read them from the decoded `link`. A link
+    /// without an API key gets an empty `apiKey=` for the same reason; parsing reads it as absent.
+    public func mobileLink(on domain: LinkDomain) -> String {
+        var inner = "apiKey=" + PercentEncoding.encodeComponent(apiKey ?? "")
+        inner += "&mode=" + mode.rawValue + "&oobCode=" + PercentEncoding.encodeComponent(oobCode)
+        appendOptionalParameters(to: &inner)
+        let innerLink = "https://" + domain.description + Self.actionPath + "?" + inner
+        return "https://" + domain.description + Self.mobileLinkPath + "?link=" + PercentEncoding.escapeNestedLink(innerLink)
+    }
+
+    private func appendOptionalParameters(to query: inout String) {
+        if let continueURL { query += "&continueUrl=" + PercentEncoding.encodeComponent(continueURL) }
+        if let languageCode { query += "&lang=" + PercentEncoding.encodeComponent(languageCode) }
+        if let tenantID { query += "&tenantId=" + PercentEncoding.encodeComponent(tenantID) }
+    }
+
+    /// Parses a link (unwrapping mobile, Dynamic Links and `deep_link_id` wrappers); `nil` when it is
+    /// not an action link. Never throws and never traps, whatever the input.
+    ///
+    /// Use ``LinkInspection`` to learn why a link is not an action link and how each SDK reads it.
+    public static func parse(_ link: String) -> ActionCodeLink? {
+        guard case .success(let final) = LinkUnwrapper.unwrap(link, onLayer: { _, _ in }) else { return nil }
+        guard case .success(let reading) = ActionParameters.read(final) else { return nil }
+        return reading.link
+    }
+}
+
+/// The action parameters found in one URL's query, before deciding whether they make an action link.
+struct ActionParameters {
+    var mode: Substring?
+    var oobCode: Substring?
+    var apiKey: Substring?
+    var continueURL: Substring?
+    var languageCode: Substring?
+    var tenantID: Substring?
+    /// Names that appeared more than once (the last occurrence wins).
+    var repeated: [String] = []
+
+    /// The parsed link and the parameters that were repeated.
+    struct Reading {
+        var link: ActionCodeLink
+        var repeated: [String]
+    }
+
+    /// The parameters an action link is made of.
+    enum Name: String, CaseIterable {
+        case mode, oobCode, apiKey, continueUrl, lang, tenantId
+
+        init?(_ raw: Substring) {
+            switch raw {
+            case "mode": self = .mode
+            case "oobCode": self = .oobCode
+            case "apiKey": self = .apiKey
+            case "continueUrl": self = .continueUrl
+            case "lang": self = .lang
+            case "tenantId": self = .tenantId
+            default:
+                // A name written with escapes (`%6Dode`) still names the parameter after decoding.
+                guard raw.utf8.contains(UInt8(ascii: "%")), let name = PercentEncoding.decode(raw) else { return nil }
+                self.init(rawValue: name)
+            }
+        }
+
+        /// A distinct bit per name, to notice repeats without allocating a set.
+        var bit: UInt8 {
+            switch self {
+            case .mode: 1
+            case .oobCode: 2
+            case .apiKey: 4
+            case .continueUrl: 8
+            case .lang: 16
+            case .tenantId: 32
+            }
+        }
+    }
+
+    private mutating func set(_ name: Name, _ value: Substring) {
+        switch name {
+        case .mode: mode = value
+        case .oobCode: oobCode = value
+        case .apiKey: apiKey = value
+        case .continueUrl: continueURL = value
+        case .lang: languageCode = value
+        case .tenantId: tenantID = value
+        }
+    }
+
+    static func read(_ url: URLParts) -> Result<Reading, LinkInspection.Failure> {
+        var p = ActionParameters()
+        var seen: UInt8 = 0
+        url.forEachQueryItem { rawName, value in
+            guard let name = Name(rawName) else { return }
+            let bit = name.bit
+            if seen & bit != 0, !p.repeated.contains(name.rawValue) { p.repeated.append(name.rawValue) }
+            seen |= bit
+            p.set(name, value ?? "")
+        }
+        return p.makeLink()
+    }
+
+    private func decoded(_ raw: Substring?, _ name: String) -> Result<String?, LinkInspection.Failure> {
+        guard let raw else { return .success(nil) }
+        guard let value = PercentEncoding.decode(raw) else {
+            return .failure(.init(code: .undecodableParameter, message: "the \(name) parameter does not decode to UTF-8 text"))
+        }
+        return .success(value)
+    }
+
+    private func makeLink() -> Result<Reading, LinkInspection.Failure> {
+        guard let rawMode = mode else {
+            return .failure(.init(code: .missingMode, message: "there is no mode parameter, so this is not an action link"))
+        }
+        guard let modeText = PercentEncoding.decode(rawMode) else {
+            return .failure(.init(code: .undecodableParameter, message: "the mode parameter does not decode to UTF-8 text"))
+        }
+        guard let mode = ActionCodeLink.Mode(rawValue: modeText) else {
+            let known = ActionCodeLink.Mode.allCases.map(\.rawValue)
+            if let near = known.first(where: { $0.lowercased() == modeText.lowercased() }) {
+                return .failure(.init(code: .unknownMode, message: "mode '\(modeText)' is not known; modes are case-sensitive: did you mean '\(near)'?"))
+            }
+            return .failure(.init(code: .unknownMode, message: "mode '\(modeText)' is not one of \(known.joined(separator: ", "))"))
+        }
+        guard let rawCode = oobCode else {
+            return .failure(.init(code: .missingCode, message: "there is no oobCode parameter"))
+        }
+        do {
+            guard let code = try decoded(rawCode, "oobCode").get(), !code.isEmpty else {
+                return .failure(.init(code: .missingCode, message: "the oobCode parameter is empty"))
+            }
+            let link = ActionCodeLink(
+                mode: mode, oobCode: code, apiKey: try decoded(apiKey, "apiKey").get(),
+                continueURL: try decoded(continueURL, "continueUrl").get(),
+                languageCode: try decoded(languageCode, "lang").get(), tenantID: try decoded(tenantID, "tenantId").get())
+            return .success(Reading(link: link, repeated: repeated))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+extension Optional where Wrapped == String {
+    var nonEmpty: String? {
+        guard let self, !self.isEmpty else { return nil }
+        return self
+    }
+}

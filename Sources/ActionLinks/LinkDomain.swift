@@ -1,0 +1,55 @@
+/// A link domain: the `host[:port]` on which action links are built, checked once so building
+/// can never produce a malformed link.
+public struct LinkDomain: Sendable, Hashable, CustomStringConvertible {
+    /// The lower-cased host name.
+    public let host: String
+    /// The port, when it is not the HTTPS default.
+    public let port: Int?
+
+    /// Checks `text` (`links.example.com` or `localhost:8080`): DNS labels of letters, digits and
+    /// hyphens, optionally a port; no scheme, path or IP literal.
+    public init(_ text: String) throws(LinkDomainError) {
+        var hostPart = Substring(text)
+        var port: Int?
+        if let colon = text.lastIndex(of: ":") {
+            hostPart = text[..<colon]
+            let digits = text[text.index(after: colon)...]
+            guard !digits.isEmpty, digits.utf8.allSatisfy(isDigit), let value = Int(digits), (1...65535).contains(value) else {
+                throw LinkDomainError(text: text, message: "the port after ':' must be a number from 1 to 65535")
+            }
+            port = value == 443 ? nil : value
+        }
+        let host = hostPart.lowercased()
+        guard Self.isDNSName(host) else {
+            throw LinkDomainError(
+                text: text,
+                message: "expected a host name such as links.example.com (letters, digits, hyphens and dots; no scheme or path)")
+        }
+        self.host = host
+        self.port = port
+    }
+
+    /// `host` or `host:port`.
+    public var description: String { port.map { "\(host):\($0)" } ?? host }
+
+    static func isDNSName(_ host: String) -> Bool {
+        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
+        for label in host.split(separator: ".", omittingEmptySubsequences: false) {
+            guard (1...63).contains(label.utf8.count),
+                label.utf8.allSatisfy({ isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "-") }),
+                label.utf8.first != UInt8(ascii: "-"), label.utf8.last != UInt8(ascii: "-")
+            else { return false }
+        }
+        return true
+    }
+}
+
+/// Why a text is not a usable link domain.
+public struct LinkDomainError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The text that was refused.
+    public let text: String
+    /// What was expected instead.
+    public let message: String
+    /// `'<text>': <message>`.
+    public var description: String { "'\(text)': \(message)" }
+}

@@ -1,0 +1,202 @@
+import ActionLinks
+import ActionLinksConfiguration
+import ArgumentParser
+
+extension ActionLinksCommand {
+    /// `actionlinks inspect`: explains links layer by layer.
+    struct Inspect: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Explain links layer by layer: wrappers, mode, code, continue URL, and how each Firebase SDK reads them.",
+            discussion: "Give links as arguments, or - to read one link per line from standard input."
+        )
+
+        @Option(name: .long, help: "A configuration file whose continueUrls allow-list is checked (e.g. config/actionlinks.yaml).")
+        var config: String?
+
+        @OptionGroup var output: OutputOptions
+
+        @Argument(help: "Links to inspect; - reads them from standard input, one per line.")
+        var inputs: [String] = []
+
+        func validate() throws {
+            if inputs.isEmpty {
+                throw ValidationError("Give at least one link to inspect, or - to read links from standard input.")
+            }
+        }
+
+        func run() async throws {
+            let policy = try config.map { try ActionLinksConfiguration.load(file: $0).continueURLs }
+            let inspections = expandInputs(inputs).map { LinkInspection($0, policy: policy) }
+            if output.json {
+                try printJSON(InspectOutput(results: inspections.map { .init($0, checkedPolicy: policy != nil) }))
+            } else {
+                for (index, inspection) in inspections.enumerated() {
+                    if index > 0 { print("") }
+                    print(describe(inspection, checkedPolicy: policy != nil))
+                }
+            }
+        }
+
+        private func describe(_ inspection: LinkInspection, checkedPolicy: Bool) -> String {
+            var lines = ["Link: \(inspection.input)"]
+            for (index, layer) in inspection.layers.enumerated() {
+                var what: String
+                switch layer.kind {
+                case .mobileLinkWrapper: what = "mobile link wrapper (\(ActionCodeLink.mobileLinkPath))"
+                case .dynamicLinkWrapper: what = "Firebase Dynamic Link wrapper"
+                case .deepLinkCarrier: what = "link carrying another link"
+                case .target: what = inspection.action != nil ? "action link" : "innermost URL"
+                }
+                if let parameter = layer.innerParameter { what += "; the next layer is its '\(parameter)' parameter" }
+                lines.append("  layer \(index + 1)  \(what)")
+                lines.append("           \(layer.url)")
+            }
+            if let action = inspection.action {
+                lines.append("  action   \(action.mode.rawValue): handled by \(action.mode.handlerDescription)")
+                lines.append("    oobCode      \(action.oobCode)")
+                lines.append("    apiKey       \(action.apiKey ?? "(none)")")
+                var continueLine = "    continueUrl  \(action.continueURL ?? "(none)")"
+                switch inspection.continueURLDecision {
+                case .allowed(let url)?: continueLine += "  [allowed as \(url)]"
+                case .rejected(let rejection)?: continueLine += "  [not allowed: \(rejection.message)]"
+                case nil: if checkedPolicy, action.continueURL != nil { continueLine += "  [not checked]" }
+                }
+                lines.append(continueLine)
+                lines.append("    lang         \(action.languageCode ?? "(none)")")
+                lines.append("    tenantId     \(action.tenantID ?? "(none)")")
+            } else if let failure = inspection.failure {
+                lines.append("  not an action link: \(failure.message)")
+            }
+            let clients = inspection.clients.map { "\($0.client.displayName): \($0.accepts ? "accepts" : "rejects")" }
+            lines.append("  clients  " + clients.joined(separator: "; "))
+            if !inspection.warnings.isEmpty {
+                lines.append("  warnings")
+                for warning in inspection.warnings { lines.append("    - \(warning)") }
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+}
+
+/// The JSON form of `inspect`: `{"results":[...]}`, one object per input.
+struct InspectOutput: Encodable {
+    let results: [Result]
+
+    struct Result: Encodable {
+        let input: String
+        let chain: [String]
+        let layers: [Layer]
+        let action: Action?
+        let handler: String?
+        let error: Failure?
+        let clients: [Client]
+        let warnings: [String]
+        let checkedPolicy: Bool
+        let continueURL: ContinueURLDecision?
+
+        init(_ inspection: LinkInspection, checkedPolicy: Bool) {
+            input = inspection.input
+            chain = inspection.layers.map(\.url)
+            layers = inspection.layers.map { Layer(url: $0.url, kind: $0.kind.rawValue, innerParameter: $0.innerParameter) }
+            action = inspection.action.map(Action.init)
+            handler = inspection.action?.mode.handlerDescription
+            error = inspection.failure.map { Failure(code: $0.code.rawValue, message: $0.message) }
+            clients = inspection.clients.map { Client(client: $0.client.rawValue, accepts: $0.accepts, problems: $0.problems) }
+            warnings = inspection.warnings
+            self.checkedPolicy = checkedPolicy
+            continueURL = inspection.continueURLDecision.map { ContinueURLDecision($0) }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case input, chain, layers, action, handler, error, clients, warnings, continueUrlAllowed, continueUrlPolicy
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(input, forKey: .input)
+            try container.encode(chain, forKey: .chain)
+            try container.encode(layers, forKey: .layers)
+            try container.encode(action, forKey: .action)
+            try container.encode(handler, forKey: .handler)
+            try container.encode(error, forKey: .error)
+            try container.encode(clients, forKey: .clients)
+            try container.encode(warnings, forKey: .warnings)
+            if checkedPolicy {
+                try container.encode(continueURL?.allowed, forKey: .continueUrlAllowed)
+                try container.encode(continueURL, forKey: .continueUrlPolicy)
+            }
+        }
+    }
+
+    struct Layer: Encodable {
+        let url: String
+        let kind: String
+        let innerParameter: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(url, forKey: .url)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(innerParameter, forKey: .innerParameter)
+        }
+
+        enum CodingKeys: String, CodingKey { case url, kind, innerParameter }
+    }
+
+    struct Action: Encodable {
+        let link: ActionCodeLink
+
+        init(_ link: ActionCodeLink) { self.link = link }
+
+        enum CodingKeys: String, CodingKey { case mode, oobCode, apiKey, continueUrl, lang, tenantId }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(link.mode.rawValue, forKey: .mode)
+            try container.encode(link.oobCode, forKey: .oobCode)
+            try container.encode(link.apiKey, forKey: .apiKey)
+            try container.encode(link.continueURL, forKey: .continueUrl)
+            try container.encode(link.languageCode, forKey: .lang)
+            try container.encode(link.tenantID, forKey: .tenantId)
+        }
+    }
+
+    struct Failure: Encodable {
+        let code: String
+        let message: String
+    }
+
+    struct Client: Encodable {
+        let client: String
+        let accepts: Bool
+        let problems: [String]
+    }
+}
+
+/// A continue-URL decision as JSON: `{"allowed":…, "url":…, "reason":…, "code":…}`.
+struct ContinueURLDecision: Encodable {
+    let input: String?
+    let allowed: Bool
+    let url: String?
+    let reason: String?
+    let code: String?
+
+    init(_ decision: ContinueURLPolicy.Decision, input: String? = nil) {
+        self.input = input
+        allowed = decision.isAllowed
+        url = decision.url
+        reason = decision.rejection?.message
+        code = decision.rejection?.code.rawValue
+    }
+
+    enum CodingKeys: String, CodingKey { case input, allowed, url, reason, code }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if let input { try container.encode(input, forKey: .input) }
+        try container.encode(allowed, forKey: .allowed)
+        try container.encode(url, forKey: .url)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(code, forKey: .code)
+    }
+}
