@@ -100,12 +100,14 @@ struct ClientReading {
         {
             start = resolved
         }
+        // Because the whole query is decoded first, a nested link's parameters land partly at the
+        // top and partly in `deep_link_id`/`link`: the outer values stand, the inner ones fill gaps.
         var items = parseURL(start[...])
         var depth = 1
         while items["oobCode"] == nil || items["mode"] == nil, depth < LinkUnwrapper.maximumDepth,
-            let next = items["deep_link_id"] ?? items["link"]
+            let next = items.removeValue(forKey: "deep_link_id") ?? items.removeValue(forKey: "link")
         {
-            items = parseURL(next[...])
+            items.merge(parseURL(next[...])) { outer, _ in outer }
             depth += 1
         }
         return ClientReading(fields: items)
@@ -149,7 +151,7 @@ struct ClientReading {
         let required = client == .ios ? ["oobCode", "mode"] : ["apiKey", "oobCode", "mode"]
         for name in required where fields[name].nonEmpty == nil { missing.append(name) }
         if !missing.isEmpty {
-            let names = missing.joined(separator: " and ")
+            let names = missing.count == 1 ? missing[0] : missing.dropLast().joined(separator: ", ") + " and " + missing[missing.count - 1]
             return ClientVerdict(client: client, accepts: false, problems: ["rejects the link: \(names) \(missing.count == 1 ? "is" : "are") missing"])
         }
         guard let mode = fields["mode"], ActionCodeLink.Mode(rawValue: mode) != nil else {

@@ -83,7 +83,8 @@ public struct LinkInspection: Sendable {
             warnings.append("Firebase Dynamic Links shut down on 2025-08-25: page.link and app.goo.gl links no longer resolve; issue links on your own link domain")
         }
         clients = ClientVerdict.verdicts(for: input, action: action)
-        for verdict in clients {
+        // When ActionLinks itself refuses the link, an SDK refusing it too is no news.
+        for verdict in clients where action != nil || verdict.accepts {
             for problem in verdict.problems { warnings.append("\(verdict.client.displayName) \(problem)") }
         }
         if let policy, let continueURL = action?.continueURL {
