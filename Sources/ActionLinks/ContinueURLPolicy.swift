@@ -66,6 +66,12 @@ public struct ContinueURLPolicy: Sendable {
             }
         }
 
+        // Named before splitting, so `data:text/html,<script>` is refused for what it is.
+        if let colon = utf8.firstIndex(of: UInt8(ascii: ":")),
+            Self.forbiddenSchemes.contains(String(input[..<colon]).lowercased())
+        {
+            return .reject(.forbiddenScheme, "'\(input[..<colon].lowercased()):' continue URLs are never allowed")
+        }
         var text = input
         if utf8.first == UInt8(ascii: "/") {
             if utf8.dropFirst().first == UInt8(ascii: "/") {
@@ -86,9 +92,6 @@ public struct ContinueURLPolicy: Sendable {
             return .reject(.userinfo, "the continue URL contains user information ('user@'), which is never allowed")
         }
         let scheme = url.scheme.lowercased()
-        if Self.forbiddenSchemes.contains(scheme) {
-            return .reject(.forbiddenScheme, "'\(scheme):' continue URLs are never allowed")
-        }
         guard let rawHost = url.host, !rawHost.isEmpty else {
             return .reject(.notAllowed, Self.notAllowedMessage)
         }
