@@ -73,13 +73,12 @@ public struct ActionLinksConfiguration: Sendable {
     }
 
     private static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain,
-            let code = POSIXErrorCode(rawValue: Int32(underlying.code))
-        {
-            return String(cString: strerror(code.rawValue))
+        switch (error as? CocoaError)?.code {
+        case .fileReadNoSuchFile?, .fileNoSuchFile?: "No such file or directory"
+        case .fileReadNoPermission?: "Permission denied"
+        case .fileReadInapplicableStringEncoding?: "the file is not UTF-8 text"
+        default: error.localizedDescription
         }
-        return nsError.localizedDescription
     }
 }
 

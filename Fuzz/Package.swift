@@ -1,0 +1,23 @@
+// swift-tools-version: 6.1
+
+// The libFuzzer target, kept out of the main package so that `swift build` and `swift test` there
+// never try to link an executable without `main`. It compiles the library from the same sources
+// (Sources/ActionLinks is a symlink), which works because the library has no dependencies.
+//
+//   cd Fuzz && swift build -c release -Xswiftc -sanitize=fuzzer,address --product ActionLinksFuzzer
+//   mkdir -p corpus-run && cp corpus/* corpus-run/
+//   .build/release/ActionLinksFuzzer corpus-run -max_total_time=600
+
+import PackageDescription
+
+let package = Package(
+    name: "ActionLinksFuzz",
+    targets: [
+        .target(name: "ActionLinks"),
+        .executableTarget(
+            name: "ActionLinksFuzzer",
+            dependencies: ["ActionLinks"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
