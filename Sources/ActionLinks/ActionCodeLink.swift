@@ -79,6 +79,7 @@ public struct ActionCodeLink: Sendable, Hashable {
     public static let actionPath = "/__/auth/action"
     /// The path of the mobile-link wrapper on a link domain.
     public static let mobileLinkPath = "/__/auth/links"
+    static let mobileLinkPathBytes: StaticString = "/__/auth/links"
 
     /// The web link: `https://<domain>/__/auth/action?mode=…&oobCode=…&apiKey=…&continueUrl=…&lang=…&tenantId=…`.
     ///
@@ -115,118 +116,45 @@ public struct ActionCodeLink: Sendable, Hashable {
     ///
     /// Use ``LinkInspection`` to learn why a link is not an action link and how each SDK reads it.
     public static func parse(_ link: String) -> ActionCodeLink? {
-        guard case .success(let final) = LinkUnwrapper.unwrap(link, onLayer: { _, _ in }) else { return nil }
+        guard case .success(let final) = LinkUnwrapper.unwrap(link, onLayer: { _, _, _ in }) else { return nil }
         guard case .success(let reading) = ActionParameters.read(final) else { return nil }
         return reading.link
     }
 }
 
-/// The action parameters found in one URL's query, before deciding whether they make an action link.
-struct ActionParameters {
-    var mode: Substring?
-    var oobCode: Substring?
-    var apiKey: Substring?
-    var continueURL: Substring?
-    var languageCode: Substring?
-    var tenantID: Substring?
-    /// Names that appeared more than once (the last occurrence wins).
-    var repeated: [String] = []
-
-    /// The parsed link and the parameters that were repeated.
+/// Reads the action out of the innermost URL of a link.
+enum ActionParameters {
+    /// The parsed link and the names of the parameters that were repeated.
     struct Reading {
         var link: ActionCodeLink
         var repeated: [String]
     }
 
-    /// The parameters an action link is made of.
-    enum Name: String, CaseIterable {
-        case mode, oobCode, apiKey, continueUrl, lang, tenantId
-
-        init?(_ raw: Substring) {
-            switch raw {
-            case "mode": self = .mode
-            case "oobCode": self = .oobCode
-            case "apiKey": self = .apiKey
-            case "continueUrl": self = .continueUrl
-            case "lang": self = .lang
-            case "tenantId": self = .tenantId
-            default:
-                // A name written with escapes (`%6Dode`) still names the parameter after decoding.
-                guard raw.utf8.contains(UInt8(ascii: "%")), let name = PercentEncoding.decode(raw) else { return nil }
-                self.init(rawValue: name)
+    static func read(_ url: ScannedURL) -> Result<Reading, LinkInspection.Failure> {
+        do throws(LinkInspection.Failure) {
+            guard let modeText = try url.value(.mode) else {
+                throw LinkInspection.Failure(code: .missingMode, message: "there is no mode parameter, so this is not an action link")
             }
-        }
-
-        /// A distinct bit per name, to notice repeats without allocating a set.
-        var bit: UInt8 {
-            switch self {
-            case .mode: 1
-            case .oobCode: 2
-            case .apiKey: 4
-            case .continueUrl: 8
-            case .lang: 16
-            case .tenantId: 32
+            guard let mode = ActionCodeLink.Mode(rawValue: modeText) else {
+                let known = ActionCodeLink.Mode.allCases.map(\.rawValue)
+                if let near = known.first(where: { $0.lowercased() == modeText.lowercased() }) {
+                    throw LinkInspection.Failure(code: .unknownMode, message: "mode '\(modeText)' is not known; modes are case-sensitive: did you mean '\(near)'?")
+                }
+                throw LinkInspection.Failure(code: .unknownMode, message: "mode '\(modeText)' is not one of \(known.joined(separator: ", "))")
             }
-        }
-    }
-
-    private mutating func set(_ name: Name, _ value: Substring) {
-        switch name {
-        case .mode: mode = value
-        case .oobCode: oobCode = value
-        case .apiKey: apiKey = value
-        case .continueUrl: continueURL = value
-        case .lang: languageCode = value
-        case .tenantId: tenantID = value
-        }
-    }
-
-    static func read(_ url: URLParts) -> Result<Reading, LinkInspection.Failure> {
-        var p = ActionParameters()
-        var seen: UInt8 = 0
-        url.forEachQueryItem { rawName, value in
-            guard let name = Name(rawName) else { return }
-            let bit = name.bit
-            if seen & bit != 0, !p.repeated.contains(name.rawValue) { p.repeated.append(name.rawValue) }
-            seen |= bit
-            p.set(name, value ?? "")
-        }
-        return p.makeLink()
-    }
-
-    private func decoded(_ raw: Substring?, _ name: String) -> Result<String?, LinkInspection.Failure> {
-        guard let raw else { return .success(nil) }
-        guard let value = PercentEncoding.decode(raw) else {
-            return .failure(.init(code: .undecodableParameter, message: "the \(name) parameter does not decode to UTF-8 text"))
-        }
-        return .success(value)
-    }
-
-    private func makeLink() -> Result<Reading, LinkInspection.Failure> {
-        guard let rawMode = mode else {
-            return .failure(.init(code: .missingMode, message: "there is no mode parameter, so this is not an action link"))
-        }
-        guard let modeText = PercentEncoding.decode(rawMode) else {
-            return .failure(.init(code: .undecodableParameter, message: "the mode parameter does not decode to UTF-8 text"))
-        }
-        guard let mode = ActionCodeLink.Mode(rawValue: modeText) else {
-            let known = ActionCodeLink.Mode.allCases.map(\.rawValue)
-            if let near = known.first(where: { $0.lowercased() == modeText.lowercased() }) {
-                return .failure(.init(code: .unknownMode, message: "mode '\(modeText)' is not known; modes are case-sensitive: did you mean '\(near)'?"))
+            guard let code = try url.value(.oobCode) else {
+                throw LinkInspection.Failure(code: .missingCode, message: "there is no oobCode parameter")
             }
-            return .failure(.init(code: .unknownMode, message: "mode '\(modeText)' is not one of \(known.joined(separator: ", "))"))
-        }
-        guard let rawCode = oobCode else {
-            return .failure(.init(code: .missingCode, message: "there is no oobCode parameter"))
-        }
-        do {
-            guard let code = try decoded(rawCode, "oobCode").get(), !code.isEmpty else {
-                return .failure(.init(code: .missingCode, message: "the oobCode parameter is empty"))
-            }
+            guard !code.isEmpty else { throw LinkInspection.Failure(code: .missingCode, message: "the oobCode parameter is empty") }
             let link = ActionCodeLink(
-                mode: mode, oobCode: code, apiKey: try decoded(apiKey, "apiKey").get(),
-                continueURL: try decoded(continueURL, "continueUrl").get(),
-                languageCode: try decoded(languageCode, "lang").get(), tenantID: try decoded(tenantID, "tenantId").get())
+                mode: mode, oobCode: code, apiKey: try url.value(.apiKey), continueURL: try url.value(.continueUrl),
+                languageCode: try url.value(.lang), tenantID: try url.value(.tenantId))
+            var repeated: [String] = []
+            if url.query.repeated != 0 {
+                for name in QueryScan.Name.allCases where name != .link && name != .deepLinkID && url.query.repeated & (1 << UInt8(name.rawValue)) != 0 {
+                    repeated.append(name.text.description)
+                }
+            }
             return .success(Reading(link: link, repeated: repeated))
         } catch {
             return .failure(error)

@@ -56,7 +56,7 @@ public struct LinkInspection: Sendable {
     /// Inspects `input`; with a `policy`, also decides whether its continue URL is allowed.
     public init(_ input: String, policy: ContinueURLPolicy? = nil) {
         self.input = input
-        let (layers, unwrapped) = LinkUnwrapper.unwrap(input)
+        let (layers, unwrapped) = LinkUnwrapper.unwrapRecordingLayers(input)
         self.layers = layers
         var warnings: [String] = []
         var action: ActionCodeLink?
@@ -71,7 +71,8 @@ public struct LinkInspection: Sendable {
             self.failure = failure
         }
         self.action = action
-        if case .success(let target) = unwrapped, action != nil {
+        if case .success(let scanned) = unwrapped, action != nil {
+            let target = scanned.parts
             if target.path != ActionCodeLink.actionPath[...] {
                 warnings.append("the action link's path is '\(target.path)', not \(ActionCodeLink.actionPath): a link domain's handler will not receive it")
             }

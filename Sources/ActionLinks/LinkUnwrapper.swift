@@ -32,126 +32,114 @@ public enum LinkUnwrapper {
 
     /// Unwraps `input` and returns the layers, outermost first, and the innermost URL.
     public static func unwrap(_ input: String) -> (layers: [Layer], result: Result<URLParts, LinkInspection.Failure>) {
-        var urls: [(String, String?)] = []
-        let result = unwrap(input) { url, parameter in urls.append((url, parameter)) }
+        let (layers, result) = unwrapRecordingLayers(input)
+        return (layers, result.map(\.parts))
+    }
+
+    static func unwrapRecordingLayers(_ input: String) -> (layers: [Layer], result: Result<ScannedURL, LinkInspection.Failure>) {
         var layers: [Layer] = []
-        layers.reserveCapacity(urls.count)
-        for (url, parameter) in urls {
-            let kind = (try? URLParts(url)).flatMap(wrapperKind) ?? (parameter == nil ? .target : .deepLinkCarrier)
+        let result = unwrap(input) { url, parts, parameter in
+            let kind = parts.flatMap(wrapperKind) ?? (parameter == nil ? .target : .deepLinkCarrier)
             layers.append(Layer(url: url, innerParameter: parameter, kind: kind))
         }
         return (layers, result)
     }
 
-    /// The core: calls `onLayer` with each layer's URL and the parameter that holds the next one.
+    /// The core: calls `onLayer` with each layer's URL (and its parts, when it splits) and the
+    /// parameter that holds the next layer.
     static func unwrap(
-        _ input: String, onLayer: (_ url: String, _ innerParameter: String?) -> Void
-    ) -> Result<URLParts, LinkInspection.Failure> {
-        var depth = 1
-        let outer: URLParts
+        _ input: String, onLayer: (_ url: String, _ parts: URLParts?, _ innerParameter: String?) -> Void
+    ) -> Result<ScannedURL, LinkInspection.Failure> {
+        var current: ScannedURL
         do {
-            outer = try URLParts(input)
+            current = try ScannedURL(input)
         } catch {
-            onLayer(input, nil)
+            onLayer(input, nil, nil)
             return .failure(.notAURL(error, layer: 1))
         }
-        var current = outer
+        var depth = 1
 
-        // Step to the next layer: record the current one, then split the inner URL.
-        func descend(into inner: String, via parameter: String) -> Result<URLParts, LinkInspection.Failure> {
-            onLayer(current.string, parameter)
-            depth += 1
-            do {
-                return .success(try URLParts(inner))
-            } catch {
-                onLayer(inner, nil)
-                return .failure(.notAURL(error, layer: depth))
+        // The JS SDK's choice (parseDeepLink); empty values count as absent there too.
+        if let deepLink = current.nonEmptyValue(.deepLinkID) {
+            if let failure = descend(&current, &depth, into: deepLink, via: .deepLinkID, onLayer) { return .failure(failure) }
+            if let doubleLink = current.nonEmptyValue(.link), let failure = descend(&current, &depth, into: doubleLink, via: .link, onLayer) {
+                return .failure(failure)
             }
-        }
-
-        // The JS SDK's choice (parseDeepLink): empty values count as absent there too.
-        let (link, deepLink) = linkParameters(of: outer)
-        if let deepLink {
-            let deepParts = try? URLParts(deepLink)
-            if let deepParts, let doubleLink = linkParameters(of: deepParts).link {
-                switch descend(into: deepLink, via: "deep_link_id") {
-                case .success(let parts): current = parts
-                case .failure(let failure): return .failure(failure)
-                }
-                switch descend(into: doubleLink, via: "link") {
-                case .success(let parts): current = parts
-                case .failure(let failure): return .failure(failure)
-                }
-            } else {
-                switch descend(into: deepLink, via: "deep_link_id") {
-                case .success(let parts): current = parts
-                case .failure(let failure): return .failure(failure)
-                }
-            }
-        } else if let link {
-            let linkParts = try? URLParts(link)
-            switch descend(into: link, via: "link") {
-            case .success(let parts): current = parts
-            case .failure(let failure): return .failure(failure)
-            }
-            if let linkParts, let doubleDeep = linkParameters(of: linkParts).deepLink {
-                switch descend(into: doubleDeep, via: "deep_link_id") {
-                case .success(let parts): current = parts
-                case .failure(let failure): return .failure(failure)
-                }
+        } else if let link = current.nonEmptyValue(.link) {
+            if let failure = descend(&current, &depth, into: link, via: .link, onLayer) { return .failure(failure) }
+            if let doubleDeepLink = current.nonEmptyValue(.deepLinkID),
+                let failure = descend(&current, &depth, into: doubleDeepLink, via: .deepLinkID, onLayer)
+            {
+                return .failure(failure)
             }
         }
 
         // Then whatever known wrapper is left.
-        while wrapperKind(current) != nil {
-            let (link, deepLink) = linkParameters(of: current)
-            guard let inner = link ?? deepLink else {
-                onLayer(current.string, nil)
+        while wrapperKind(current.parts) != nil {
+            let link = current.nonEmptyValue(.link)
+            guard let inner = link ?? current.nonEmptyValue(.deepLinkID) else {
+                onLayer(current.parts.string, current.parts, nil)
                 return .failure(.init(code: .wrapperWithoutLink, message: "layer \(depth) is a link wrapper without a link or deep_link_id parameter"))
             }
             guard depth < maximumDepth else {
-                onLayer(current.string, nil)
+                onLayer(current.parts.string, current.parts, nil)
                 return .failure(.init(code: .tooDeep, message: "the link is nested more than \(maximumDepth) layers deep"))
             }
-            switch descend(into: inner, via: link != nil ? "link" : "deep_link_id") {
-            case .success(let parts): current = parts
-            case .failure(let failure): return .failure(failure)
+            if let failure = descend(&current, &depth, into: inner, via: link != nil ? .link : .deepLinkID, onLayer) {
+                return .failure(failure)
             }
         }
-        onLayer(current.string, nil)
+        onLayer(current.parts.string, current.parts, nil)
         return .success(current)
+    }
+
+    /// Records the current layer and moves to the one its `parameter` holds.
+    private static func descend(
+        _ current: inout ScannedURL, _ depth: inout Int, into inner: String, via parameter: QueryScan.Name,
+        _ onLayer: (_ url: String, _ parts: URLParts?, _ innerParameter: String?) -> Void
+    ) -> LinkInspection.Failure? {
+        onLayer(current.parts.string, current.parts, parameter.text.description)
+        depth += 1
+        do {
+            current = try ScannedURL(inner)
+            return nil
+        } catch {
+            onLayer(inner, nil, nil)
+            return .notAURL(error, layer: depth)
+        }
     }
 
     /// The decoded, non-empty `link` and `deep_link_id` values (the last of each wins).
     static func linkParameters(of url: URLParts) -> (link: String?, deepLink: String?) {
-        var link: Substring?
-        var deepLink: Substring?
-        url.forEachQueryItem { name, value in
-            if PercentEncoding.decodedEquals(name, "link") {
-                link = value ?? ""
-            } else if PercentEncoding.decodedEquals(name, "deep_link_id") {
-                deepLink = value ?? ""
-            }
-        }
-        return (link.flatMap(PercentEncoding.decode).nonEmpty, deepLink.flatMap(PercentEncoding.decode).nonEmpty)
+        let queryRange = url.queryRange
+        let scanned = ScannedURL(parts: url, query: url.withBytes { QueryScan($0, query: queryRange) })
+        return (scanned.nonEmptyValue(.link), scanned.nonEmptyValue(.deepLinkID))
     }
 
     /// Whether `url` is a wrapper we know to unwrap even without the JS SDK's first step.
     static func wrapperKind(_ url: URLParts) -> Kind? {
-        if url.path == ActionCodeLink.mobileLinkPath[...] { return .mobileLinkWrapper }
-        guard let host = url.host else { return nil }
-        if host.hasASCIICaseInsensitiveSuffix(".page.link") || host.hasASCIICaseInsensitiveSuffix(".app.goo.gl") {
-            return .dynamicLinkWrapper
+        url.withBytes { bytes in
+            let path = url.pathRange
+            if path.count == 14, equalBytes(bytes, path, ActionCodeLink.mobileLinkPathBytes, caseInsensitive: false) {
+                return .mobileLinkWrapper
+            }
+            guard let host = url.hostRange else { return nil }
+            if hasSuffix(bytes, host, ".page.link") || hasSuffix(bytes, host, ".app.goo.gl") { return .dynamicLinkWrapper }
+            return nil
         }
-        return nil
     }
-}
 
-extension Substring {
-    func hasASCIICaseInsensitiveSuffix(_ suffix: String) -> Bool {
-        let mine = utf8
-        let theirs = suffix.utf8
-        guard mine.count > theirs.count else { return false }
-        return zip(mine.suffix(theirs.count), theirs).allSatisfy { ($0 | 0x20) == ($1 | 0x20) }
+    private static func hasSuffix(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ suffix: StaticString) -> Bool {
+        let count = suffix.utf8CodeUnitCount
+        guard range.count > count else { return false }
+        return equalBytes(bytes, (range.upperBound - count)..<range.upperBound, suffix, caseInsensitive: true)
+    }
+
+    private static func equalBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ text: StaticString, caseInsensitive: Bool) -> Bool {
+        guard range.count == text.utf8CodeUnitCount else { return false }
+        let other = text.utf8Start
+        let fold: UInt8 = caseInsensitive ? 0x20 : 0
+        for k in 0..<range.count where bytes[range.lowerBound + k] | fold != other[k] | fold { return false }
+        return true
     }
 }

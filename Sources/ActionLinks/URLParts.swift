@@ -34,6 +34,14 @@ public struct URLParts: Sendable, Hashable {
     /// Whether the URL has an authority (`scheme://...`).
     public var hasAuthority: Bool { hostRange != nil }
 
+    /// Calls `body` with the UTF-8 bytes of ``string`` (contiguous: `init` made it native).
+    @inline(__always)
+    func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = string
+        return copy.withUTF8(body)
+    }
+
     @inline(__always)
     func slice(_ range: Range<Int>) -> Substring {
         let utf8 = string.utf8
@@ -154,47 +162,44 @@ extension URLParts {
     /// Inputs longer than this are refused outright, bounding the work any input can cause.
     public static let maximumLength = 65_536
 
+    /// Splits in one pass, validating each byte with a table lookup for the component it is in.
     static func split(_ b: UnsafeBufferPointer<UInt8>) -> Result<Offsets, URLSplitError> {
         let n = b.count
-        func fail(_ code: URLSplitError.Code, _ at: Int?, _ message: String) -> Result<Offsets, URLSplitError> {
-            .failure(URLSplitError(code: code, offset: at, message: message))
-        }
-        if n == 0 { return fail(.empty, nil, "the URL is empty") }
+        let table = characterClasses
+        var o = Offsets()
+        if n == 0 { return .failure(URLSplitError(code: .empty, offset: nil, message: "the URL is empty")) }
         if n > maximumLength {
-            return fail(.tooLong, nil, "the URL is \(n) bytes long; the limit is \(maximumLength)")
+            return .failure(URLSplitError(code: .tooLong, offset: nil, message: "the URL is \(n) bytes long; the limit is \(maximumLength)"))
         }
-        // One pass for the characters that are wrong anywhere, so the messages are specific.
-        var i = 0
-        while i < n {
-            let c = b[i]
-            if c >= 0x80 {
-                return fail(.nonASCII, i, "non-ASCII byte at offset \(i): percent-encode it (hosts must be punycode)")
-            }
-            if c <= 0x20 || c == 0x7F {
-                let what = c == 0x20 ? "a space" : c == 0x09 ? "a tab" : c == 0x0A || c == 0x0D ? "a line break" : "a control character"
-                return fail(.controlCharacter, i, "\(what) at offset \(i): percent-encode it (browsers strip or change it)")
-            }
-            if c == UInt8(ascii: "\\") {
-                return fail(.backslash, i, "a backslash at offset \(i): browsers read it as '/'; use '/' or %5C")
-            }
-            if c == UInt8(ascii: "%") {
-                guard i + 2 < n, isHexDigit(b[i + 1]), isHexDigit(b[i + 2]) else {
-                    return fail(.malformedPercentEscape, i, "'%' at offset \(i) is not followed by two hexadecimal digits")
+        // Any failure first reports the leftmost byte that is wrong anywhere (a space, a backslash, a bad
+        // escape), which says more than the structural problem it caused.
+        func fail(_ code: URLSplitError.Code, _ at: Int, _ message: String) -> Result<Offsets, URLSplitError> {
+            .failure(firstInvalidByte(b) ?? URLSplitError(code: code, offset: at, message: message))
+        }
+        func character(_ at: Int) -> String { String(Character(Unicode.Scalar(b[at]))) }
+        // Advances over `class` bytes and valid escapes; stops at the first other byte.
+        func scan(_ start: Int, _ allowed: UInt16) -> Int {
+            var i = start
+            while i < n {
+                let c = b[i]
+                if table[Int(c)] & allowed != 0 {
+                    i += 1
+                } else if c == UInt8(ascii: "%"), i + 2 < n, table[Int(b[i + 1])] & hexClass != 0, table[Int(b[i + 2])] & hexClass != 0 {
+                    i += 3
+                } else {
+                    break
                 }
-                i += 3
-                continue
             }
-            i += 1
+            return i
         }
 
-        var o = Offsets()
         // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
-        guard isAlpha(b[0]) else {
-            return fail(.missingScheme, 0, "not an absolute URL: it must start with a scheme such as 'https:'")
+        var i = 0
+        if table[Int(b[0])] & alphaClass != 0 {
+            i = 1
+            while i < n, table[Int(b[i])] & schemeClass != 0 { i += 1 }
         }
-        i = 1
-        while i < n, isSchemeCharacter(b[i]) { i += 1 }
-        guard i < n, b[i] == UInt8(ascii: ":") else {
+        guard i > 0, i < n, b[i] == UInt8(ascii: ":") else {
             return fail(.missingScheme, 0, "not an absolute URL: it must start with a scheme such as 'https:'")
         }
         o.schemeEnd = i
@@ -203,106 +208,113 @@ extension URLParts {
 
         if i + 1 < n, b[i] == UInt8(ascii: "/"), b[i + 1] == UInt8(ascii: "/") {
             let authorityStart = i + 2
-            var end = authorityStart
-            while end < n, b[end] != UInt8(ascii: "/"), b[end] != UInt8(ascii: "?"), b[end] != UInt8(ascii: "#") {
-                end += 1
-            }
             var hostStart = authorityStart
-            var at = authorityStart
-            while at < end {
-                if b[at] == UInt8(ascii: "@") {
-                    if o.userinfo != nil {
-                        return fail(.invalidCharacter, at, "a second '@' at offset \(at) in the authority")
-                    }
-                    o.userinfo = authorityStart..<at
-                    hostStart = at + 1
-                }
-                at += 1
+            // userinfo: up to an '@' before the end of the authority
+            let userinfoEnd = scan(authorityStart, userinfoClass)
+            if userinfoEnd < n, b[userinfoEnd] == UInt8(ascii: "@") {
+                o.userinfo = authorityStart..<userinfoEnd
+                hostStart = userinfoEnd + 1
             }
-            if let userinfo = o.userinfo {
-                for k in userinfo where !isUserinfoCharacter(b[k]) {
-                    return fail(.invalidCharacter, k, "character '\(Character(Unicode.Scalar(b[k])))' at offset \(k) is not allowed in user information")
-                }
-            }
-            var hostEnd = end
-            if hostStart < end, b[hostStart] == UInt8(ascii: "[") {
+            var hostEnd: Int
+            if hostStart < n, b[hostStart] == UInt8(ascii: "[") {
                 var close = hostStart + 1
-                while close < end, b[close] != UInt8(ascii: "]") { close += 1 }
-                guard close < end else {
+                var sawColon = false
+                while close < n, table[Int(b[close])] & ipv6Class != 0 {
+                    if b[close] == UInt8(ascii: ":") { sawColon = true }
+                    close += 1
+                }
+                guard close < n, b[close] == UInt8(ascii: "]") else {
+                    if close < n, !isAuthorityEnd(b[close]) {
+                        return fail(.invalidHost, close, "character '\(character(close))' at offset \(close) is not allowed in an IPv6 literal")
+                    }
                     return fail(.invalidHost, hostStart, "the IP literal starting at offset \(hostStart) has no closing ']'")
                 }
-                var sawColon = false
-                for k in (hostStart + 1)..<close {
-                    let c = b[k]
-                    if c == UInt8(ascii: ":") { sawColon = true; continue }
-                    if !(isHexDigit(c) || c == UInt8(ascii: ".")) {
-                        return fail(.invalidHost, k, "character '\(Character(Unicode.Scalar(c)))' at offset \(k) is not allowed in an IPv6 literal")
-                    }
-                }
-                if !sawColon {
-                    return fail(.invalidHost, hostStart, "the IP literal at offset \(hostStart) is not an IPv6 address")
-                }
+                guard sawColon else { return fail(.invalidHost, hostStart, "the IP literal at offset \(hostStart) is not an IPv6 address") }
                 hostEnd = close + 1
-                if hostEnd < end, b[hostEnd] != UInt8(ascii: ":") {
-                    return fail(.invalidHost, hostEnd, "unexpected character after the IP literal at offset \(hostEnd)")
-                }
             } else {
-                var k = hostStart
-                while k < end, b[k] != UInt8(ascii: ":") {
-                    if !isRegNameCharacter(b[k]) {
-                        return fail(.invalidHost, k, "character '\(Character(Unicode.Scalar(b[k])))' at offset \(k) is not allowed in a host")
-                    }
-                    k += 1
-                }
-                hostEnd = k
+                hostEnd = scan(hostStart, regNameClass)
             }
             o.host = hostStart..<hostEnd
-            if hostEnd < end {
-                // b[hostEnd] == ":"
-                for k in (hostEnd + 1)..<end where !isDigit(b[k]) {
-                    return fail(.invalidPort, k, "the port must be digits; found '\(Character(Unicode.Scalar(b[k])))' at offset \(k)")
-                }
+            var end = hostEnd
+            if end < n, b[end] == UInt8(ascii: ":") {
+                end += 1
+                while end < n, table[Int(b[end])] & digitClass != 0 { end += 1 }
                 o.port = (hostEnd + 1)..<end
+                if end < n, !isAuthorityEnd(b[end]) {
+                    return fail(.invalidPort, end, "the port must be digits; found '\(character(end))' at offset \(end)")
+                }
+            } else if end < n, !isAuthorityEnd(b[end]) {
+                if b[end] == UInt8(ascii: "@") {
+                    return fail(.invalidCharacter, end, "a second '@' at offset \(end) in the authority")
+                }
+                let code: URLSplitError.Code = o.userinfo == nil && hostStart == authorityStart && b[end] != UInt8(ascii: "%") ? .invalidHost : .invalidCharacter
+                if b[end] == UInt8(ascii: "%") {
+                    return fail(.malformedPercentEscape, end, "'%' at offset \(end) is not followed by two hexadecimal digits")
+                }
+                return fail(code, end, "character '\(character(end))' at offset \(end) is not allowed in a host")
             }
             if special, hostStart == hostEnd {
                 return fail(.emptyHost, hostStart, "the URL has no host after '//'")
             }
             i = end
         } else if special {
-            return fail(.missingAuthority, i, "a '\(String(decoding: UnsafeBufferPointer(rebasing: b[0..<o.schemeEnd]), as: UTF8.self)):' URL must continue with '//' and a host")
+            let scheme = String(decoding: UnsafeBufferPointer(rebasing: b[0..<o.schemeEnd]), as: UTF8.self)
+            return fail(.missingAuthority, i, "a '\(scheme):' URL must continue with '//' and a host")
         }
 
         let pathStart = i
-        while i < n, b[i] != UInt8(ascii: "?"), b[i] != UInt8(ascii: "#") {
-            if !(isPathCharacter(b[i])) {
-                return fail(.invalidCharacter, i, "character '\(Character(Unicode.Scalar(b[i])))' at offset \(i) is not allowed in a path; percent-encode it")
-            }
-            i += 1
-        }
+        i = scan(i, pathClass)
         o.path = pathStart..<i
         if i < n, b[i] == UInt8(ascii: "?") {
             let start = i + 1
-            i = start
-            while i < n, b[i] != UInt8(ascii: "#") {
-                if !isQueryCharacter(b[i]) {
-                    return fail(.invalidCharacter, i, "character '\(Character(Unicode.Scalar(b[i])))' at offset \(i) is not allowed in a query; percent-encode it")
-                }
-                i += 1
-            }
+            i = scan(start, queryClass)
             o.query = start..<i
         }
         if i < n, b[i] == UInt8(ascii: "#") {
             let start = i + 1
-            i = start
-            while i < n {
-                if !isQueryCharacter(b[i]) {
-                    return fail(.invalidCharacter, i, "character '\(Character(Unicode.Scalar(b[i])))' at offset \(i) is not allowed in a fragment; percent-encode it")
-                }
-                i += 1
+            i = scan(start, queryClass)
+            o.fragment = start..<i
+        }
+        if i < n {
+            if b[i] == UInt8(ascii: "%") {
+                return fail(.malformedPercentEscape, i, "'%' at offset \(i) is not followed by two hexadecimal digits")
             }
-            o.fragment = start..<n
+            let part = o.fragment != nil ? "a fragment" : o.query != nil ? "a query" : "a path"
+            return fail(.invalidCharacter, i, "character '\(character(i))' at offset \(i) is not allowed in \(part); percent-encode it")
         }
         return .success(o)
+    }
+
+    @inline(__always)
+    private static func isAuthorityEnd(_ c: UInt8) -> Bool {
+        c == UInt8(ascii: "/") || c == UInt8(ascii: "?") || c == UInt8(ascii: "#")
+    }
+
+    /// The leftmost byte that no URL may contain, or a malformed escape, with a message that names it.
+    private static func firstInvalidByte(_ b: UnsafeBufferPointer<UInt8>) -> URLSplitError? {
+        var i = 0
+        while i < b.count {
+            let c = b[i]
+            if c >= 0x80 {
+                return URLSplitError(code: .nonASCII, offset: i, message: "non-ASCII byte at offset \(i): percent-encode it (hosts must be punycode)")
+            }
+            if c <= 0x20 || c == 0x7F {
+                let what = c == 0x20 ? "a space" : c == 0x09 ? "a tab" : c == 0x0A || c == 0x0D ? "a line break" : "a control character"
+                return URLSplitError(code: .controlCharacter, offset: i, message: "\(what) at offset \(i): percent-encode it (browsers strip or change it)")
+            }
+            if c == UInt8(ascii: "\\") {
+                return URLSplitError(code: .backslash, offset: i, message: "a backslash at offset \(i): browsers read it as '/'; use '/' or %5C")
+            }
+            if c == UInt8(ascii: "%") {
+                guard i + 2 < b.count, isHexDigit(b[i + 1]), isHexDigit(b[i + 2]) else {
+                    return URLSplitError(code: .malformedPercentEscape, offset: i, message: "'%' at offset \(i) is not followed by two hexadecimal digits")
+                }
+                i += 3
+                continue
+            }
+            i += 1
+        }
+        return nil
     }
 
     /// The WHATWG "special schemes": browsers always give their URLs an authority (`http:x` is
@@ -320,44 +332,48 @@ extension URLParts {
 
 // MARK: - RFC 3986 character classes
 
-@inline(__always) func isAlpha(_ c: UInt8) -> Bool { (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A }
-@inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
-@inline(__always) func isHexDigit(_ c: UInt8) -> Bool { isDigit(c) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66) }
-
-@inline(__always) private func isSchemeCharacter(_ c: UInt8) -> Bool {
-    isAlpha(c) || isDigit(c) || c == UInt8(ascii: "+") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
-}
-
+@inline(__always) func isAlpha(_ c: UInt8) -> Bool { characterClasses[Int(c)] & alphaClass != 0 }
+@inline(__always) func isDigit(_ c: UInt8) -> Bool { characterClasses[Int(c)] & digitClass != 0 }
+@inline(__always) func isHexDigit(_ c: UInt8) -> Bool { characterClasses[Int(c)] & hexClass != 0 }
 /// unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~"
-@inline(__always) func isUnreserved(_ c: UInt8) -> Bool {
-    isAlpha(c) || isDigit(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "~")
-}
+@inline(__always) func isUnreserved(_ c: UInt8) -> Bool { characterClasses[Int(c)] & unreservedClass != 0 }
 
-/// sub-delims = "!" / "$" / "&" / "'" / "(" / ")" / "*" / "+" / "," / ";" / "="
-@inline(__always) private func isSubDelimiter(_ c: UInt8) -> Bool {
-    switch c {
-    case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
-        UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
-        UInt8(ascii: "="):
-        return true
-    default:
-        return false
+let alphaClass: UInt16 = 1 << 0
+let digitClass: UInt16 = 1 << 1
+let hexClass: UInt16 = 1 << 2
+let unreservedClass: UInt16 = 1 << 3
+/// Scheme characters after the first: ALPHA / DIGIT / "+" / "-" / ".".
+let schemeClass: UInt16 = 1 << 4
+/// reg-name = unreserved / sub-delims (escapes are checked separately, in `scan`).
+let regNameClass: UInt16 = 1 << 5
+/// userinfo = reg-name / ":".
+let userinfoClass: UInt16 = 1 << 6
+/// A path: pchar (userinfo / "@") and "/".
+let pathClass: UInt16 = 1 << 7
+/// A query or fragment: a path's characters and "?".
+let queryClass: UInt16 = 1 << 8
+/// Inside `[...]`: hex digits, ":" and ".".
+let ipv6Class: UInt16 = 1 << 9
+
+/// The classes of each byte value; built once, read for every byte of every URL.
+nonisolated(unsafe) let characterClasses: UnsafePointer<UInt16> = {
+    let table = UnsafeMutablePointer<UInt16>.allocate(capacity: 256)
+    table.initialize(repeating: 0, count: 256)
+    func add(_ characters: String, _ flags: UInt16) {
+        for c in characters.utf8 { table[Int(c)] |= flags }
     }
-}
-
-// `%` is accepted by these classes because escapes were validated in the first pass.
-@inline(__always) private func isRegNameCharacter(_ c: UInt8) -> Bool {
-    isUnreserved(c) || isSubDelimiter(c) || c == UInt8(ascii: "%")
-}
-
-@inline(__always) private func isUserinfoCharacter(_ c: UInt8) -> Bool {
-    isRegNameCharacter(c) || c == UInt8(ascii: ":")
-}
-
-@inline(__always) private func isPathCharacter(_ c: UInt8) -> Bool {
-    isUserinfoCharacter(c) || c == UInt8(ascii: "@") || c == UInt8(ascii: "/")
-}
-
-@inline(__always) private func isQueryCharacter(_ c: UInt8) -> Bool {
-    isPathCharacter(c) || c == UInt8(ascii: "?")
-}
+    let alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    let digits = "0123456789"
+    let subDelimiters = "!$&'()*+,;="
+    add(alpha, alphaClass | schemeClass)
+    add(digits, digitClass | schemeClass)
+    add(digits + "abcdefABCDEF", hexClass)
+    add("+-.", schemeClass)
+    add(digits + "abcdefABCDEF:.", ipv6Class)
+    add(alpha + digits + "-._~", unreservedClass | regNameClass | userinfoClass | pathClass | queryClass)
+    add(subDelimiters, regNameClass | userinfoClass | pathClass | queryClass)
+    add(":", userinfoClass | pathClass | queryClass)
+    add("@/", pathClass | queryClass)
+    add("?", queryClass)
+    return UnsafePointer(table)
+}()

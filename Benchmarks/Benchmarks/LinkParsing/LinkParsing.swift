@@ -1,0 +1,96 @@
+import ActionLinks
+import Benchmark
+import Foundation
+
+/// Real-shaped links: web links with and without continue URLs, mobile links, legacy Dynamic Links
+/// wrappers, custom-scheme callbacks, and links that are not action links at all. Built once,
+/// deterministically, so every run measures the same corpus.
+let corpus: [String] = {
+    let domain = try! LinkDomain("auth.example-app.com")
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    var state: UInt64 = 42
+    func next() -> Int {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int(truncatingIfNeeded: state >> 33)
+    }
+    let continueURLs = [
+        nil, "https://app.example.com/", "https://app.example.com/welcome?ref=email&campaign=spring%202026",
+        "https://shop.example.com/cart?id=7&ref=mail#top", "com.example.app://callback/done",
+    ]
+    var links: [String] = []
+    for index in 0..<1000 {
+        let code = String((0..<43).map { _ in alphabet[next() % alphabet.count] })
+        let link = ActionCodeLink(
+            mode: ActionCodeLink.Mode.allCases[next() % 4], oobCode: code, apiKey: "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+            continueURL: continueURLs[next() % continueURLs.count], languageCode: ["en", "ru", "ja", "ar"][next() % 4],
+            tenantID: next() % 5 == 0 ? "tenant-42" : nil)
+        switch index % 10 {
+        case 0..<5: links.append(link.webLink(on: domain))
+        case 5..<8: links.append(link.mobileLink(on: domain))
+        case 8: links.append("https://demo.page.link/?link=" + PercentEncoding.encodeComponent(link.webLink(on: domain)) + "&apn=com.example.android&ibi=com.example.ios")
+        default: links.append("https://www.example.com/articles/\(index)?utm_source=newsletter&utm_medium=email&utm_campaign=weekly")
+        }
+    }
+    return links
+}()
+
+/// The same job done the usual way: Foundation's `URLComponents` and `queryItems`, unwrapping
+/// `deep_link_id` and `link` like the library does.
+func parseWithURLComponents(_ link: String) -> ActionCodeLink? {
+    guard var components = URLComponents(string: link) else { return nil }
+    func items(_ components: URLComponents) -> [String: String] {
+        var items: [String: String] = [:]
+        for item in components.queryItems ?? [] { items[item.name] = item.value ?? "" }
+        return items
+    }
+    var query = items(components)
+    for _ in 0..<LinkUnwrapper.maximumDepth {
+        guard let inner = query["deep_link_id"] ?? query["link"], !inner.isEmpty, let next = URLComponents(string: inner) else { break }
+        components = next
+        query = items(components)
+    }
+    guard let mode = query["mode"].flatMap(ActionCodeLink.Mode.init(rawValue:)), let code = query["oobCode"], !code.isEmpty else {
+        return nil
+    }
+    return ActionCodeLink(
+        mode: mode, oobCode: code, apiKey: query["apiKey"], continueURL: query["continueUrl"], languageCode: query["lang"],
+        tenantID: query["tenantId"])
+}
+
+let continueURLCorpus = [
+    "https://app.example.com/welcome?ref=email", "/done?x=1", "https://a.example.org/path/../x", "javascript:alert(1)",
+    "https://evil.example.net/", "https://app.example.com@evil.com/", "http://127.0.0.1:5173/cb", "https://app.example.com:443/a/./b",
+]
+let policy = try! ContinueURLPolicy(
+    allow: ["https://app.example.com/", "*.example.org", "http://127.0.0.1"], defaultOrigin: "https://app.example.com")
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.throughput, .wallClock, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(3), maxIterations: 1_000_000)
+
+    precondition(corpus.allSatisfy { ActionCodeLink.parse($0) == parseWithURLComponents($0) }, "the two parsers disagree on the corpus")
+
+    Benchmark("ActionLinks parse (per link)") { benchmark in
+        var index = 0
+        for _ in benchmark.scaledIterations {
+            blackHole(ActionCodeLink.parse(corpus[index]))
+            index = index == corpus.count - 1 ? 0 : index + 1
+        }
+    }
+
+    Benchmark("URLComponents parse (per link)") { benchmark in
+        var index = 0
+        for _ in benchmark.scaledIterations {
+            blackHole(parseWithURLComponents(corpus[index]))
+            index = index == corpus.count - 1 ? 0 : index + 1
+        }
+    }
+
+    Benchmark("ContinueURLPolicy evaluate (per URL)") { benchmark in
+        var index = 0
+        for _ in benchmark.scaledIterations {
+            blackHole(policy.evaluate(continueURLCorpus[index]))
+            index = index == continueURLCorpus.count - 1 ? 0 : index + 1
+        }
+    }
+}

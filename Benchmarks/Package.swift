@@ -1,0 +1,26 @@
+// swift-tools-version: 6.1
+
+// package-benchmark suites, kept out of the main package so its tests stay lean. The library is
+// compiled from the same sources (Sources/ActionLinks is a symlink; it has no dependencies).
+//
+//   cd Benchmarks && swift package --disable-sandbox benchmark
+
+import PackageDescription
+
+let package = Package(
+    name: "ActionLinksBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: [])
+    ],
+    targets: [
+        .target(name: "ActionLinks"),
+        .executableTarget(
+            name: "LinkParsing",
+            dependencies: ["ActionLinks", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/LinkParsing",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
