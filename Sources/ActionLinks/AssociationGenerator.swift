@@ -1,0 +1,249 @@
+/// The apps a link domain serves, in plain Swift, from which both association files are generated.
+public struct AppsConfiguration: Sendable, Hashable {
+    /// An iOS, iPadOS, macOS or visionOS app.
+    public struct AppleApp: Sendable, Hashable {
+        /// The 10-character App ID prefix (team ID).
+        public var teamID: String
+        /// The bundle identifier.
+        public var bundleID: String
+        /// The numeric App Store ID, carried for store fallbacks; association files do not use it.
+        public var appStoreID: String?
+
+        /// Creates an Apple app entry.
+        public init(teamID: String, bundleID: String, appStoreID: String? = nil) {
+            self.teamID = teamID
+            self.bundleID = bundleID
+            self.appStoreID = appStoreID
+        }
+
+        /// `TEAMID.bundle.id`, the form association files use.
+        public var appID: String { "\(teamID).\(bundleID)" }
+    }
+
+    /// An Android app.
+    public struct AndroidApp: Sendable, Hashable {
+        /// The applicationId.
+        public var packageName: String
+        /// SHA-256 signing-certificate fingerprints; any case, with or without colons.
+        public var sha256Fingerprints: [String]
+        /// The lowest versionCode that handles links, carried for routing; association files do not use it.
+        public var minimumVersion: Int?
+
+        /// Creates an Android app entry.
+        public init(packageName: String, sha256Fingerprints: [String], minimumVersion: Int? = nil) {
+            self.packageName = packageName
+            self.sha256Fingerprints = sha256Fingerprints
+            self.minimumVersion = minimumVersion
+        }
+    }
+
+    /// An extra rule added after the always-covered auth paths, on both platforms.
+    public struct PathRule: Sendable, Hashable {
+        /// Path pattern (`*`, `?`, `?*`).
+        public var path: String
+        /// Query parameters that must be present with matching values.
+        public var query: [AssetLinks.DynamicComponent.QueryParameter]
+        /// Fragment pattern, if constrained.
+        public var fragment: String?
+        /// True keeps matching URLs out of the apps.
+        public var exclude: Bool
+        /// Written into both files to explain the rule.
+        public var comment: String?
+
+        /// Creates a rule.
+        public init(
+            path: String, query: [AssetLinks.DynamicComponent.QueryParameter] = [], fragment: String? = nil,
+            exclude: Bool = false, comment: String? = nil
+        ) {
+            self.path = path
+            self.query = query
+            self.fragment = fragment
+            self.exclude = exclude
+            self.comment = comment
+        }
+    }
+
+    /// Apple apps; all share one `applinks` detail.
+    public var appleApps: [AppleApp]
+    /// Android apps; one statement each.
+    public var androidApps: [AndroidApp]
+    /// Rules beyond the auth paths; on Android they turn on Dynamic App Links.
+    public var extraRules: [PathRule]
+    /// App IDs that share the domain's passwords; also grants Android apps `get_login_creds`.
+    public var webCredentialsAppIDs: [String]
+    /// App Clip app IDs.
+    public var appClipAppIDs: [String]
+
+    /// Creates a configuration.
+    public init(
+        appleApps: [AppleApp] = [], androidApps: [AndroidApp] = [], extraRules: [PathRule] = [],
+        webCredentialsAppIDs: [String] = [], appClipAppIDs: [String] = []
+    ) {
+        self.appleApps = appleApps
+        self.androidApps = androidApps
+        self.extraRules = extraRules
+        self.webCredentialsAppIDs = webCredentialsAppIDs
+        self.appClipAppIDs = appClipAppIDs
+    }
+}
+
+/// Why a configuration could not become association files.
+public enum AssociationGeneratorError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A configuration value is malformed: which field, the value, and what was expected.
+    case invalidValue(field: String, value: String, expected: String)
+    /// There is no app for the requested file.
+    case noApps(file: String)
+    /// The output exceeds the platform size limit.
+    case fileTooLarge(file: String, byteCount: Int, limit: Int)
+    /// Our own validator found problems in the output, usually from an extra rule.
+    case generatedFileRejected(file: String, diagnostics: [AssociationDiagnostic])
+
+    /// A sentence naming the value and the fix.
+    public var description: String {
+        switch self {
+        case .invalidValue(let field, let value, let expected):
+            "\(field) \"\(value)\" is invalid: expected \(expected)"
+        case .noApps(let file):
+            "\(file) needs at least one app in the configuration"
+        case .fileTooLarge(let file, let byteCount, let limit):
+            "generated \(file) is \(byteCount) bytes, over the \(limit)-byte limit; use fewer, broader rules"
+        case .generatedFileRejected(let file, let diagnostics):
+            "generated \(file) fails validation: " + diagnostics.map(\.description).joined(separator: "; ")
+        }
+    }
+}
+
+/// Turns an `AppsConfiguration` into byte-for-byte reproducible, validator-clean association files.
+public struct AssociationGenerator: Sendable {
+    /// Paths every generated file covers, first, so no extra rule can shadow them.
+    public static let alwaysCoveredPaths = ["/__/auth/links*", "/__/auth/action*"]
+    /// Size ceiling for both files (Apple's AASA limit, applied to assetlinks.json too).
+    public static let maximumFileSize = 128 * 1024
+
+    /// The configuration being generated.
+    public let configuration: AppsConfiguration
+
+    /// Prepares a generator.
+    public init(configuration: AppsConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// The apple-app-site-association bytes.
+    public func appleAppSiteAssociation() throws(AssociationGeneratorError) -> [UInt8] {
+        guard !configuration.appleApps.isEmpty else { throw .noApps(file: "apple-app-site-association") }
+        var appIDs: [String] = []
+        for app in configuration.appleApps {
+            if AASAValidator.teamIDProblem(app.teamID) != nil {
+                throw .invalidValue(
+                    field: "teamID of \(app.bundleID)", value: app.teamID, expected: "exactly 10 upper-case letters or digits")
+            }
+            if AASAValidator.bundleIDProblem(app.bundleID) != nil {
+                throw .invalidValue(field: "bundleID", value: app.bundleID, expected: "dot-separated letters, digits and hyphens")
+            }
+            try Self.appendUnique(app.appID, to: &appIDs, field: "Apple app")
+        }
+        try checkRules()
+        var components = Self.alwaysCoveredPaths.map {
+            AppSiteAssociation.Component(path: $0, comment: "Auth action links always open the app")
+        }
+        components += configuration.extraRules.map { rule in
+            AppSiteAssociation.Component(
+                path: rule.path,
+                query: rule.query.isEmpty
+                    ? nil : .items(rule.query.map { .init(name: $0.name, predicate: .pattern($0.pattern)) }),
+                fragment: rule.fragment, exclude: rule.exclude ? true : nil, comment: rule.comment)
+        }
+        let association = AppSiteAssociation(
+            appLinks: .init(details: [.init(appIDs: appIDs, components: components)]),
+            webCredentialsApps: try Self.checkedAppIDs(configuration.webCredentialsAppIDs, field: "webcredentials app ID"),
+            appClipsApps: try Self.checkedAppIDs(configuration.appClipAppIDs, field: "App Clip app ID"))
+        let bytes = association.json.serialized(.pretty)
+        try Self.checkSize(bytes, file: "apple-app-site-association")
+        let report = AASAValidator().validate(bytes)
+        guard report.isClean else {
+            throw .generatedFileRejected(file: "apple-app-site-association", diagnostics: report.diagnostics)
+        }
+        return bytes
+    }
+
+    /// The assetlinks.json bytes.
+    public func assetLinks() throws(AssociationGeneratorError) -> [UInt8] {
+        guard !configuration.androidApps.isEmpty else { throw .noApps(file: "assetlinks.json") }
+        try checkRules()
+        var relations = [AssetLinks.handleAllURLs]
+        if !configuration.webCredentialsAppIDs.isEmpty { relations.append(AssetLinks.getLoginCredentials) }
+        let dynamicRules: AssetLinks.DynamicRules? =
+            configuration.extraRules.isEmpty
+            ? nil
+            : .components(
+                Self.alwaysCoveredPaths.map { .init(path: $0, comment: "Auth action links always open the app") }
+                    + configuration.extraRules.map {
+                        .init(
+                            path: $0.path, query: $0.query.isEmpty ? nil : $0.query, fragment: $0.fragment,
+                            exclude: $0.exclude, comment: $0.comment)
+                    })
+        var packageNames: [String] = []
+        var entries: [AssetLinks.Entry?] = []
+        for app in configuration.androidApps {
+            guard AssetLinksValidator.isJavaPackageName(app.packageName) else {
+                throw .invalidValue(
+                    field: "packageName", value: app.packageName,
+                    expected: "dot-separated segments starting with a letter, such as com.example.app")
+            }
+            try Self.appendUnique(app.packageName, to: &packageNames, field: "Android package")
+            guard !app.sha256Fingerprints.isEmpty else {
+                throw .invalidValue(field: "sha256Fingerprints of \(app.packageName)", value: "[]", expected: "at least one SHA-256 certificate fingerprint")
+            }
+            var fingerprints: [String] = []
+            for fingerprint in app.sha256Fingerprints {
+                guard let normalized = AssetLinksMatcher.normalizedFingerprint(fingerprint) else {
+                    throw .invalidValue(
+                        field: "SHA-256 fingerprint of \(app.packageName)", value: fingerprint,
+                        expected: "64 hex digits, optionally as 32 colon-separated octets (AA:BB:…)")
+                }
+                try Self.appendUnique(normalized, to: &fingerprints, field: "fingerprint of \(app.packageName)")
+            }
+            let target = AssetLinks.Target.androidApp(packageName: app.packageName, sha256Fingerprints: fingerprints)
+            entries.append(.statement(.init(relations: relations, target: target, dynamicRules: dynamicRules)))
+        }
+        let bytes = AssetLinks(entries: entries).json.serialized(.pretty)
+        try Self.checkSize(bytes, file: "assetlinks.json")
+        let report = AssetLinksValidator().validate(bytes)
+        guard report.isClean else { throw .generatedFileRejected(file: "assetlinks.json", diagnostics: report.diagnostics) }
+        return bytes
+    }
+
+    private func checkRules() throws(AssociationGeneratorError) {
+        for rule in configuration.extraRules {
+            guard rule.path.hasPrefix("/") || rule.path.hasPrefix("*") else {
+                throw .invalidValue(field: "extra rule path", value: rule.path, expected: "a pattern starting with / or *, such as /products/*")
+            }
+            for parameter in rule.query where parameter.name.isEmpty {
+                throw .invalidValue(field: "query parameter name in rule \(rule.path)", value: "", expected: "a non-empty name")
+            }
+        }
+    }
+
+    private static func checkedAppIDs(_ appIDs: [String], field: String) throws(AssociationGeneratorError) -> [String]? {
+        guard !appIDs.isEmpty else { return nil }
+        var unique: [String] = []
+        for appID in appIDs {
+            if let problem = AASAValidator.appIDProblem(appID) {
+                throw .invalidValue(field: field, value: appID, expected: "TEAMID.bundle.id; \(problem)")
+            }
+            try appendUnique(appID, to: &unique, field: field)
+        }
+        return unique
+    }
+
+    private static func appendUnique(_ value: String, to list: inout [String], field: String) throws(AssociationGeneratorError) {
+        guard !list.contains(value) else {
+            throw .invalidValue(field: field, value: value, expected: "each value listed only once")
+        }
+        list.append(value)
+    }
+
+    private static func checkSize(_ bytes: [UInt8], file: String) throws(AssociationGeneratorError) {
+        if bytes.count > maximumFileSize { throw .fileTooLarge(file: file, byteCount: bytes.count, limit: maximumFileSize) }
+    }
+}
