@@ -250,3 +250,15 @@ public struct AASAMatcher: Sendable {
         return lowered
     }
 }
+
+extension AssociatedURL {
+    /// Splits `url` with the strict splitter: host, raw path (`/` when empty), raw query and fragment.
+    public init(parsing url: String) throws(URLSplitError) {
+        let parts = try URLParts(url)
+        guard let host = parts.host, !host.isEmpty else {
+            throw URLSplitError(code: .emptyHost, offset: nil, message: "the URL has no host, so no association file applies to it")
+        }
+        self.init(host: String(host), path: parts.path.isEmpty ? "/" : String(parts.path), query: parts.query.map(String.init),
+            fragment: parts.fragment.map(String.init))
+    }
+}

@@ -81,6 +81,10 @@ public struct ContinueURLPolicy: Sendable {
                 return .reject(.relativeURL, "the continue URL is a path, and no default origin is configured: write an absolute URL")
             }
             text = defaultOrigin + input
+            // The limit applies to the URL we hand back, so a path near the limit cannot outgrow it.
+            if text.utf8.count > Self.maximumLength {
+                return .reject(.tooLong, "the continue URL is \(text.utf8.count) bytes long with its origin; at most \(Self.maximumLength) are allowed")
+            }
         }
         let url: URLParts
         do {

@@ -12,6 +12,8 @@ public struct ActionLinksConfiguration: Sendable {
 
     /// The continue-URL allow-list (`continueUrls`).
     public var continueURLs: ContinueURLPolicy
+    /// The apps the association files are generated for (`apps`).
+    public var apps: AppsConfiguration
 
     /// Reads and checks the configuration file at `path`.
     public static func load(file path: String) throws(ConfigurationError) -> ActionLinksConfiguration {
@@ -33,7 +35,8 @@ public struct ActionLinksConfiguration: Sendable {
             throw ConfigurationError(file: file, mark: nil, key: nil, message: "not valid YAML: \(error)")
         }
         let reader = Reader(file: file)
-        let top = try reader.mapping(root, key: nil, known: ["continueUrls"])
+        let top = try reader.mapping(root, key: nil, known: ["continueUrls", "apps"])
+        let apps = try reader.apps(top["apps"])
         var allow: [String] = []
         var defaultOrigin: String?
         var allowMarks: [Mark?] = []
@@ -53,7 +56,7 @@ public struct ActionLinksConfiguration: Sendable {
             }
         }
         do {
-            return ActionLinksConfiguration(continueURLs: try ContinueURLPolicy(allow: allow, defaultOrigin: defaultOrigin))
+            return ActionLinksConfiguration(continueURLs: try ContinueURLPolicy(allow: allow, defaultOrigin: defaultOrigin), apps: apps)
         } catch {
             var mark = sectionNode?.mark
             if error.key.hasPrefix("allow["), let index = Int(error.key.dropFirst(6).dropLast()), index < allowMarks.count {
@@ -68,8 +71,9 @@ public struct ActionLinksConfiguration: Sendable {
     }
 
     /// Creates a configuration from values.
-    public init(continueURLs: ContinueURLPolicy) {
+    public init(continueURLs: ContinueURLPolicy, apps: AppsConfiguration = AppsConfiguration()) {
         self.continueURLs = continueURLs
+        self.apps = apps
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -151,11 +155,102 @@ struct Reader {
         return Array(sequence)
     }
 
+    func list(_ node: Node?, key: String) throws(ConfigurationError) -> [Node] {
+        guard let node else { return [] }
+        return try sequence(node, key: key)
+    }
+
+    func optionalString(_ node: Node?, key: String) throws(ConfigurationError) -> String? {
+        guard let node else { return nil }
+        return try string(node, key: key)
+    }
+
+    func strings(_ node: Node?, key: String) throws(ConfigurationError) -> [String] {
+        guard let node else { return [] }
+        var out: [String] = []
+        for (index, item) in try sequence(node, key: key).enumerated() { out.append(try string(item, key: "\(key)[\(index)]")) }
+        return out
+    }
+
     func string(_ node: Node, key: String) throws(ConfigurationError) -> String {
         guard case .scalar(let scalar) = node, node.null == nil, !scalar.string.isEmpty else {
             throw fail(node, key, "expected a non-empty string")
         }
         return scalar.string
+    }
+}
+
+extension Reader {
+    /// The `apps` section: each app is checked by generating its files, so a bad team ID or
+    /// fingerprint is reported at start with its key, not when a phone first asks for the file.
+    func apps(_ node: Node?) throws(ConfigurationError) -> AppsConfiguration {
+        guard let node else { return AppsConfiguration() }
+        let fields = try mapping(node, key: "apps", known: ["ios", "android", "rules", "webcredentials", "appclips"])
+        var apps = AppsConfiguration()
+        for (index, item) in try list(fields["ios"], key: "apps.ios").enumerated() {
+            let key = "apps.ios[\(index)]"
+            let app = try mapping(item, key: key, known: ["teamId", "bundleId", "appStoreId"])
+            guard let teamID = try optionalString(app["teamId"], key: key + ".teamId") else { throw fail(item, key, "teamId is required") }
+            guard let bundleID = try optionalString(app["bundleId"], key: key + ".bundleId") else { throw fail(item, key, "bundleId is required") }
+            let entry = AppsConfiguration.AppleApp(teamID: teamID, bundleID: bundleID, appStoreID: try optionalString(app["appStoreId"], key: key + ".appStoreId"))
+            do throws(AssociationGeneratorError) {
+                _ = try AssociationGenerator(configuration: AppsConfiguration(appleApps: [entry])).appleAppSiteAssociation()
+            } catch {
+                throw fail(item, key, error.description)
+            }
+            apps.appleApps.append(entry)
+        }
+        for (index, item) in try list(fields["android"], key: "apps.android").enumerated() {
+            let key = "apps.android[\(index)]"
+            let app = try mapping(item, key: key, known: ["packageName", "sha256CertFingerprints", "minimumVersion"])
+            guard let packageName = try optionalString(app["packageName"], key: key + ".packageName") else {
+                throw fail(item, key, "packageName is required")
+            }
+            let fingerprints = try strings(app["sha256CertFingerprints"], key: key + ".sha256CertFingerprints")
+            var minimumVersion: Int?
+            if let version = app["minimumVersion"] {
+                guard let value = version.int, value >= 0 else { throw fail(version, key + ".minimumVersion", "expected a non-negative whole number (versionCode)") }
+                minimumVersion = value
+            }
+            let entry = AppsConfiguration.AndroidApp(packageName: packageName, sha256Fingerprints: fingerprints, minimumVersion: minimumVersion)
+            do throws(AssociationGeneratorError) {
+                _ = try AssociationGenerator(configuration: AppsConfiguration(androidApps: [entry])).assetLinks()
+            } catch {
+                throw fail(item, key, error.description)
+            }
+            apps.androidApps.append(entry)
+        }
+        for (index, item) in try list(fields["rules"], key: "apps.rules").enumerated() {
+            let key = "apps.rules[\(index)]"
+            let rule = try mapping(item, key: key, known: ["path", "query", "fragment", "exclude", "comment"])
+            guard let path = try optionalString(rule["path"], key: key + ".path") else { throw fail(item, key, "path is required") }
+            var query: [AssetLinks.DynamicComponent.QueryParameter] = []
+            if let queryNode = rule["query"] {
+                guard case .mapping(let items) = queryNode else { throw fail(queryNode, key + ".query", "expected a mapping of parameter name to pattern") }
+                for (name, pattern) in items {
+                    guard let name = name.scalar?.string else { throw fail(name, key + ".query", "expected a parameter name") }
+                    query.append(.init(name: name, pattern: try string(pattern, key: key + ".query." + name)))
+                }
+            }
+            var exclude = false
+            if let flag = rule["exclude"] {
+                guard let value = flag.bool else { throw fail(flag, key + ".exclude", "expected true or false") }
+                exclude = value
+            }
+            apps.extraRules.append(
+                .init(path: path, query: query, fragment: try optionalString(rule["fragment"], key: key + ".fragment"), exclude: exclude,
+                    comment: try optionalString(rule["comment"], key: key + ".comment")))
+        }
+        apps.webCredentialsAppIDs = try strings(fields["webcredentials"], key: "apps.webcredentials")
+        apps.appClipAppIDs = try strings(fields["appclips"], key: "apps.appclips")
+        let generator = AssociationGenerator(configuration: apps)
+        do throws(AssociationGeneratorError) {
+            if !apps.appleApps.isEmpty { _ = try generator.appleAppSiteAssociation() }
+            if !apps.androidApps.isEmpty { _ = try generator.assetLinks() }
+        } catch {
+            throw fail(node, "apps", error.description)
+        }
+        return apps
     }
 }
 

@@ -13,6 +13,21 @@ extension ActionLinksCommand {
         @Option(name: .long, help: "A configuration file whose continueUrls allow-list is checked (e.g. config/actionlinks.yaml).")
         var config: String?
 
+        @Option(help: "An apple-app-site-association file: say whether the app given with --app opens each layer.")
+        var aasa: String?
+
+        @Option(help: "The app ID (TEAMID.bundle.id) to match against --aasa.")
+        var app: String?
+
+        @Option(help: "An assetlinks.json file: say whether the app given with --package handles each layer.")
+        var assetlinks: String?
+
+        @Option(help: "The Android package name to match against --assetlinks.")
+        var package: String?
+
+        @Option(help: "The signing-certificate SHA-256 fingerprint for --package (default: the first the file lists for it).")
+        var fingerprint: String?
+
         @OptionGroup var output: OutputOptions
 
         @Argument(help: "Links to inspect; - reads them from standard input, one per line.")
@@ -22,22 +37,54 @@ extension ActionLinksCommand {
             if inputs.isEmpty {
                 throw ValidationError("Give at least one link to inspect, or - to read links from standard input.")
             }
+            if (aasa == nil) != (app == nil) { throw ValidationError("--aasa and --app go together: give both or neither.") }
+            if (assetlinks == nil) != (package == nil) {
+                throw ValidationError("--assetlinks and --package go together: give both or neither.")
+            }
+            if fingerprint != nil, assetlinks == nil { throw ValidationError("--fingerprint needs --assetlinks and --package.") }
         }
 
         func run() async throws {
             let policy = try config.map { try ActionLinksConfiguration.load(file: $0).continueURLs }
+            let apple = try aasa.map { try readAssociation($0) }
+            let android = try assetlinks.map { try readAssetLinks($0) }
             let inspections = expandInputs(inputs).map { LinkInspection($0, policy: policy) }
+            let opens = inspections.map { inspection in
+                AppOpening(
+                    apple: apple.flatMap { association in
+                        app.map { appID in
+                            inspection.layers.map { AASAMatchOutput.Result(url: $0.url, association: association, appID: appID, domain: nil) }
+                        }
+                    },
+                    android: android.flatMap { links in
+                        package.map { package in
+                            let certificate = fingerprint ?? Self.firstFingerprint(of: package, in: links) ?? ""
+                            return inspection.layers.map {
+                                AssetLinksMatchOutput.Result(url: $0.url, assetLinks: links, package: package, fingerprint: certificate, domain: nil)
+                            }
+                        }
+                    })
+            }
             if output.json {
-                try printJSON(InspectOutput(results: inspections.map { .init($0, checkedPolicy: policy != nil) }))
+                try printJSON(InspectOutput(results: zip(inspections, opens).map { .init($0, checkedPolicy: policy != nil, opening: $1) }))
             } else {
-                for (index, inspection) in inspections.enumerated() {
+                for (index, (inspection, opening)) in zip(inspections, opens).enumerated() {
                     if index > 0 { print("") }
-                    print(describe(inspection, checkedPolicy: policy != nil))
+                    print(describe(inspection, checkedPolicy: policy != nil, opening: opening))
                 }
             }
         }
 
-        private func describe(_ inspection: LinkInspection, checkedPolicy: Bool) -> String {
+        static func firstFingerprint(of package: String, in links: AssetLinks) -> String? {
+            for case .statement(let statement)? in links.entries {
+                if case .androidApp(let name, let fingerprints) = statement.target, name == package, let first = fingerprints.first {
+                    return first
+                }
+            }
+            return nil
+        }
+
+        private func describe(_ inspection: LinkInspection, checkedPolicy: Bool, opening: AppOpening) -> String {
             var lines = ["Link: \(inspection.input)"]
             for (index, layer) in inspection.layers.enumerated() {
                 var what: String
@@ -67,6 +114,18 @@ extension ActionLinksCommand {
             } else if let failure = inspection.failure {
                 lines.append("  not an action link: \(failure.message)")
             }
+            if let apple = opening.apple {
+                lines.append("  iOS app \(app ?? "")")
+                for (index, result) in apple.enumerated() {
+                    lines.append("    layer \(index + 1): \(result.decision ?? "error") — \(result.explanation)")
+                }
+            }
+            if let android = opening.android {
+                lines.append("  Android app \(package ?? "")")
+                for (index, result) in android.enumerated() {
+                    lines.append("    layer \(index + 1): \(result.decision ?? "error") — \(result.explanation)")
+                }
+            }
             let clients = inspection.clients.map { "\($0.client.displayName): \($0.accepts ? "accepts" : "rejects")" }
             lines.append("  clients  " + clients.joined(separator: "; "))
             if !inspection.warnings.isEmpty {
@@ -93,8 +152,10 @@ struct InspectOutput: Encodable {
         let warnings: [String]
         let checkedPolicy: Bool
         let continueURL: ContinueURLDecision?
+        let opening: AppOpening
 
-        init(_ inspection: LinkInspection, checkedPolicy: Bool) {
+        init(_ inspection: LinkInspection, checkedPolicy: Bool, opening: AppOpening) {
+            self.opening = opening
             input = inspection.input
             chain = inspection.layers.map(\.url)
             layers = inspection.layers.map { Layer(url: $0.url, kind: $0.kind.rawValue, innerParameter: $0.innerParameter) }
@@ -109,6 +170,7 @@ struct InspectOutput: Encodable {
 
         enum CodingKeys: String, CodingKey {
             case input, chain, layers, action, handler, error, clients, warnings, continueUrlAllowed, continueUrlPolicy
+            case appleAppSiteAssociation, assetLinks
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -125,6 +187,8 @@ struct InspectOutput: Encodable {
                 try container.encode(continueURL?.allowed, forKey: .continueUrlAllowed)
                 try container.encode(continueURL, forKey: .continueUrlPolicy)
             }
+            if let apple = opening.apple { try container.encode(apple, forKey: .appleAppSiteAssociation) }
+            if let android = opening.android { try container.encode(android, forKey: .assetLinks) }
         }
     }
 
@@ -171,6 +235,12 @@ struct InspectOutput: Encodable {
         let accepts: Bool
         let problems: [String]
     }
+}
+
+/// Whether the given apps open each layer of a link (one result per layer, outermost first).
+struct AppOpening {
+    let apple: [AASAMatchOutput.Result]?
+    let android: [AssetLinksMatchOutput.Result]?
 }
 
 /// A continue-URL decision as JSON: `{"allowed":…, "url":…, "reason":…, "code":…}`.

@@ -88,3 +88,52 @@ struct ActionLinksConfigurationTests {
         #expect(editDistance("", "abc") == 3)
     }
 }
+
+@Suite("The apps section")
+struct AppsConfigurationTests {
+    func parse(_ yaml: String) throws(ConfigurationError) -> ActionLinksConfiguration {
+        try ActionLinksConfiguration.parse(yaml: yaml, file: "apps.yaml")
+    }
+
+    @Test("apps, rules, webcredentials and appclips are read")
+    func reads() throws {
+        let config = try parse("""
+            apps:
+              ios:
+                - {teamId: ABCDE12345, bundleId: com.example.app, appStoreId: "123"}
+              android:
+                - packageName: com.example.app
+                  sha256CertFingerprints: ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]
+                  minimumVersion: 42
+              rules:
+                - {path: /open/*, query: {ref: "?*"}}
+                - {path: /open/admin/*, exclude: true}
+              webcredentials: [ABCDE12345.com.example.app]
+            """)
+        #expect(config.apps.appleApps.first?.appID == "ABCDE12345.com.example.app")
+        #expect(config.apps.androidApps.first?.minimumVersion == 42)
+        #expect(config.apps.extraRules.map(\.path) == ["/open/*", "/open/admin/*"])
+        #expect(config.apps.extraRules.last?.exclude == true)
+        #expect(config.apps.extraRules.first?.query.first?.name == "ref")
+        #expect(config.apps.webCredentialsAppIDs == ["ABCDE12345.com.example.app"])
+    }
+
+    @Test("bad values name their key and line", arguments: [
+        ("apps:\n  ios:\n    - {teamId: abc, bundleId: com.example.app}\n", "apps.ios[0]", 3),
+        ("apps:\n  android:\n    - {packageName: com.example.app, sha256CertFingerprints: [\"zz\"]}\n", "apps.android[0]", 3),
+        ("apps:\n  android:\n    - {packageName: com.example.app, sha256CertFingerprints: []}\n", "apps.android[0]", 3),
+        ("apps:\n  android:\n    - {packageName: 1com, sha256CertFingerprints: [\"14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5\"]}\n", "apps.android[0]", 3),
+        ("apps:\n  ios:\n    - {bundleId: com.example.app}\n", "apps.ios[0]", 3),
+        ("apps:\n  iOS: []\n", "apps.iOS", 2),
+        ("apps:\n  rules:\n    - {path: /x, exclude: maybe}\n", "apps.rules[0].exclude", 3),
+    ] as [(String, String, Int)])
+    func badValues(yaml: String, key: String, line: Int) {
+        do {
+            _ = try parse(yaml)
+            Issue.record("accepted: \(yaml)")
+        } catch {
+            #expect(error.key == key, "\(error)")
+            #expect(error.line == line, "\(error)")
+        }
+    }
+}

@@ -37,6 +37,20 @@ public func fuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     }
 
     precondition(PercentEncoding.decode(PercentEncoding.encodeComponent(input)) == input, "encode/decode does not round-trip")
+
+    // Hostile JSON: the validators and both matchers must never trap, whatever the bytes.
+    let bytes = UnsafeBufferPointer(start: start, count: count)
+    if let association = AASAValidator().validate(bytes).usable {
+        _ = AASAMatcher(association: association).evaluate(
+            AssociatedURL(host: "links.example.com", path: "/__/auth/action", query: "mode=signIn&oobCode=x"), appID: "ABCDE12345.com.example.app",
+            domain: "links.example.com")
+    }
+    if let assetLinks = AssetLinksValidator().validate(bytes).usable {
+        _ = AssetLinksMatcher(assetLinks: assetLinks).evaluate(
+            AssociatedURL(host: "links.example.com", path: "/__/auth/links", query: "link=x"), packageName: "com.example.app",
+            certificateFingerprint: "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5",
+            domain: "links.example.com")
+    }
     return 0
 }
 
