@@ -21,6 +21,12 @@ let package = Package(
             path: "Benchmarks/LinkParsing",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
+        .executableTarget(
+            name: "Association",
+            dependencies: ["ActionLinks", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/Association",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
