@@ -68,67 +68,75 @@ public struct AASAMatchResult: Sendable, Hashable {
 public struct AASAMatcher: Sendable {
     /// The association being evaluated.
     public let association: AppSiteAssociation
-    private let variables: [String: [String]]
+    /// Every rule with its defaults resolved and its patterns compiled, once, in file order.
+    private let details: [CompiledDetail]
 
-    /// Prepares a matcher for one association file.
+    /// Prepares a matcher for one association file: resolves defaults and compiles every pattern, so
+    /// each evaluation only runs the matching.
     public init(association: AppSiteAssociation) {
         self.association = association
-        self.variables = association.appLinks?.substitutionTable ?? [:]
+        let variables = association.appLinks?.substitutionTable ?? [:]
+        let domainDefaults = association.appLinks?.defaults
+        details = (association.appLinks?.details ?? []).enumerated().map { detailIndex, detail in
+            if let components = detail.components {
+                return CompiledDetail(
+                    appIDs: detail.appIDs,
+                    rules: components.enumerated().map { componentIndex, component in
+                        CompiledRule(
+                            rule: .component(detail: detailIndex, component: componentIndex),
+                            settings: ResolvedComponent(component, detail: detail.defaults, domain: domainDefaults), variables: variables)
+                    })
+            }
+            return CompiledDetail(
+                appIDs: detail.appIDs,
+                rules: (detail.paths ?? []).enumerated().map { pathIndex, entry in
+                    CompiledRule(rule: .legacyPath(detail: detailIndex, path: pathIndex), legacyPath: entry)
+                })
+        }
     }
 
-    /// Evaluates `url` for `appID` against the file served by `domain`.
+    /// Evaluates `url` for `appID` against the file served by `domain`, explaining every rule that did not decide.
     public func evaluate(_ url: AssociatedURL, appID: String, domain: String) -> AASAMatchResult {
+        run(url, appID: appID, domain: domain, explain: true)
+    }
+
+    /// The decision alone, without explanations: what a server routing requests needs, several times faster.
+    public func decide(_ url: AssociatedURL, appID: String, domain: String) -> (outcome: AASAMatchResult.Outcome, rule: AASAMatchResult.Rule?) {
+        let result = run(url, appID: appID, domain: domain, explain: false)
+        return (result.outcome, result.decidingRule)
+    }
+
+    private func run(_ url: AssociatedURL, appID: String, domain: String, explain: Bool) -> AASAMatchResult {
         guard Self.normalizedHost(url.host) == Self.normalizedHost(domain) else {
             return AASAMatchResult(
                 outcome: .noMatch, decidingRule: nil, misses: [],
-                summary: "URL host \"\(url.host)\" is not \"\(domain)\", so this file does not apply")
+                summary: explain ? "URL host \"\(url.host)\" is not \"\(domain)\", so this file does not apply" : "")
         }
-        guard let appLinks = association.appLinks else {
+        guard association.appLinks != nil else {
             return AASAMatchResult(outcome: .noMatch, decidingRule: nil, misses: [], summary: "the file has no applinks service")
         }
+        let subject = Subject(url)
         var misses: [AASAMatchResult.Miss] = []
         var consideredDetails = 0
-        for (detailIndex, detail) in appLinks.details.enumerated() where detail.appIDs.contains(appID) {
+        for detail in details where detail.appIDs.contains(appID) {
             consideredDetails += 1
-            if let components = detail.components {
-                for (componentIndex, component) in components.enumerated() {
-                    let rule = AASAMatchResult.Rule.component(detail: detailIndex, component: componentIndex)
-                    let settings = ResolvedComponent(component, detail: detail.defaults, domain: appLinks.defaults)
-                    if let reason = mismatchReason(settings, url: url) {
-                        misses.append(.init(rule: rule, reason: reason))
-                        continue
-                    }
-                    return decided(settings.exclude ? .exclude : .match, by: rule, misses: misses)
+            for rule in detail.rules {
+                if let reason = rule.mismatch(subject, explain: explain) {
+                    if explain { misses.append(.init(rule: rule.rule, reason: reason)) }
+                    continue
                 }
-            } else if let paths = detail.paths {
-                for (pathIndex, entry) in paths.enumerated() {
-                    let rule = AASAMatchResult.Rule.legacyPath(detail: detailIndex, path: pathIndex)
-                    let isExclusion = entry.hasPrefix("NOT ")
-                    let pattern = isExclusion ? String(entry.dropFirst(4)) : entry
-                    // Legacy patterns match the path only, case-sensitively, with no substitution variables.
-                    if let reason = pathMismatch(pattern, rawPath: url.path, caseSensitive: true, percentEncoded: true, variables: nil) {
-                        misses.append(.init(rule: rule, reason: reason))
-                        continue
-                    }
-                    return decided(isExclusion ? .exclude : .match, by: rule, misses: misses)
-                }
+                let outcome: AASAMatchResult.Outcome = rule.excludes ? .exclude : .match
+                let summary = explain ? "\(outcome == .exclude ? "excluded" : "matched") by \(rule.rule)" : ""
+                return AASAMatchResult(outcome: outcome, decidingRule: rule.rule, misses: misses, summary: summary)
             }
         }
         let summary =
-            consideredDetails == 0
-            ? "no applinks detail lists app ID \"\(appID)\"" : "no rule for app ID \"\(appID)\" matched"
+            !explain ? "" : consideredDetails == 0 ? "no applinks detail lists app ID \"\(appID)\"" : "no rule for app ID \"\(appID)\" matched"
         return AASAMatchResult(outcome: .noMatch, decidingRule: nil, misses: misses, summary: summary)
     }
 
-    private func decided(
-        _ outcome: AASAMatchResult.Outcome, by rule: AASAMatchResult.Rule, misses: [AASAMatchResult.Miss]
-    ) -> AASAMatchResult {
-        let verb = outcome == .exclude ? "excluded" : "matched"
-        return AASAMatchResult(outcome: outcome, decidingRule: rule, misses: misses, summary: "\(verb) by \(rule)")
-    }
-
     /// Built-in → `applinks.defaults` → detail `defaults` → component, key by key.
-    private struct ResolvedComponent {
+    struct ResolvedComponent: Sendable {
         let path: String
         let query: AppSiteAssociation.Component.Query
         let fragment: String
@@ -152,93 +160,179 @@ public struct AASAMatcher: Sendable {
         }
     }
 
-    /// Nil when every constraint holds, otherwise the first failure in words.
-    private func mismatchReason(_ settings: ResolvedComponent, url: AssociatedURL) -> String? {
-        if let key = settings.mistypedPatternKeys.first {
-            return "\"\(key)\" is not a string (or string/dictionary for \"?\"), so this component never matches"
-        }
-        if let reason = pathMismatch(
-            settings.path, rawPath: url.path, caseSensitive: settings.caseSensitive,
-            percentEncoded: settings.percentEncoded, variables: variables)
-        {
-            return reason
-        }
-        if let reason = queryMismatch(settings, rawQuery: url.query ?? "") { return reason }
-        let fragment = settings.percentEncoded ? (url.fragment ?? "") : AssociationWildcardPattern.percentDecoded(url.fragment ?? "")
-        let fragmentPattern = AssociationWildcardPattern(settings.fragment, variables: variables)
-        if !fragmentPattern.matches(fragment, caseSensitive: settings.caseSensitive) {
-            return "fragment \"\(fragment)\" does not match \"\(settings.fragment)\"" + undefinedNote(fragmentPattern)
-        }
-        return nil
+    private struct CompiledDetail: Sendable {
+        let appIDs: [String]
+        let rules: [CompiledRule]
     }
 
-    /// Apple's path quirks: leading `/` optional, leading slash runs collapse, trailing slashes are insignificant,
-    /// `…/*` also matches its parent, and an empty path is `/`.
-    private func pathMismatch(
-        _ patternText: String, rawPath: String, caseSensitive: Bool, percentEncoded: Bool, variables: [String: [String]]?
-    ) -> String? {
-        let shownPath = rawPath.isEmpty ? "/" : rawPath
-        let subjectText = percentEncoded ? shownPath : AssociationWildcardPattern.percentDecoded(shownPath)
-        let subject = Self.trimmingSlashes(Array(subjectText.unicodeScalars))
-        let trimmedPattern = String(String.UnicodeScalarView(Self.trimmingSlashes(Array(patternText.unicodeScalars))))
-        var candidates = [trimmedPattern]
-        if trimmedPattern.hasSuffix("/*") { candidates.append(String(trimmedPattern.dropLast(2))) }
-        let compiled = candidates.map { AssociationWildcardPattern($0, variables: variables) }
-        if compiled.contains(where: { $0.matches(subject, caseSensitive: caseSensitive) }) { return nil }
-        return "path \"\(subjectText)\" does not match \"\(patternText)\"" + undefinedNote(compiled[0])
+    /// The URL's parts in the forms rules compare, computed once per evaluation.
+    private struct Subject {
+        let shownPath: String
+        let path: [Unicode.Scalar]
+        let decodedShownPath: String
+        let decodedPath: [Unicode.Scalar]
+        let rawQuery: String
+        let decodedQuery: String
+        let items: [(name: [Unicode.Scalar], value: String)]
+        let decodedItems: [(name: [Unicode.Scalar], value: String)]
+        let fragment: String
+        let decodedFragment: String
+
+        init(_ url: AssociatedURL) {
+            shownPath = url.path.isEmpty ? "/" : url.path
+            path = AASAMatcher.trimmingSlashes(Array(shownPath.unicodeScalars))
+            decodedShownPath = AssociationWildcardPattern.percentDecoded(shownPath)
+            decodedPath = AASAMatcher.trimmingSlashes(Array(decodedShownPath.unicodeScalars))
+            rawQuery = url.query ?? ""
+            decodedQuery = AssociationWildcardPattern.percentDecoded(rawQuery)
+            let rawItems = AssociationWildcardPattern.queryItems(rawQuery)
+            items = rawItems.map { (Array($0.name.unicodeScalars), $0.value) }
+            decodedItems = rawItems.map {
+                (Array(AssociationWildcardPattern.percentDecoded($0.name).unicodeScalars), AssociationWildcardPattern.percentDecoded($0.value))
+            }
+            fragment = url.fragment ?? ""
+            decodedFragment = AssociationWildcardPattern.percentDecoded(fragment)
+        }
     }
 
-    private func queryMismatch(_ settings: ResolvedComponent, rawQuery: String) -> String? {
-        let decode: (String) -> String = {
-            settings.percentEncoded ? $0 : AssociationWildcardPattern.percentDecoded($0)
+    /// One rule, ready to match.
+    private struct CompiledRule: Sendable {
+        enum Query: Sendable {
+            case pattern(AssociationWildcardPattern)
+            case items([(name: String, scalars: [Unicode.Scalar], pattern: AssociationWildcardPattern)])
+            case voided(String)
         }
-        switch settings.query {
-        case .pattern(let patternText):
-            let pattern = AssociationWildcardPattern(patternText, variables: variables)
-            let query = decode(rawQuery)
-            if pattern.matches(query, caseSensitive: settings.caseSensitive) { return nil }
-            return "query \"\(query)\" does not match \"\(patternText)\"" + undefinedNote(pattern)
-        case .items(let rules):
-            for rule in rules {
-                if case .nonString(let value) = rule.predicate {
-                    return "query item \"\(rule.name)\" has \(value.kindName) instead of a string pattern, which voids "
-                        + "the whole \"?\" dictionary, so this component never matches"
+
+        let rule: AASAMatchResult.Rule
+        let excludes: Bool
+        let caseSensitive: Bool
+        let percentEncoded: Bool
+        let pathText: String
+        /// The trimmed pattern, and for `…/*` also its parent.
+        let paths: [AssociationWildcardPattern]
+        let fragmentText: String
+        let fragment: AssociationWildcardPattern?
+        let query: Query?
+        let mistypedKey: String?
+
+        init(rule: AASAMatchResult.Rule, settings: ResolvedComponent, variables: [String: [String]]) {
+            self.rule = rule
+            excludes = settings.exclude
+            caseSensitive = settings.caseSensitive
+            percentEncoded = settings.percentEncoded
+            pathText = settings.path
+            paths = Self.pathPatterns(settings.path, variables: variables)
+            fragmentText = settings.fragment
+            fragment = AssociationWildcardPattern(settings.fragment, variables: variables)
+            mistypedKey = settings.mistypedPatternKeys.first
+            switch settings.query {
+            case .pattern(let text):
+                query = .pattern(AssociationWildcardPattern(text, variables: variables))
+            case .items(let rules):
+                if let voiding = rules.first(where: { if case .nonString = $0.predicate { true } else { false } }),
+                    case .nonString(let value) = voiding.predicate
+                {
+                    query = .voided(
+                        "query item \"\(voiding.name)\" has \(value.kindName) instead of a string pattern, which voids "
+                            + "the whole \"?\" dictionary, so this component never matches")
+                } else {
+                    query = .items(
+                        rules.compactMap { rule in
+                            guard case .pattern(let text) = rule.predicate else { return nil }
+                            return (rule.name, Array(rule.name.unicodeScalars), AssociationWildcardPattern(text, variables: variables))
+                        })
                 }
             }
-            let items = AssociationWildcardPattern.queryItems(rawQuery).map { (name: decode($0.name), value: decode($0.value)) }
-            for rule in rules {
-                guard case .pattern(let patternText) = rule.predicate else { continue }
-                let pattern = AssociationWildcardPattern(patternText, variables: variables)
-                let ruleName = Array(rule.name.unicodeScalars)
-                let values = items.filter { item in
-                    let itemName = Array(item.name.unicodeScalars)
-                    return itemName.count == ruleName.count
-                        && zip(itemName, ruleName).allSatisfy {
-                            AssociationWildcardPattern.scalarsEqual($0, $1, caseSensitive: settings.caseSensitive)
-                        }
-                }.map(\.value)
-                if values.isEmpty {
-                    if !pattern.matches("", caseSensitive: settings.caseSensitive) {
-                        return "query item \"\(rule.name)\" is missing and \"\" does not match \"\(patternText)\""
-                            + undefinedNote(pattern)
-                    }
-                    continue
-                }
-                for value in values where !pattern.matches(value, caseSensitive: settings.caseSensitive) {
-                    return "query item \"\(rule.name)\" value \"\(value)\" does not match \"\(patternText)\""
-                        + undefinedNote(pattern)
+        }
+
+        /// Legacy `paths`: the path only, case-sensitively, encoded, without substitution variables; `NOT ` excludes.
+        init(rule: AASAMatchResult.Rule, legacyPath entry: String) {
+            self.rule = rule
+            excludes = entry.hasPrefix("NOT ")
+            caseSensitive = true
+            percentEncoded = true
+            pathText = excludes ? String(entry.dropFirst(4)) : entry
+            paths = Self.pathPatterns(pathText, variables: nil)
+            fragmentText = "*"
+            fragment = nil
+            query = nil
+            mistypedKey = nil
+        }
+
+        /// Apple's path quirks: leading `/` optional, leading slash runs collapse, trailing slashes are
+        /// insignificant, `…/*` also matches its parent, and an empty path is `/`.
+        private static func pathPatterns(_ text: String, variables: [String: [String]]?) -> [AssociationWildcardPattern] {
+            let trimmed = String(String.UnicodeScalarView(AASAMatcher.trimmingSlashes(Array(text.unicodeScalars))))
+            var candidates = [trimmed]
+            if trimmed.hasSuffix("/*") { candidates.append(String(trimmed.dropLast(2))) }
+            return candidates.map { AssociationWildcardPattern($0, variables: variables) }
+        }
+
+        /// Nil when every constraint holds; otherwise the first failure, in words when `explain`.
+        func mismatch(_ url: Subject, explain: Bool) -> String? {
+            if let mistypedKey {
+                return "\"\(mistypedKey)\" is not a string (or string/dictionary for \"?\"), so this component never matches"
+            }
+            let path = percentEncoded ? url.path : url.decodedPath
+            if !paths.contains(where: { $0.matches(path, caseSensitive: caseSensitive) }) {
+                guard explain else { return "" }
+                return "path \"\(percentEncoded ? url.shownPath : url.decodedShownPath)\" does not match \"\(pathText)\"" + undefinedNote(paths[0])
+            }
+            if let reason = queryMismatch(url, explain: explain) { return reason }
+            if let fragment {
+                let text = percentEncoded ? url.fragment : url.decodedFragment
+                if !fragment.matches(text, caseSensitive: caseSensitive) {
+                    guard explain else { return "" }
+                    return "fragment \"\(text)\" does not match \"\(fragmentText)\"" + undefinedNote(fragment)
                 }
             }
             return nil
         }
+
+        private func queryMismatch(_ url: Subject, explain: Bool) -> String? {
+            switch query {
+            case nil:
+                return nil
+            case .voided(let reason):
+                return reason
+            case .pattern(let pattern):
+                let text = percentEncoded ? url.rawQuery : url.decodedQuery
+                if pattern.matches(text, caseSensitive: caseSensitive) { return nil }
+                guard explain else { return "" }
+                return "query \"\(text)\" does not match \"\(pattern.source)\"" + undefinedNote(pattern)
+            case .items(let rules):
+                let items = percentEncoded ? url.items : url.decodedItems
+                for rule in rules {
+                    var found = false
+                    for item in items
+                    where item.name.count == rule.scalars.count
+                        && zip(item.name, rule.scalars).allSatisfy({
+                            AssociationWildcardPattern.scalarsEqual($0, $1, caseSensitive: caseSensitive)
+                        })
+                    {
+                        found = true
+                        if !rule.pattern.matches(item.value, caseSensitive: caseSensitive) {
+                            guard explain else { return "" }
+                            return "query item \"\(rule.name)\" value \"\(item.value)\" does not match \"\(rule.pattern.source)\""
+                                + undefinedNote(rule.pattern)
+                        }
+                    }
+                    if !found, !rule.pattern.matches("", caseSensitive: caseSensitive) {
+                        guard explain else { return "" }
+                        return "query item \"\(rule.name)\" is missing and \"\" does not match \"\(rule.pattern.source)\"" + undefinedNote(rule.pattern)
+                    }
+                }
+                return nil
+            }
+        }
+
+        private func undefinedNote(_ pattern: AssociationWildcardPattern) -> String {
+            guard let name = pattern.undefinedVariables.first else { return "" }
+            return " (substitution variable $(\(name)) is not defined, so nothing can match it)"
+        }
     }
 
-    private func undefinedNote(_ pattern: AssociationWildcardPattern) -> String {
-        guard let name = pattern.undefinedVariables.first else { return "" }
-        return " (substitution variable $(\(name)) is not defined, so nothing can match it)"
-    }
-
-    private static func trimmingSlashes(_ scalars: [Unicode.Scalar]) -> [Unicode.Scalar] {
+    static func trimmingSlashes(_ scalars: [Unicode.Scalar]) -> [Unicode.Scalar] {
         guard let first = scalars.firstIndex(where: { $0 != "/" }) else { return [] }
         let last = scalars.lastIndex(where: { $0 != "/" })!
         return Array(scalars[first...last])

@@ -11,17 +11,29 @@ struct AssociationWildcardPattern: Sendable, Hashable {
         case characterClass(PredefinedSubstitutionVariables.CharacterClass)
         /// A substitution variable: exactly one of the listed alternatives, each itself a variable-free pattern.
         case alternatives([[Token]])
+        /// A substitution variable whose alternatives are all plain text (the ISO code lists, most custom
+        /// lists): looked up by length in sets instead of simulated one by one.
+        case literalAlternatives(LiteralSet)
         /// A variable nobody defined; it can match nothing, so the rule is dead and validation says so.
         case undefinedVariable(String)
     }
 
     let tokens: [Token]
     let source: String
+    /// The literal text every match starts with, checked before the position-set simulation: most
+    /// rules of a large file fail on it, so they cost a few comparisons instead of a simulation.
+    private let literalPrefix: [Unicode.Scalar]
 
     /// Compiles `source`; `variables` nil means `$(` is plain text (legacy `paths` predate substitution variables).
     init(_ source: String, variables: [String: [String]]?) {
         self.source = source
         self.tokens = Self.tokenize(Array(source.unicodeScalars), variables: variables)
+        var prefix: [Unicode.Scalar] = []
+        for token in tokens {
+            guard case .literal(let scalar) = token else { break }
+            prefix.append(scalar)
+        }
+        literalPrefix = prefix
     }
 
     /// Names of `$(name)` references that resolve to nothing.
@@ -39,13 +51,18 @@ struct AssociationWildcardPattern: Sendable, Hashable {
 
     /// Whole-input match; `caseSensitive == false` folds ASCII letters only, as Apple documents.
     func matches(_ input: [Unicode.Scalar], caseSensitive: Bool) -> Bool {
-        var reachable = [Bool](repeating: false, count: input.count + 1)
-        reachable[0] = true
+        guard input.count >= literalPrefix.count,
+            zip(input, literalPrefix).allSatisfy({ Self.scalarsEqual($0, $1, caseSensitive: caseSensitive) })
+        else { return false }
+        // Two position sets, swapped after each token: no allocation per token.
+        var current = [Bool](repeating: false, count: input.count + 1)
+        var next = current
+        current[0] = true
         for token in tokens {
-            reachable = Self.advance(reachable, over: token, input: input, caseSensitive: caseSensitive)
-            if !reachable.contains(true) { return false }
+            guard Self.advance(current, into: &next, over: token, input: input, caseSensitive: caseSensitive) else { return false }
+            swap(&current, &next)
         }
-        return reachable[input.count]
+        return current[input.count]
     }
 
     /// Convenience for matching text directly.
@@ -53,39 +70,65 @@ struct AssociationWildcardPattern: Sendable, Hashable {
         matches(Array(text.unicodeScalars), caseSensitive: caseSensitive)
     }
 
+    /// Fills `next` with the offsets reachable after `token`; false when there are none.
     private static func advance(
-        _ current: [Bool], over token: Token, input: [Unicode.Scalar], caseSensitive: Bool
-    ) -> [Bool] {
-        var next = [Bool](repeating: false, count: current.count)
+        _ current: [Bool], into next: inout [Bool], over token: Token, input: [Unicode.Scalar], caseSensitive: Bool
+    ) -> Bool {
+        for offset in next.indices { next[offset] = false }
+        var any = false
         switch token {
         case .literal(let expected):
-            for offset in input.indices where current[offset] {
-                if scalarsEqual(input[offset], expected, caseSensitive: caseSensitive) { next[offset + 1] = true }
+            for offset in input.indices where current[offset] && scalarsEqual(input[offset], expected, caseSensitive: caseSensitive) {
+                next[offset + 1] = true
+                any = true
             }
         case .anyCharacter:
-            for offset in input.indices where current[offset] { next[offset + 1] = true }
+            for offset in input.indices where current[offset] {
+                next[offset + 1] = true
+                any = true
+            }
         case .anyRun:
             var seen = false
             for offset in current.indices {
                 seen = seen || current[offset]
                 next[offset] = seen
             }
+            any = seen
         case .characterClass(let characterClass):
-            for offset in input.indices where current[offset] {
-                if characterClass.contains(input[offset], caseSensitive: caseSensitive) { next[offset + 1] = true }
+            for offset in input.indices where current[offset] && characterClass.contains(input[offset], caseSensitive: caseSensitive) {
+                next[offset + 1] = true
+                any = true
+            }
+        case .literalAlternatives(let set):
+            for offset in current.indices where current[offset] {
+                for length in set.lengths where offset + length <= input.count {
+                    if set.contains(input[offset..<(offset + length)], caseSensitive: caseSensitive) {
+                        next[offset + length] = true
+                        any = true
+                    }
+                }
             }
         case .alternatives(let alternatives):
+            var reached = current
+            var scratch = current
             for alternative in alternatives {
-                var reached = current
+                for offset in reached.indices { reached[offset] = current[offset] }
+                var alive = true
                 for inner in alternative {
-                    reached = advance(reached, over: inner, input: input, caseSensitive: caseSensitive)
+                    alive = advance(reached, into: &scratch, over: inner, input: input, caseSensitive: caseSensitive)
+                    swap(&reached, &scratch)
+                    if !alive { break }
                 }
-                for offset in reached.indices where reached[offset] { next[offset] = true }
+                guard alive else { continue }
+                for offset in reached.indices where reached[offset] {
+                    next[offset] = true
+                    any = true
+                }
             }
         case .undefinedVariable:
             break
         }
-        return next
+        return any
     }
 
     static func scalarsEqual(_ left: Unicode.Scalar, _ right: Unicode.Scalar, caseSensitive: Bool) -> Bool {
@@ -141,15 +184,39 @@ struct AssociationWildcardPattern: Sendable, Hashable {
     /// Custom variables shadow predefined ones: the file author's explicit list is the more specific definition.
     private static func resolveVariable(_ name: String, custom: [String: [String]]) -> Token {
         if let values = custom[name] {
-            return .alternatives(values.map { tokenize(Array($0.unicodeScalars), variables: nil) })
+            let alternatives = values.map { tokenize(Array($0.unicodeScalars), variables: nil) }
+            let plain = alternatives.allSatisfy { $0.allSatisfy { if case .literal = $0 { true } else { false } } }
+            return plain ? .literalAlternatives(LiteralSet(values)) : .alternatives(alternatives)
         }
         if let characterClass = PredefinedSubstitutionVariables.CharacterClass(rawValue: name) {
             return .characterClass(characterClass)
         }
         if let codes = PredefinedSubstitutionVariables.codes(named: name) {
-            return .alternatives(codes.map { $0.unicodeScalars.map(Token.literal) })
+            return .literalAlternatives(LiteralSet(codes))
         }
         return .undefinedVariable(name)
+    }
+}
+
+/// Plain-text alternatives grouped by length, each group a set (exact and ASCII-folded).
+struct LiteralSet: Sendable, Hashable {
+    private var exact: [Int: Set<[Unicode.Scalar]>] = [:]
+    private var folded: [Int: Set<[Unicode.Scalar]>] = [:]
+    /// The distinct lengths, shortest first.
+    let lengths: [Int]
+
+    init(_ values: [String]) {
+        for value in values {
+            let scalars = Array(value.unicodeScalars)
+            exact[scalars.count, default: []].insert(scalars)
+            folded[scalars.count, default: []].insert(scalars.map(AssociationWildcardPattern.asciiLowercased))
+        }
+        lengths = exact.keys.sorted()
+    }
+
+    func contains(_ candidate: ArraySlice<Unicode.Scalar>, caseSensitive: Bool) -> Bool {
+        if caseSensitive { return exact[candidate.count]?.contains(Array(candidate)) ?? false }
+        return folded[candidate.count]?.contains(candidate.map(AssociationWildcardPattern.asciiLowercased)) ?? false
     }
 }
 

@@ -46,6 +46,22 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    Benchmark("AASA decide (no explanations), 100 rules (per URL)") { benchmark in
+        var index = 0
+        for _ in benchmark.scaledIterations {
+            blackHole(plain.decide(urls[index], appID: "ABCDE12345.com.example.app", domain: "links.example.com"))
+            index = index == urls.count - 1 ? 0 : index + 1
+        }
+    }
+
+    Benchmark("AASA decide, 100 rules, 24 with $(lang)_$(region) (per URL)") { benchmark in
+        var index = 0
+        for _ in benchmark.scaledIterations {
+            blackHole(withVariables.decide(urls[index], appID: "ABCDE12345.com.example.app", domain: "links.example.com"))
+            index = index == urls.count - 1 ? 0 : index + 1
+        }
+    }
+
     Benchmark("AASA match, 100 rules, 24 with $(lang)_$(region) (per URL)") { benchmark in
         var index = 0
         for _ in benchmark.scaledIterations {
