@@ -229,7 +229,7 @@ extension AssociationWildcardPattern {
         while position < source.count {
             let byte = source[position]
             if byte == UInt8(ascii: "%"), position + 2 < source.count,
-                let high = hexValue(source[position + 1]), let low = hexValue(source[position + 2])
+                let high = PercentEncoding.hexValue(source[position + 1]), let low = PercentEncoding.hexValue(source[position + 2])
             {
                 bytes.append(high << 4 | low)
                 position += 3
@@ -239,15 +239,6 @@ extension AssociationWildcardPattern {
             position += 1
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// Splits a raw query into items: `&`-separated, name and value split at the first `=`, no `=` means value "".
