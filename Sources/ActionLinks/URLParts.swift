@@ -247,11 +247,10 @@ extension URLParts {
                 if b[end] == UInt8(ascii: "@") {
                     return fail(.invalidCharacter, end, "a second '@' at offset \(end) in the authority")
                 }
-                let code: URLSplitError.Code = o.userinfo == nil && hostStart == authorityStart && b[end] != UInt8(ascii: "%") ? .invalidHost : .invalidCharacter
                 if b[end] == UInt8(ascii: "%") {
                     return fail(.malformedPercentEscape, end, "'%' at offset \(end) is not followed by two hexadecimal digits")
                 }
-                return fail(code, end, "character '\(character(end))' at offset \(end) is not allowed in a host")
+                return fail(.invalidHost, end, "character '\(character(end))' at offset \(end) is not allowed in a host")
             }
             if special, hostStart == hostEnd {
                 return fail(.emptyHost, hostStart, "the URL has no host after '//'")

@@ -70,6 +70,7 @@ struct URLPartsTests {
         ("https://a.example.com/?q=\"", .invalidCharacter),
         ("https://a.example.com/#a#b", .invalidCharacter),
         ("https://a{b}.example.com/", .invalidHost),
+        ("https://user@a{b}.example.com/", .invalidHost),
     ])
     func rejections(input: String, code: URLSplitError.Code) {
         #expect(throws: URLSplitError.self) { try URLParts(input) }
