@@ -12,6 +12,13 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // The parsing library: no package dependencies and no Foundation, so it stays usable inside an app.
@@ -21,11 +28,29 @@ let package = Package(
             name: "ActionLinksConfiguration",
             dependencies: ["ActionLinks", .product(name: "Yams", package: "Yams")]
         ),
+        // The hosted link domain: routes, handlers, stores, mail and pages. Depends on the library, never the reverse.
+        .target(
+            name: "ActionLinksServer",
+            dependencies: [
+                "ActionLinks",
+                "ActionLinksConfiguration",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "actionlinks",
             dependencies: [
                 "ActionLinks",
                 "ActionLinksConfiguration",
+                "ActionLinksServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -33,6 +58,7 @@ let package = Package(
         .executableTarget(name: "ActionLinksLinkageProbe", dependencies: ["ActionLinks"], path: "Tests/LinkageProbe"),
         .testTarget(name: "ActionLinksTests", dependencies: ["ActionLinks"]),
         .testTarget(name: "ActionLinksConfigurationTests", dependencies: ["ActionLinksConfiguration"]),
+        .testTarget(name: "ActionLinksServerTests", dependencies: ["ActionLinksServer", "actionlinks"]),
         .testTarget(
             name: "ActionLinksCLITests",
             dependencies: ["actionlinks", "ActionLinksLinkageProbe"]

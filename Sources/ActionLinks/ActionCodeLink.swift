@@ -88,7 +88,7 @@ public struct ActionCodeLink: Sendable, Hashable {
         var query = "mode=" + mode.rawValue + "&oobCode=" + PercentEncoding.encodeComponent(oobCode)
         if let apiKey { query += "&apiKey=" + PercentEncoding.encodeComponent(apiKey) }
         appendOptionalParameters(to: &query)
-        return "https://" + domain.description + Self.actionPath + "?" + query
+        return domain.origin + Self.actionPath + "?" + query
     }
 
     /// The mobile link: `https://<domain>/__/auth/links?link=<inner web link>`.
@@ -101,8 +101,8 @@ public struct ActionCodeLink: Sendable, Hashable {
         var inner = "apiKey=" + PercentEncoding.encodeComponent(apiKey ?? "")
         inner += "&mode=" + mode.rawValue + "&oobCode=" + PercentEncoding.encodeComponent(oobCode)
         appendOptionalParameters(to: &inner)
-        let innerLink = "https://" + domain.description + Self.actionPath + "?" + inner
-        return "https://" + domain.description + Self.mobileLinkPath + "?link=" + PercentEncoding.escapeNestedLink(innerLink)
+        let innerLink = domain.origin + Self.actionPath + "?" + inner
+        return domain.origin + Self.mobileLinkPath + "?link=" + PercentEncoding.escapeNestedLink(innerLink)
     }
 
     private func appendOptionalParameters(to query: inout String) {

@@ -3,34 +3,55 @@
 public struct LinkDomain: Sendable, Hashable, CustomStringConvertible {
     /// The lower-cased host name.
     public let host: String
-    /// The port, when it is not the HTTPS default.
+    /// The port, when it is not the scheme's default.
     public let port: Int?
+    /// `https`, or `http` for a development domain on this machine (`http://localhost:8080`).
+    public let scheme: String
 
     /// Checks `text` (`links.example.com` or `localhost:8080`): DNS labels of letters, digits and
-    /// hyphens, optionally a port; no scheme, path or IP literal.
+    /// hyphens, optionally a port; no path or IP literal. `http://` is accepted only before
+    /// `localhost` (or a name under `.localhost`), for a development server that has no TLS.
     public init(_ text: String) throws(LinkDomainError) {
-        var hostPart = Substring(text)
+        var rest = Substring(text)
+        var scheme = "https"
+        if rest.lowercased().hasPrefix("https://") {
+            rest = rest.dropFirst(8)
+        } else if rest.lowercased().hasPrefix("http://") {
+            rest = rest.dropFirst(7)
+            scheme = "http"
+        }
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        var hostPart = rest
         var port: Int?
-        if let colon = text.lastIndex(of: ":") {
-            hostPart = text[..<colon]
-            let digits = text[text.index(after: colon)...]
+        if let colon = rest.lastIndex(of: ":") {
+            hostPart = rest[..<colon]
+            let digits = rest[rest.index(after: colon)...]
             guard !digits.isEmpty, digits.utf8.allSatisfy(isDigit), let value = Int(digits), (1...65535).contains(value) else {
                 throw LinkDomainError(text: text, message: "the port after ':' must be a number from 1 to 65535")
             }
-            port = value == 443 ? nil : value
+            port = value == (scheme == "https" ? 443 : 80) ? nil : value
         }
         let host = hostPart.lowercased()
         guard Self.isDNSName(host) else {
             throw LinkDomainError(
                 text: text,
-                message: "expected a host name such as links.example.com (letters, digits, hyphens and dots; no scheme or path)")
+                message: "expected a host name such as links.example.com (letters, digits, hyphens and dots; no path)")
+        }
+        if scheme == "http", host != "localhost", !host.hasSuffix(".localhost") {
+            throw LinkDomainError(
+                text: text,
+                message: "http:// is only for a development domain on localhost; a public link domain must use https")
         }
         self.host = host
         self.port = port
+        self.scheme = scheme
     }
 
     /// `host` or `host:port`.
     public var description: String { port.map { "\(host):\($0)" } ?? host }
+
+    /// `https://host[:port]` (or `http://` for a development domain): where links on it start.
+    public var origin: String { scheme + "://" + description }
 
     static func isDNSName(_ host: String) -> Bool {
         guard !host.isEmpty, host.utf8.count <= 253 else { return false }

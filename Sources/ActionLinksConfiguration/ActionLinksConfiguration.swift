@@ -14,29 +14,40 @@ public struct ActionLinksConfiguration: Sendable {
     public var continueURLs: ContinueURLPolicy
     /// The apps the association files are generated for (`apps`).
     public var apps: AppsConfiguration
+    /// What `actionlinks serve` reads: server, project, link domains, codes, store, mail and limits.
+    public var service: ServiceSettings
 
-    /// Reads and checks the configuration file at `path`.
-    public static func load(file path: String) throws(ConfigurationError) -> ActionLinksConfiguration {
+    /// The top-level keys a configuration file may have.
+    static let topLevelKeys = [
+        "server", "project", "linkDomains", "continueUrls", "apps", "codes", "store", "dataDirectory", "passwords", "signUp",
+        "emulatorListing", "mail", "limits",
+    ]
+
+    /// Reads and checks the configuration file at `path`, with the overrides in `environment`
+    /// (see ``EnvironmentOverrides``).
+    public static func load(file path: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ActionLinksConfiguration {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
             throw ConfigurationError(file: path, mark: nil, key: nil, message: "cannot read the file: \(Self.reason(error))")
         }
-        return try parse(yaml: text, file: path)
+        return try parse(yaml: text, file: path, environment: environment)
     }
 
     /// Checks configuration text; `file` names it in error messages.
-    public static func parse(yaml: String, file: String) throws(ConfigurationError) -> ActionLinksConfiguration {
+    public static func parse(yaml: String, file: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ActionLinksConfiguration {
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
         } catch {
             throw ConfigurationError(file: file, mark: nil, key: nil, message: "not valid YAML: \(error)")
         }
-        let reader = Reader(file: file)
-        let top = try reader.mapping(root, key: nil, known: ["continueUrls", "apps"])
+        let (tree, sources) = EnvironmentOverrides.apply(environment, to: root)
+        let reader = Reader(file: file, sources: sources)
+        let top = try reader.mapping(tree, key: nil, known: topLevelKeys)
         let apps = try reader.apps(top["apps"])
+        let service = try reader.service(top)
         var allow: [String] = []
         var defaultOrigin: String?
         var allowMarks: [Mark?] = []
@@ -55,8 +66,9 @@ public struct ActionLinksConfiguration: Sendable {
                 defaultOrigin = try reader.string(origin, key: "continueUrls.defaultOrigin")
             }
         }
-        do {
-            return ActionLinksConfiguration(continueURLs: try ContinueURLPolicy(allow: allow, defaultOrigin: defaultOrigin), apps: apps)
+        do throws(ContinueURLPolicy.ConfigurationError) {
+            return ActionLinksConfiguration(
+                continueURLs: try ContinueURLPolicy(allow: allow, defaultOrigin: defaultOrigin), apps: apps, service: service)
         } catch {
             var mark = sectionNode?.mark
             if error.key.hasPrefix("allow["), let index = Int(error.key.dropFirst(6).dropLast()), index < allowMarks.count {
@@ -64,16 +76,15 @@ public struct ActionLinksConfiguration: Sendable {
             } else if error.key == "defaultOrigin", let node = sectionNode?.mapping?["defaultOrigin"] {
                 mark = node.mark
             }
-            throw ConfigurationError(
-                file: file, mark: mark, key: "continueUrls." + error.key,
-                message: "expected \(error.expected); got '\(error.value)'")
+            throw reader.fail(mark, "continueUrls." + error.key, "expected \(error.expected); got '\(error.value)'")
         }
     }
 
     /// Creates a configuration from values.
-    public init(continueURLs: ContinueURLPolicy, apps: AppsConfiguration = AppsConfiguration()) {
+    public init(continueURLs: ContinueURLPolicy, apps: AppsConfiguration = AppsConfiguration(), service: ServiceSettings = ServiceSettings()) {
         self.continueURLs = continueURLs
         self.apps = apps
+        self.service = service
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -120,9 +131,18 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
 /// Walks the YAML tree, turning each unexpected shape into a ``ConfigurationError``.
 struct Reader {
     let file: String
+    /// Keys set by environment variables, and which variable set each.
+    var sources: [String: String] = [:]
 
     func fail(_ node: Node?, _ key: String?, _ message: String) -> ConfigurationError {
-        ConfigurationError(file: file, mark: node?.mark, key: key, message: message)
+        fail(node?.mark, key, message)
+    }
+
+    func fail(_ mark: Mark?, _ key: String?, _ message: String) -> ConfigurationError {
+        if let key, let variable = sources.first(where: { key == $0.key || key.hasPrefix($0.key + "[") })?.value {
+            return ConfigurationError(file: "environment variable \(variable)", mark: nil, key: key, message: message)
+        }
+        return ConfigurationError(file: file, mark: mark, key: key, message: message)
     }
 
     /// The entries of a mapping; refuses unknown and repeated keys (suggesting the nearest known one).

@@ -122,7 +122,8 @@ struct ActionCodeLinkTests {
 
     @Test("link domains are checked", arguments: [
         ("links.example.com", true), ("Links.Example.COM", true), ("localhost:8080", true), ("a.example.com:443", true),
-        ("https://links.example.com", false), ("links.example.com/path", false), ("", false), ("-bad.example.com", false),
+        ("https://links.example.com", true), ("http://links.example.com", false), ("http://localhost:8080", true),
+        ("http://dev.localhost", true), ("ftp://links.example.com", false), ("links.example.com/path", false), ("", false), ("-bad.example.com", false),
         ("links..example.com", false), ("links.example.com:0", false), ("links.example.com:99999", false), ("exa mple.com", false),
     ])
     func linkDomains(text: String, valid: Bool) {
@@ -135,5 +136,9 @@ struct ActionCodeLinkTests {
         #expect(try LinkDomain("links.example.com:443").description == "links.example.com")
         let link = ActionCodeLink(mode: .verifyEmail, oobCode: "C")
         #expect(link.webLink(on: try LinkDomain("localhost:8080")) == "https://localhost:8080/__/auth/action?mode=verifyEmail&oobCode=C")
+        #expect(try LinkDomain("http://localhost:80").origin == "http://localhost")
+        let development = try LinkDomain("http://localhost:8080")
+        #expect(link.webLink(on: development) == "http://localhost:8080/__/auth/action?mode=verifyEmail&oobCode=C")
+        #expect(link.mobileLink(on: development).hasPrefix("http://localhost:8080/__/auth/links?link=http://localhost:8080/__/auth/action?"))
     }
 }

@@ -1,0 +1,366 @@
+import ActionLinks
+import Foundation
+import Yams
+
+/// Where the server listens and who may use its admin API (`server`).
+public struct ServerSettings: Sendable, Hashable {
+    /// The address to bind (default `127.0.0.1`).
+    public var host = "127.0.0.1"
+    /// The port to bind (default 8080; 0 picks a free one and the start line says which).
+    public var port = 8080
+    /// A development server: `Authorization: Bearer owner` is the admin credential, as on Firebase's
+    /// emulator, so firebase-admin works against it unchanged. Only allowed on a loopback address.
+    public var development = false
+    /// The admin credential (`Authorization: Bearer <token>`) of a production server.
+    public var adminToken: String?
+    /// TLS certificate and key files (PEM); without them the server speaks plain HTTP, for a proxy
+    /// that terminates TLS in front of it.
+    public var tls: TLSFiles?
+    /// The largest request body accepted; larger ones get 413.
+    public var maximumBodyBytes = 64 * 1024
+
+    /// PEM files for TLS.
+    public struct TLSFiles: Sendable, Hashable {
+        /// The certificate chain (PEM).
+        public var certificate: String
+        /// The private key (PEM).
+        public var privateKey: String
+    }
+
+    /// Whether `host` only accepts connections from this machine.
+    public var isLoopback: Bool { ["127.0.0.1", "::1", "localhost"].contains(host) || host.hasPrefix("127.") }
+}
+
+/// The project the server stands in for (`project`).
+public struct ProjectSettings: Sendable, Hashable {
+    /// The project ID in REST paths (`/v1/projects/<id>/...`).
+    public var id = "demo-actionlinks"
+    /// The API key clients pass as `?key=` or `x-goog-api-key`; it goes into every link.
+    public var apiKey = "demo-api-key"
+    /// The app's name, as emails and pages show it.
+    public var appName = "ActionLinks"
+}
+
+/// How long a code stays valid, per mode (`codes.lifetimes`).
+public struct CodeSettings: Sendable, Hashable {
+    /// Lifetimes in seconds.
+    public var lifetimes: [ActionCodeLink.Mode: Int] = [
+        .signIn: 3600, .resetPassword: 3600, .verifyEmail: 72 * 3600, .recoverEmail: 72 * 3600,
+        .verifyAndChangeEmail: 72 * 3600, .revertSecondFactorAddition: 72 * 3600,
+    ]
+
+    /// The lifetime of a code for `mode`, in seconds.
+    public func lifetime(of mode: ActionCodeLink.Mode) -> Int { lifetimes[mode] ?? 3600 }
+}
+
+/// Where accounts and codes are kept (`store`).
+public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
+    /// An SQLite file (relative paths are relative to the working directory).
+    case sqlite(path: String)
+    /// A PostgreSQL server shared by several instances.
+    case postgres(url: String)
+
+    /// `sqlite:<path>`, or the PostgreSQL URL without its password.
+    public var description: String {
+        switch self {
+        case .sqlite(let path): return "sqlite:" + path
+        case .postgres(let url):
+            guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://") else { return url }
+            let credentials = url[scheme.upperBound..<at]
+            guard let colon = credentials.firstIndex(of: ":") else { return url }
+            return String(url[..<colon]) + ":***" + String(url[at...])
+        }
+    }
+}
+
+/// The password policy (`passwords`).
+public struct PasswordSettings: Sendable, Hashable {
+    /// The fewest characters a password may have (Firebase's default is 6).
+    public var minimumLength = 8
+    /// The most characters a password may have (scrypt cost grows with it).
+    public var maximumLength = 4096
+}
+
+/// How emails go out (`mail`).
+public struct MailSettings: Sendable, Hashable {
+    /// The delivery backend.
+    public enum Backend: Sendable, Hashable {
+        /// Print each message (and its link) to standard output: development only.
+        case log
+        /// Pipe each message to a sendmail-compatible command (`msmtp -t`, `sendmail -t -i`).
+        case sendmail(command: [String])
+        /// POST each message as JSON to a URL (an email API or a relay of your own).
+        case webhook(url: String, bearerToken: String?)
+    }
+
+    /// The delivery backend (default `log`).
+    public var backend = Backend.log
+    /// The `From:` address.
+    public var from = "ActionLinks <noreply@localhost>"
+    /// How many times a failed delivery is tried in all before it is reported as failed.
+    public var attempts = 5
+}
+
+/// Limits on how often links are sent (`limits`); answers look the same whether or not an address exists.
+public struct LimitSettings: Sendable, Hashable {
+    /// Sends to one address per hour.
+    public var sendsPerAddressPerHour = 10
+    /// Sends requested by one client IP per hour.
+    public var sendsPerIPPerHour = 100
+}
+
+/// Everything `actionlinks serve` reads beyond the allow-list and the apps.
+public struct ServiceSettings: Sendable {
+    /// `server`.
+    public var server = ServerSettings()
+    /// `project`.
+    public var project = ProjectSettings()
+    /// `linkDomains`; the first is the default link domain.
+    public var linkDomains: [LinkDomain]
+    /// Whether `linkDomains` was given (a production server must say which domains it answers for).
+    public var linkDomainsConfigured = false
+    /// `codes`.
+    public var codes = CodeSettings()
+    /// `store` (default `sqlite:<dataDirectory>/actionlinks.sqlite`).
+    public var store: StoreLocation
+    /// `dataDirectory`: keys generated on first start, and the default SQLite file.
+    public var dataDirectory = "data"
+    /// `passwords`.
+    public var passwords = PasswordSettings()
+    /// `signUp`: whether signing in with an email link may create an account.
+    public var signUpAllowed = true
+    /// `emulatorListing`: whether `GET /emulator/v1/projects/<id>/oobCodes` lists issued links.
+    public var emulatorListing = false
+    /// `mail`.
+    public var mail = MailSettings()
+    /// `limits`.
+    public var limits = LimitSettings()
+
+    /// The default settings: a development server on `http://localhost:8080`.
+    public init() {
+        linkDomains = [try! LinkDomain("http://localhost:8080")]
+        store = .sqlite(path: "data/actionlinks.sqlite")
+    }
+}
+
+extension ServiceSettings {
+    /// The checks that only matter to `serve` (`inspect --config` reads files without a server section):
+    /// a production server needs an admin token and its link domains.
+    public func checkServable(file: String) throws(ConfigurationError) {
+        if !server.development, server.adminToken == nil {
+            throw ConfigurationError(
+                file: file, mark: nil, key: "server.adminToken",
+                message: "expected an admin token (at least 32 characters) when server.development is false; set it here or in ACTIONLINKS_SERVER_ADMIN_TOKEN")
+        }
+        if !server.development, !linkDomainsConfigured {
+            throw ConfigurationError(
+                file: file, mark: nil, key: "linkDomains", message: "expected the link domain(s) this server answers for, e.g. [links.example.com]")
+        }
+    }
+}
+
+extension Reader {
+    /// Reads every section `serve` needs; each key may be overridden by an environment variable.
+    func service(_ top: [String: Node]) throws(ConfigurationError) -> ServiceSettings {
+        var settings = ServiceSettings()
+
+        let server = try mapping(top["server"], key: "server", known: ["host", "port", "development", "adminToken", "tls", "maximumBodyBytes"])
+        if let host = try optionalString(server["host"], key: "server.host") { settings.server.host = host }
+        if let port = server["port"] { settings.server.port = try integer(port, key: "server.port", in: 0...65535) }
+        if let flag = server["development"] { settings.server.development = try boolean(flag, key: "server.development") }
+        settings.server.adminToken = try optionalString(server["adminToken"], key: "server.adminToken")
+        if let size = server["maximumBodyBytes"] {
+            settings.server.maximumBodyBytes = try integer(size, key: "server.maximumBodyBytes", in: 1024...(16 << 20))
+        }
+        if let tlsNode = server["tls"] {
+            let tls = try mapping(tlsNode, key: "server.tls", known: ["certificate", "privateKey"])
+            guard let certificate = try optionalString(tls["certificate"], key: "server.tls.certificate"),
+                let key = try optionalString(tls["privateKey"], key: "server.tls.privateKey")
+            else { throw fail(tlsNode, "server.tls", "expected both certificate and privateKey (PEM file paths)") }
+            settings.server.tls = .init(certificate: certificate, privateKey: key)
+        }
+        if settings.server.development, !settings.server.isLoopback {
+            throw fail(server["development"], "server.development",
+                "a development server accepts 'Bearer owner' as the admin credential, so it must listen on a loopback address (127.0.0.1, ::1 or localhost), not '\(settings.server.host)'")
+        }
+        if let token = settings.server.adminToken, token.count < 32 {
+            throw fail(server["adminToken"], "server.adminToken", "expected at least 32 characters (use `openssl rand -hex 32`)")
+        }
+
+        let project = try mapping(top["project"], key: "project", known: ["id", "apiKey", "appName"])
+        if let id = try optionalString(project["id"], key: "project.id") {
+            guard id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }) else {
+                throw fail(project["id"], "project.id", "expected lower-case letters, digits and hyphens; got '\(id)'")
+            }
+            settings.project.id = id
+        }
+        if let key = try optionalString(project["apiKey"], key: "project.apiKey") {
+            guard key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "&") && $0 != UInt8(ascii: "#") }) else {
+                throw fail(project["apiKey"], "project.apiKey", "expected printable ASCII without spaces, '&' or '#'")
+            }
+            settings.project.apiKey = key
+        }
+        if let name = try optionalString(project["appName"], key: "project.appName") { settings.project.appName = name }
+
+        if let domains = top["linkDomains"] {
+            var parsed: [LinkDomain] = []
+            for (index, item) in try sequence(domains, key: "linkDomains").enumerated() {
+                let text = try string(item, key: "linkDomains[\(index)]")
+                do throws(LinkDomainError) {
+                    parsed.append(try LinkDomain(text))
+                } catch {
+                    throw fail(item, "linkDomains[\(index)]", error.message + "; got '\(text)'")
+                }
+            }
+            guard !parsed.isEmpty else { throw fail(domains, "linkDomains", "expected at least one link domain") }
+            settings.linkDomains = parsed
+            settings.linkDomainsConfigured = true
+        }
+
+        let codes = try mapping(top["codes"], key: "codes", known: ["lifetimes"])
+        let modes = ActionCodeLink.Mode.allCases.map(\.rawValue)
+        for (name, node) in try mapping(codes["lifetimes"], key: "codes.lifetimes", known: modes) {
+            settings.codes.lifetimes[ActionCodeLink.Mode(rawValue: name)!] = try duration(node, key: "codes.lifetimes." + name)
+        }
+
+        if let directory = try optionalString(top["dataDirectory"], key: "dataDirectory") { settings.dataDirectory = directory }
+        settings.store = .sqlite(path: (settings.dataDirectory as NSString).appendingPathComponent("actionlinks.sqlite"))
+        if let storeNode = top["store"] {
+            let text = try string(storeNode, key: "store")
+            if text.hasPrefix("sqlite:"), text.count > 7 {
+                settings.store = .sqlite(path: String(text.dropFirst(7)))
+            } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+                settings.store = .postgres(url: text)
+            } else {
+                throw fail(storeNode, "store", "expected sqlite:<path> or postgres://user:password@host:port/database; got '\(text)'")
+            }
+        }
+
+        let passwords = try mapping(top["passwords"], key: "passwords", known: ["minimumLength", "maximumLength"])
+        if let value = passwords["minimumLength"] { settings.passwords.minimumLength = try integer(value, key: "passwords.minimumLength", in: 6...128) }
+        if let value = passwords["maximumLength"] {
+            settings.passwords.maximumLength = try integer(value, key: "passwords.maximumLength", in: settings.passwords.minimumLength...4096)
+        }
+        if let flag = top["signUp"] { settings.signUpAllowed = try boolean(flag, key: "signUp") }
+        if let flag = top["emulatorListing"] { settings.emulatorListing = try boolean(flag, key: "emulatorListing") }
+
+        let mail = try mapping(top["mail"], key: "mail", known: ["backend", "from", "sendmailCommand", "webhookUrl", "webhookToken", "attempts"])
+        if let from = try optionalString(mail["from"], key: "mail.from") { settings.mail.from = from }
+        if let attempts = mail["attempts"] { settings.mail.attempts = try integer(attempts, key: "mail.attempts", in: 1...20) }
+        switch try optionalString(mail["backend"], key: "mail.backend") ?? "log" {
+        case "log":
+            settings.mail.backend = .log
+        case "sendmail":
+            let command = try optionalString(mail["sendmailCommand"], key: "mail.sendmailCommand") ?? "/usr/sbin/sendmail -t -i"
+            settings.mail.backend = .sendmail(command: command.split(separator: " ").map(String.init))
+        case "webhook":
+            guard let url = try optionalString(mail["webhookUrl"], key: "mail.webhookUrl"),
+                url.hasPrefix("https://") || url.hasPrefix("http://127.0.0.1") || url.hasPrefix("http://localhost")
+            else {
+                throw fail(mail["webhookUrl"] ?? mail["backend"], "mail.webhookUrl",
+                    "expected the https URL the webhook backend POSTs each message to (http only on 127.0.0.1 or localhost)")
+            }
+            settings.mail.backend = .webhook(url: url, bearerToken: try optionalString(mail["webhookToken"], key: "mail.webhookToken"))
+        case let other:
+            throw fail(mail["backend"], "mail.backend", "expected log, sendmail or webhook; got '\(other)'")
+        }
+
+        let limits = try mapping(top["limits"], key: "limits", known: ["sendsPerAddressPerHour", "sendsPerIPPerHour"])
+        if let value = limits["sendsPerAddressPerHour"] {
+            settings.limits.sendsPerAddressPerHour = try integer(value, key: "limits.sendsPerAddressPerHour", in: 1...1_000_000)
+        }
+        if let value = limits["sendsPerIPPerHour"] {
+            settings.limits.sendsPerIPPerHour = try integer(value, key: "limits.sendsPerIPPerHour", in: 1...100_000_000)
+        }
+        return settings
+    }
+
+    func integer(_ node: Node, key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let value = node.int, range.contains(value) else {
+            throw fail(node, key, "expected a whole number from \(range.lowerBound) to \(range.upperBound); got '\(node.scalar?.string ?? "a non-scalar")'")
+        }
+        return value
+    }
+
+    func boolean(_ node: Node, key: String) throws(ConfigurationError) -> Bool {
+        guard let value = node.bool else { throw fail(node, key, "expected true or false; got '\(node.scalar?.string ?? "a non-scalar")'") }
+        return value
+    }
+
+    /// `90s`, `30m`, `1h`, `3d` or a number of seconds.
+    func duration(_ node: Node, key: String) throws(ConfigurationError) -> Int {
+        let text = node.scalar?.string ?? ""
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var seconds: Int?
+        if let last = text.last, let unit = units[last], let count = Int(text.dropLast()) {
+            seconds = count * unit
+        } else if let count = Int(text) {
+            seconds = count
+        }
+        guard let seconds, (1...(30 * 86400)).contains(seconds) else {
+            throw fail(node, key, "expected a lifetime from 1s to 30d such as 90m, 1h or 3d; got '\(text)'")
+        }
+        return seconds
+    }
+}
+
+/// Environment variables that override configuration keys.
+///
+/// The name of a key's variable is `ACTIONLINKS_` followed by its path in upper snake case, a `_`
+/// between the parts: `server.port` → `ACTIONLINKS_SERVER_PORT`, `project.apiKey` →
+/// `ACTIONLINKS_PROJECT_API_KEY`, `codes.lifetimes.signIn` → `ACTIONLINKS_CODES_LIFETIMES_SIGN_IN`.
+/// List keys (`linkDomains`, `continueUrls.allow`) take comma-separated values.
+public enum EnvironmentOverrides {
+    /// Every key that an environment variable may set.
+    public static let keys: [String] =
+        [
+            "server.host", "server.port", "server.development", "server.adminToken", "server.maximumBodyBytes",
+            "server.tls.certificate", "server.tls.privateKey", "project.id", "project.apiKey", "project.appName",
+            "linkDomains", "continueUrls.allow", "continueUrls.defaultOrigin", "store", "dataDirectory",
+            "passwords.minimumLength", "passwords.maximumLength", "signUp", "emulatorListing", "mail.backend", "mail.from",
+            "mail.sendmailCommand", "mail.webhookUrl", "mail.webhookToken", "mail.attempts", "limits.sendsPerAddressPerHour",
+            "limits.sendsPerIPPerHour",
+        ] + ActionCodeLink.Mode.allCases.map { "codes.lifetimes." + $0.rawValue }
+
+    static let listKeys: Set<String> = ["linkDomains", "continueUrls.allow"]
+
+    /// The variable that overrides `key`.
+    public static func variable(for key: String) -> String {
+        var name = "ACTIONLINKS"
+        for part in key.split(separator: ".") {
+            name += "_"
+            for character in part {
+                if character.isUppercase { name += "_" }
+                name += character.uppercased()
+            }
+        }
+        return name
+    }
+
+    /// The tree with each set variable's value in place of its key; also returns which keys came
+    /// from which variable, so errors can name the variable instead of a line.
+    static func apply(_ environment: [String: String], to root: Node?) -> (Node, [String: String]) {
+        var tree = root ?? Node.mapping([:])
+        if case .scalar = tree, tree.null != nil { tree = Node.mapping([:]) }
+        var sources: [String: String] = [:]
+        for key in keys {
+            let variable = variable(for: key)
+            guard let value = environment[variable] else { continue }
+            let node: Node =
+                listKeys.contains(key)
+                ? .sequence(.init(value.split(separator: ",").map { Node.scalar(.init($0.trimmingCharacters(in: .whitespaces))) }))
+                : .scalar(.init(value))
+            tree = set(node, at: key.split(separator: ".").map(String.init)[...], in: tree)
+            sources[key] = variable
+        }
+        return (tree, sources)
+    }
+
+    private static func set(_ value: Node, at path: ArraySlice<String>, in node: Node) -> Node {
+        guard let first = path.first else { return value }
+        var mapping = node.mapping ?? Node.Mapping([])
+        let child = mapping[first] ?? Node.mapping([:])
+        mapping[first] = set(value, at: path.dropFirst(), in: child.mapping == nil ? Node.mapping([:]) : child)
+        return .mapping(mapping)
+    }
+}

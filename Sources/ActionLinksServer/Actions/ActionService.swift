@@ -1,0 +1,439 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Crypto
+import Foundation
+import Logging
+
+/// The life of a code (DESIGN §2, §6): issue, look up, consume and apply. The REST API and the pages
+/// both go through here, so a link behaves the same whichever way it is completed.
+public final class ActionService: Sendable {
+    let settings: ServiceSettings
+    let policy: ContinueURLPolicy
+    let apps: AppsConfiguration
+    let codes: any CodeStore
+    let accounts: any AccountStore
+    let keys: ServerKeys
+    let passwords: PasswordHasher
+    let tokens: TokenIssuer
+    let mailer: Mailer
+    let listing: IssuedLinkListing?
+    let logger: Logger
+
+    /// A service over the given stores, keys and mail delivery.
+    public init(
+        configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, keys: ServerKeys,
+        passwords: PasswordHasher = PasswordHasher(), mailer: Mailer, logger: Logger
+    ) {
+        settings = configuration.service
+        policy = configuration.continueURLs
+        apps = configuration.apps
+        self.codes = codes
+        self.accounts = accounts
+        self.keys = keys
+        self.passwords = passwords
+        self.mailer = mailer
+        tokens = TokenIssuer(key: keys.signingKey, projectID: configuration.service.project.id)
+        listing = configuration.service.emulatorListing ? IssuedLinkListing() : nil
+        self.logger = logger
+    }
+
+    // MARK: Issue
+
+    /// What a caller asks for when it asks for a link.
+    public struct IssueRequest: Sendable {
+        /// The mode of the link.
+        public var mode: ActionCodeLink.Mode
+        /// The address (for the admin, or a public password-reset or sign-in request).
+        public var email: String?
+        /// The new address (`verifyAndChangeEmail`).
+        public var newEmail: String?
+        /// An ID token that names the account (public `verifyEmail` and `verifyAndChangeEmail` requests).
+        public var idToken: String?
+        /// The tenant ("" for the project).
+        public var tenantID = ""
+        /// The continue URL, checked against the allow-list.
+        public var continueURL: String?
+        /// The language of the email and the landing page.
+        public var languageCode: String?
+        /// Whether the app completes the action itself (mobile link when an app is named).
+        public var canHandleCodeInApp = false
+        /// The iOS app's bundle ID.
+        public var iOSBundleID: String?
+        /// The Android app's package name.
+        public var androidPackageName: String?
+        /// Whether the Android fallback should offer to install the app.
+        public var androidInstallApp = false
+        /// The lowest Android app version that can handle the link.
+        public var androidMinimumVersion: String?
+        /// The link domain to build the link on (one of the configured ones).
+        public var linkDomain: String?
+        /// The admin asked (may learn whether an address exists; may have the link returned).
+        public var isAdmin = false
+        /// Return the link instead of emailing it (admin only).
+        public var returnLink = false
+        /// The client's address, for the per-IP send limit.
+        public var clientAddress: String?
+
+        /// A request for a `mode` link.
+        public init(mode: ActionCodeLink.Mode) { self.mode = mode }
+    }
+
+    /// A link that was issued.
+    public struct IssuedLink: Sendable {
+        /// The link to open.
+        public var link: String
+        /// The code in it.
+        public var code: String
+        /// The address it was sent (or is for).
+        public var email: String
+    }
+
+    /// Issues a code and returns the link (`returnLink`) or emails it. Returns `nil` when nothing was
+    /// sent because the address has no account: the caller answers exactly as if it had been sent.
+    public func issue(_ request: IssueRequest) async throws(FirebaseError) -> IssuedLink? {
+        let now = Timestamp.now
+        if request.returnLink, !request.isAdmin { throw FirebaseError.insufficientPermission }
+        let domain = try linkDomain(request.linkDomain)
+        let continueURL = try checkedContinueURL(request.continueURL, required: request.mode == .signIn)
+        var email: String
+        var newEmail: String?
+        var account: Account?
+
+        switch request.mode {
+        case .resetPassword, .signIn:
+            guard let given = request.email, !given.isEmpty else { throw FirebaseError.missingEmail }
+            guard let canonical = Self.canonicalEmail(given) else { throw FirebaseError.invalidEmail }
+            email = canonical
+        case .verifyEmail, .verifyAndChangeEmail:
+            if let idToken = request.idToken {
+                account = try await self.account(fromIDToken: idToken, tenantID: request.tenantID, now: now)
+                guard let address = account?.email else { throw FirebaseError.missingEmail }
+                email = address
+            } else if request.isAdmin, let given = request.email {
+                guard let canonical = Self.canonicalEmail(given) else { throw FirebaseError.invalidEmail }
+                email = canonical
+            } else if request.email != nil {
+                throw FirebaseError(400, "MISSING_ID_TOKEN", "a verification link for a signed-in user needs idToken")
+            } else {
+                throw FirebaseError.missingEmail
+            }
+            if request.mode == .verifyAndChangeEmail {
+                guard let given = request.newEmail, !given.isEmpty else { throw FirebaseError(400, "MISSING_NEW_EMAIL") }
+                guard let canonical = Self.canonicalEmail(given) else { throw FirebaseError(400, "INVALID_NEW_EMAIL") }
+                newEmail = canonical
+            }
+        case .recoverEmail, .revertSecondFactorAddition:
+            throw FirebaseError(400, "INVALID_REQ_TYPE", "\(request.mode.requestType) links are sent by the server itself, not on request")
+        }
+
+        if !request.isAdmin { try await checkSendLimits(email: email, tenantID: request.tenantID, clientAddress: request.clientAddress, now: now) }
+
+        if account == nil { account = try await storeCall { try await self.accounts.account(email: email, tenantID: request.tenantID) } }
+        if account == nil, request.mode != .signIn || !settings.signUpAllowed {
+            // The same answer whether or not the address exists; only the admin learns which.
+            if request.isAdmin { throw FirebaseError.emailNotFound }
+            logger.info("link not sent: no such account", metadata: ["mode": "\(request.mode.rawValue)"])
+            return nil
+        }
+        if let newEmail, let taken = try await storeCall({ try await self.accounts.account(email: newEmail, tenantID: request.tenantID) }),
+            taken.localID != account?.localID
+        {
+            throw FirebaseError.emailExists
+        }
+
+        var appSettings: [String: String] = [:]
+        if let bundle = request.iOSBundleID { appSettings["iOSBundleId"] = bundle }
+        if let package = request.androidPackageName { appSettings["androidPackageName"] = package }
+        if let version = request.androidMinimumVersion { appSettings["androidMinimumVersion"] = version }
+        if request.androidInstallApp { appSettings["androidInstallApp"] = "true" }
+        if request.canHandleCodeInApp { appSettings["canHandleCodeInApp"] = "true" }
+
+        let code = Secrets.token()
+        let record = ActionCodeRecord(
+            hash: keys.newCodeHash(code), mode: request.mode, tenantID: request.tenantID, accountID: account?.localID, email: email,
+            newEmail: newEmail, continueURL: continueURL, languageCode: request.languageCode,
+            appSettings: appSettings.isEmpty ? nil : String(decoding: try! JSONSerialization.data(withJSONObject: appSettings, options: [.sortedKeys]), as: UTF8.self),
+            createdAt: now, expiresAt: now + Timestamp(settings.codes.lifetime(of: request.mode)) * 1000)
+        try await storeCall { try await self.codes.issue(record) }
+
+        let action = ActionCodeLink(
+            mode: request.mode, oobCode: code, apiKey: settings.project.apiKey, continueURL: continueURL, languageCode: request.languageCode,
+            tenantID: request.tenantID.isEmpty ? nil : request.tenantID)
+        let mobile = request.canHandleCodeInApp && (request.iOSBundleID != nil || request.androidPackageName != nil)
+        let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
+        let recipient = newEmail ?? email
+        listing?.record(email: recipient, mode: request.mode, code: code, link: link)
+        if !request.returnLink {
+            await mailer.send(mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
+        }
+        return IssuedLink(link: link, code: code, email: recipient)
+    }
+
+    /// Issues the `recoverEmail` code that lets the old address undo an email change, and mails it.
+    func issueRecovery(account: Account, oldEmail: String, newEmail: String, languageCode: String?, now: Timestamp) async throws(FirebaseError) {
+        let code = Secrets.token()
+        let record = ActionCodeRecord(
+            hash: keys.newCodeHash(code), mode: .recoverEmail, tenantID: account.tenantID, accountID: account.localID, email: oldEmail,
+            newEmail: newEmail, languageCode: languageCode, createdAt: now,
+            expiresAt: now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000)
+        try await storeCall { try await self.codes.issue(record) }
+        let link = ActionCodeLink(
+            mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: languageCode,
+            tenantID: account.tenantID.isEmpty ? nil : account.tenantID
+        ).webLink(on: settings.linkDomains[0])
+        listing?.record(email: oldEmail, mode: .recoverEmail, code: code, link: link)
+        await mailer.send(mode: .recoverEmail, to: oldEmail, link: link, languageCode: languageCode, appName: settings.project.appName)
+    }
+
+    // MARK: Look up and complete
+
+    /// Looks a code up without consuming it (GET of a link, `accounts:resetPassword` with only `oobCode`).
+    public func check(code: String, tenantID: String? = nil) async throws(FirebaseError) -> ActionCodeRecord {
+        guard Self.isWellFormedCode(code) else { throw FirebaseError.invalidCode }
+        switch try await storeCall({ try await self.codes.lookup(hashes: self.keys.codeHashes(code), now: .now) }) {
+        case .live(let record):
+            if let tenantID, tenantID != record.tenantID { throw FirebaseError.invalidCode }
+            return record
+        case .expired: throw FirebaseError.expiredCode
+        case .invalid: throw FirebaseError.invalidCode
+        }
+    }
+
+    /// What completing a code did.
+    public struct Completion: Sendable {
+        /// The consumed code.
+        public var record: ActionCodeRecord
+        /// The account afterwards.
+        public var account: Account
+        /// For sign-in: whether the account was created, and the session's tokens.
+        public var isNewUser = false
+        /// The ID token of a sign-in.
+        public var idToken: String?
+        /// The refresh token of a sign-in.
+        public var refreshToken: String?
+    }
+
+    /// Sets a new password with a `resetPassword` code. The password is checked before the code is
+    /// consumed, so a rejected password leaves the link usable.
+    public func resetPassword(code: String, newPassword: String, tenantID: String?, consumer: String) async throws(FirebaseError) -> Completion {
+        try checkPasswordPolicy(newPassword)
+        let record = try await check(code: code, tenantID: tenantID)
+        guard record.mode == .resetPassword else { throw FirebaseError.invalidCode }
+        guard let accountID = record.accountID else { throw FirebaseError.invalidCode }
+        let hash: String
+        do {
+            hash = try await passwords.hash(newPassword)
+        } catch {
+            throw FirebaseError(500, "INTERNAL_ERROR", "the password could not be hashed")
+        }
+        let consumed = try await consume(code: code, modes: [.resetPassword], consumer: consumer)
+        let account = try await storeCall {
+            try await self.accounts.resetPassword(accountID: accountID, tenantID: consumed.tenantID, passwordHash: hash, now: .now)
+        }
+        logger.info("password reset", metadata: ["account": "\(accountID)"])
+        return Completion(record: consumed, account: account)
+    }
+
+    /// Completes an email-link sign-in: `email` must be the address the link was sent to.
+    public func signIn(code: String, email: String, tenantID: String?, consumer: String) async throws(FirebaseError) -> Completion {
+        guard !email.isEmpty else { throw FirebaseError.missingEmail }
+        guard let canonical = Self.canonicalEmail(email) else { throw FirebaseError.invalidEmail }
+        let record = try await check(code: code, tenantID: tenantID)
+        guard record.mode == .signIn else { throw FirebaseError.invalidCode }
+        guard canonical == record.email else {
+            throw FirebaseError(400, "INVALID_EMAIL", "The email provided does not match the sign-in email address.")
+        }
+        let consumed = try await consume(code: code, modes: [.signIn], consumer: consumer)
+        let now = Timestamp.now
+        guard
+            let result = try await storeCall({
+                try await self.accounts.signInWithEmailLink(
+                    email: consumed.email, tenantID: consumed.tenantID, newAccountID: Secrets.accountID(), createIfMissing: self.settings.signUpAllowed,
+                    now: now)
+            })
+        else { throw FirebaseError(400, "ADMIN_ONLY_OPERATION", "signing up is turned off for this project") }
+        if result.removedUnverifiedPassword {
+            logger.notice("sign-in link removed an unverified password and revoked sessions", metadata: ["account": "\(result.account.localID)"])
+        }
+        let refresh = Secrets.token()
+        try await storeCall {
+            try await self.accounts.addRefreshToken(
+                hash: Self.refreshTokenHash(refresh), accountID: result.account.localID, tenantID: result.account.tenantID, now: now)
+        }
+        return Completion(
+            record: consumed, account: result.account, isNewUser: result.isNewUser,
+            idToken: tokens.idToken(for: result.account, signInProvider: "password", now: now), refreshToken: refresh)
+    }
+
+    /// Applies a `verifyEmail`, `verifyAndChangeEmail` or `recoverEmail` code.
+    public func apply(code: String, tenantID: String?, consumer: String) async throws(FirebaseError) -> Completion {
+        let record = try await check(code: code, tenantID: tenantID)
+        guard [.verifyEmail, .verifyAndChangeEmail, .recoverEmail].contains(record.mode), let accountID = record.accountID else {
+            throw FirebaseError.invalidCode
+        }
+        let consumed = try await consume(code: code, modes: [record.mode], consumer: consumer)
+        let now = Timestamp.now
+        let account: Account
+        switch consumed.mode {
+        case .verifyEmail:
+            account = try await storeCall {
+                try await self.accounts.verifyEmail(accountID: accountID, tenantID: consumed.tenantID, email: consumed.email, now: now)
+            }
+        case .verifyAndChangeEmail:
+            guard let newEmail = consumed.newEmail else { throw FirebaseError.invalidCode }
+            account = try await storeCall {
+                try await self.accounts.changeEmail(accountID: accountID, tenantID: consumed.tenantID, from: consumed.email, to: newEmail, now: now)
+            }
+            try await issueRecovery(account: account, oldEmail: consumed.email, newEmail: newEmail, languageCode: consumed.languageCode, now: now)
+        default:
+            guard let changedTo = consumed.newEmail else { throw FirebaseError.invalidCode }
+            account = try await storeCall {
+                try await self.accounts.changeEmail(accountID: accountID, tenantID: consumed.tenantID, from: changedTo, to: consumed.email, now: now)
+            }
+        }
+        return Completion(record: consumed, account: account)
+    }
+
+    private func consume(code: String, modes: Set<ActionCodeLink.Mode>, consumer: String) async throws(FirebaseError) -> ActionCodeRecord {
+        switch try await storeCall({ try await self.codes.consume(hashes: self.keys.codeHashes(code), modes: modes, now: .now, by: consumer) }) {
+        case .consumed(let record): return record
+        case .expired: throw FirebaseError.expiredCode
+        case .invalid: throw FirebaseError.invalidCode
+        }
+    }
+
+    // MARK: Accounts
+
+    /// The account an ID token names, if the token is valid and not revoked.
+    public func account(fromIDToken token: String, tenantID: String, now: Timestamp) async throws(FirebaseError) -> Account {
+        guard let claims = tokens.verify(token, now: now), let id = claims["sub"] as? String else { throw FirebaseError.invalidIDToken }
+        let tokenTenant = (claims["firebase"] as? [String: Any])?["tenant"] as? String ?? ""
+        guard tokenTenant == tenantID else { throw FirebaseError(400, "TENANT_ID_MISMATCH") }
+        guard let account = try await storeCall({ try await self.accounts.account(id: id, tenantID: tenantID) }) else {
+            throw FirebaseError.userNotFound
+        }
+        if let issued = claims["iat"] as? Int, Int64(issued) < account.validSince { throw FirebaseError(400, "TOKEN_EXPIRED") }
+        return account
+    }
+
+    /// Creates an account (admin), hashing its password.
+    public func createAccount(email: String?, password: String?, emailVerified: Bool, displayName: String?, localID: String?, tenantID: String)
+        async throws(FirebaseError) -> Account
+    {
+        var canonical: String?
+        if let email {
+            guard let valid = Self.canonicalEmail(email) else { throw FirebaseError.invalidEmail }
+            canonical = valid
+        }
+        var hash: String?
+        if let password {
+            try checkPasswordPolicy(password)
+            do { hash = try await passwords.hash(password) } catch { throw FirebaseError(500, "INTERNAL_ERROR", "the password could not be hashed") }
+        }
+        if let localID, localID.isEmpty || localID.utf8.count > 128 { throw FirebaseError(400, "INVALID_LOCAL_ID") }
+        let now = Timestamp.now
+        let account = Account(
+            localID: localID ?? Secrets.accountID(), tenantID: tenantID, email: canonical, emailVerified: emailVerified, passwordHash: hash,
+            passwordUpdatedAt: hash == nil ? nil : now, displayName: displayName, createdAt: now)
+        do {
+            try await accounts.create(account)
+        } catch AccountStoreError.emailExists {
+            throw FirebaseError.emailExists
+        } catch {
+            throw unavailable(error)
+        }
+        return account
+    }
+
+    func checkPasswordPolicy(_ password: String) throws(FirebaseError) {
+        guard !password.isEmpty else { throw FirebaseError(400, "MISSING_PASSWORD") }
+        let minimum = settings.passwords.minimumLength
+        guard password.count >= minimum else {
+            throw FirebaseError(400, "WEAK_PASSWORD", "Password should be at least \(minimum) characters")
+        }
+        guard password.count <= settings.passwords.maximumLength else {
+            throw FirebaseError(400, "WEAK_PASSWORD", "Password should be at most \(settings.passwords.maximumLength) characters")
+        }
+    }
+
+    // MARK: Checks
+
+    func linkDomain(_ requested: String?) throws(FirebaseError) -> LinkDomain {
+        guard let requested, !requested.isEmpty else { return settings.linkDomains[0] }
+        guard let domain = try? LinkDomain(requested), let known = settings.linkDomains.first(where: { $0.host == domain.host && $0.port == domain.port })
+        else {
+            throw FirebaseError(400, "INVALID_HOSTING_LINK_DOMAIN", "The provided link domain is not configured for this project.")
+        }
+        return known
+    }
+
+    /// The re-serialised, allow-listed continue URL; `nil` when none was given.
+    func checkedContinueURL(_ given: String?, required: Bool) throws(FirebaseError) -> String? {
+        guard let given, !given.isEmpty else {
+            if required { throw FirebaseError(400, "MISSING_CONTINUE_URI", "A continue URL must be provided in the request.") }
+            return nil
+        }
+        switch policy.evaluate(given) {
+        case .allowed(let url): return url
+        case .rejected(let rejection):
+            if rejection.code == .notAllowed {
+                throw FirebaseError(400, "UNAUTHORIZED_DOMAIN", "Domain not allowlisted by project")
+            }
+            throw FirebaseError(400, "INVALID_CONTINUE_URI", "The continue URL provided in the request is invalid: \(rejection.message)")
+        }
+    }
+
+    func checkSendLimits(email: String, tenantID: String, clientAddress: String?, now: Timestamp) async throws(FirebaseError) {
+        let hour: Timestamp = 3_600_000
+        var keys = ["address:\(tenantID):\(email)"]
+        if let clientAddress { keys.append("ip:" + clientAddress) }
+        let counts = try await storeCall { try await self.codes.countEvents(keys: keys, windowStart: now - now % hour) }
+        if counts[0] > settings.limits.sendsPerAddressPerHour { throw FirebaseError.tooManyAttempts }
+        if counts.count > 1, counts[1] > settings.limits.sendsPerIPPerHour { throw FirebaseError.tooManyAttempts }
+    }
+
+    /// Runs a store call, turning a store failure into `UNAVAILABLE` (logged without secrets).
+    func storeCall<T>(_ body: () async throws -> T) async throws(FirebaseError) -> T {
+        do {
+            return try await body()
+        } catch let error as FirebaseError {
+            throw error
+        } catch AccountStoreError.emailExists {
+            throw FirebaseError.emailExists
+        } catch AccountStoreError.accountNotFound {
+            throw FirebaseError.userNotFound
+        } catch AccountStoreError.emailChanged {
+            throw FirebaseError.invalidCode
+        } catch {
+            throw unavailable(error)
+        }
+    }
+
+    func unavailable(_ error: any Error) -> FirebaseError {
+        logger.error("store call failed", metadata: ["error": "\(error)"])
+        return FirebaseError.unavailable
+    }
+
+    /// The canonical form of an address (trimmed, lower-cased), or `nil` when it is not one.
+    public static func canonicalEmail(_ text: String) -> String? {
+        let email = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64, !parts[1].isEmpty,
+            !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !parts[1].contains(".."),
+            email.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !"<>()[]\\,;:\"".unicodeScalars.contains($0) })
+        else { return nil }
+        return email
+    }
+
+    /// Whether `code` has the shape of a code this server issues (43 base64url characters).
+    static func isWellFormedCode(_ code: String) -> Bool {
+        code.utf8.count == 43
+            && code.utf8.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+            }
+    }
+
+    static func refreshTokenHash(_ token: String) -> Data {
+        Data(SHA256.hash(data: Data(token.utf8)))
+    }
+}

@@ -1,0 +1,186 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The request context: what the responder needs beyond the request itself.
+public struct ServerRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The client's IP address (of the socket; a proxy's when one is in front).
+    public let clientAddress: String?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress
+    }
+}
+
+/// Routes every request of the link domain (DESIGN §4) with one `switch` on the path: the routes
+/// are few and fixed, and the association files are answered before anything else is looked at.
+public struct LinkDomainResponder: HTTPResponder {
+    public typealias Context = ServerRequestContext
+
+    let service: ActionService
+    let pages: ActionPages
+    let api: RESTAPI
+    let staticFiles: StaticFiles
+    let appleAssociation: PrebuiltJSON?
+    let assetLinks: PrebuiltJSON?
+    let jwks: PrebuiltJSON
+
+    /// A responder over a service and the loaded `www/`.
+    public init(service: ActionService, templates: PageTemplates, staticFiles: StaticFiles) throws {
+        self.service = service
+        self.staticFiles = staticFiles
+        pages = ActionPages(service: service, templates: templates)
+        api = RESTAPI(service: service)
+        let generator = AssociationGenerator(configuration: service.apps)
+        appleAssociation = service.apps.appleApps.isEmpty ? nil : PrebuiltJSON(try generator.appleAppSiteAssociation(), maxAge: 300)
+        assetLinks = service.apps.androidApps.isEmpty ? nil : PrebuiltJSON(try generator.assetLinks(), maxAge: 300)
+        jwks = PrebuiltJSON(Array(service.tokens.jwks), maxAge: 3600)
+    }
+
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        let path = request.uri.path
+        switch path {
+        case "/.well-known/apple-app-site-association", "/apple-app-site-association":
+            return association(appleAssociation, request)
+        case "/.well-known/assetlinks.json":
+            return association(assetLinks, request)
+        case "/.well-known/jwks.json":
+            return association(jwks, request)
+        case "/healthz":
+            return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        case ActionCodeLink.actionPath:
+            return await pages.action(request, context: context)
+        case ActionCodeLink.mobileLinkPath:
+            return await pages.mobileLink(request, context: context)
+        default:
+            if path.hasPrefix("/v1/") || path.hasPrefix("/identitytoolkit.googleapis.com/v1/") || path.hasPrefix("/emulator/") {
+                return await api.respond(to: request, context: context)
+            }
+            if path.hasPrefix("/__/") { return pages.notFound(request) }
+            return staticFiles.respond(to: request) ?? pages.notFound(request)
+        }
+    }
+
+    func association(_ file: PrebuiltJSON?, _ request: Request) -> Response {
+        guard request.method == .get || request.method == .head else {
+            return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
+        }
+        guard let file else {
+            return Response(status: .notFound, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(string: "{}")))
+        }
+        return file.response(for: request)
+    }
+}
+
+/// A JSON document built once, with its ETag, answered from memory.
+struct PrebuiltJSON: Sendable {
+    let body: ByteBuffer
+    let headers: HTTPFields
+    let etag: String
+
+    init(_ bytes: [UInt8], maxAge: Int) {
+        body = ByteBuffer(bytes: bytes)
+        etag = "\"" + StaticFiles.digest(bytes) + "\""
+        headers = [.contentType: "application/json", .eTag: etag, .cacheControl: "public, max-age=\(maxAge)"]
+    }
+
+    func response(for request: Request) -> Response {
+        if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: headers) }
+        if request.method == .head {
+            var headers = headers
+            headers[.contentLength] = String(body.readableBytes)
+            return Response(status: .ok, headers: headers)
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+    }
+}
+
+/// The files of `www/` (other than templates, mail and strings), loaded into memory at start.
+public struct StaticFiles: Sendable {
+    struct File: Sendable {
+        let body: ByteBuffer
+        let headers: HTTPFields
+        let etag: String
+    }
+
+    let files: [String: File]
+
+    /// Loads every file under `www` except the `templates`, `mail` and `strings` folders.
+    public init(www: String) throws {
+        var files: [String: File] = [:]
+        let root = URL(fileURLWithPath: www).standardizedFileURL.path
+        guard let walker = FileManager.default.enumerator(atPath: root) else { throw PageTemplatesError(path: www, message: "cannot read the folder") }
+        while let relative = walker.nextObject() as? String {
+            let first = relative.split(separator: "/").first.map(String.init) ?? ""
+            if ["templates", "mail", "strings"].contains(first) || relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) { continue }
+            let full = (root as NSString).appendingPathComponent(relative)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue,
+                let data = FileManager.default.contents(atPath: full)
+            else { continue }
+            let bytes = [UInt8](data)
+            let etag = "\"" + Self.digest(bytes) + "\""
+            let headers: HTTPFields = [
+                .contentType: Self.contentType(of: relative), .eTag: etag, .cacheControl: "public, max-age=300",
+                .xContentTypeOptions: "nosniff", .referrerPolicy: "no-referrer",
+            ]
+            let file = File(body: ByteBuffer(bytes: bytes), headers: headers, etag: etag)
+            files["/" + relative] = file
+            if relative == "index.html" { files["/"] = file } else if relative.hasSuffix("/index.html") {
+                files["/" + relative.dropLast("index.html".count)] = file
+            }
+        }
+        self.files = files
+    }
+
+    func respond(to request: Request) -> Response? {
+        guard let file = files[request.uri.path] else { return nil }
+        guard request.method == .get || request.method == .head else { return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"]) }
+        if request.headers[.ifNoneMatch] == file.etag { return Response(status: .notModified, headers: file.headers) }
+        if request.method == .head {
+            var headers = file.headers
+            headers[.contentLength] = String(file.body.readableBytes)
+            return Response(status: .ok, headers: headers)
+        }
+        return Response(status: .ok, headers: file.headers, body: .init(byteBuffer: file.body))
+    }
+
+    static func contentType(of path: String) -> String {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "html": "text/html; charset=utf-8"
+        case "css": "text/css; charset=utf-8"
+        case "js": "text/javascript; charset=utf-8"
+        case "json": "application/json"
+        case "svg": "image/svg+xml"
+        case "png": "image/png"
+        case "ico": "image/x-icon"
+        case "txt": "text/plain; charset=utf-8"
+        case "webmanifest": "application/manifest+json"
+        default: "application/octet-stream"
+        }
+    }
+
+    /// A short content hash for ETags (FNV-1a 64; not a security boundary).
+    static func digest(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(hash, radix: 16)
+    }
+}
+
+extension HTTPField.Name {
+    static let xContentTypeOptions = Self("X-Content-Type-Options")!
+    static let referrerPolicy = Self("Referrer-Policy")!
+    static let xRobotsTag = Self("X-Robots-Tag")!
+    static let xFrameOptions = Self("X-Frame-Options")!
+    static let contentSecurityPolicy = Self("Content-Security-Policy")!
+    static let googAPIKey = Self("x-goog-api-key")!
+    static let firebaseLocale = Self("X-Firebase-Locale")!
+    static let secFetchSite = Self("Sec-Fetch-Site")!
+}

@@ -1,0 +1,316 @@
+import ActionLinks
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The Identity-Toolkit-compatible REST subset (DESIGN §4), mounted at `/v1/...` and under
+/// `/identitytoolkit.googleapis.com/v1/...`, with the project (and tenant) in the path or not.
+struct RESTAPI: Sendable {
+    let service: ActionService
+
+    /// Who is calling.
+    enum Caller {
+        /// The admin credential (`Authorization: Bearer owner` on a development server, else the admin token).
+        case admin
+        /// A client with the project's API key.
+        case client
+    }
+
+    /// One parsed call: the operation (`sendOobCode`, or `create` for `.../accounts`) and the tenant in the path.
+    struct Call {
+        var operation: String
+        var tenantID: String?
+    }
+
+    func respond(to request: Request, context: ServerRequestContext) async -> Response {
+        if request.method == .options { return preflight(request) }
+        var request = request
+        do {
+            let path = request.uri.path.hasPrefix("/identitytoolkit.googleapis.com/")
+                ? String(request.uri.path.dropFirst("/identitytoolkit.googleapis.com".count)) : request.uri.path
+            if path.hasPrefix("/emulator/") { return try listing(path, request) }
+            let call = try parse(path)
+            guard request.method == .post else { throw FirebaseError(404, "NOT_FOUND", "\(request.method) \(path) is not a method of this API") }
+            let caller = try authenticate(request)
+            let fields = try await body(&request)
+            let response = try await perform(call, caller: caller, fields: fields, request: request, context: context)
+            return json(response, status: .ok)
+        } catch let error as FirebaseError {
+            return failure(error)
+        } catch {
+            return failure(FirebaseError(500, "INTERNAL_ERROR"))
+        }
+    }
+
+    func parse(_ path: String) throws(FirebaseError) -> Call {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        guard parts.first == "v1" else { throw notFound(path) }
+        var rest = Array(parts.dropFirst())
+        var tenantID: String?
+        if rest.first == "projects" {
+            guard rest.count >= 3 else { throw notFound(path) }
+            guard rest[1] == service.settings.project.id else {
+                throw FirebaseError(400, "PROJECT_NOT_FOUND", "this server serves project '\(service.settings.project.id)', not '\(rest[1])'")
+            }
+            rest.removeFirst(2)
+            if rest.first == "tenants" {
+                guard rest.count >= 3, !rest[1].isEmpty else { throw notFound(path) }
+                tenantID = String(rest[1])
+                rest.removeFirst(2)
+            }
+        }
+        guard rest.count == 1 else { throw notFound(path) }
+        let name = rest[0]
+        if name == "accounts" { return Call(operation: "create", tenantID: tenantID) }
+        guard name.hasPrefix("accounts:") else { throw notFound(path) }
+        return Call(operation: String(name.dropFirst("accounts:".count)), tenantID: tenantID)
+    }
+
+    func notFound(_ path: String) -> FirebaseError { FirebaseError(404, "NOT_FOUND", "no method at \(path)") }
+
+    func authenticate(_ request: Request) throws(FirebaseError) -> Caller {
+        let settings = service.settings.server
+        if let authorization = request.headers[.authorization] {
+            guard authorization.hasPrefix("Bearer ") else { throw FirebaseError(401, "UNAUTHENTICATED", "expected Authorization: Bearer <admin token>") }
+            let token = authorization.dropFirst(7)
+            if settings.development, token == "owner" { return .admin }
+            if let admin = settings.adminToken, ConstantTime.equal(Array(token.utf8), Array(admin.utf8)) { return .admin }
+            throw FirebaseError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+        }
+        let key = request.uri.queryParameters["key"].map(String.init) ?? request.headers[.googAPIKey]
+        guard let key, !key.isEmpty else {
+            throw FirebaseError(403, "PERMISSION_DENIED", "The request is missing a valid API key (?key= or x-goog-api-key).")
+        }
+        guard ConstantTime.equal(Array(key.utf8), Array(service.settings.project.apiKey.utf8)) else {
+            throw FirebaseError(400, "API key not valid. Please pass a valid API key.")
+        }
+        return .client
+    }
+
+    func body(_ request: inout Request) async throws(FirebaseError) -> Fields {
+        let limit = service.settings.server.maximumBodyBytes
+        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
+            throw FirebaseError(415, "INVALID_CONTENT_TYPE", "expected Content-Type: application/json, got '\(type)'")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: limit)
+        } catch {
+            throw FirebaseError(413, "PAYLOAD_TOO_LARGE", "the request body is larger than \(limit) bytes")
+        }
+        guard buffer.readableBytes > 0 else { return Fields([:]) }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(buffer: buffer))
+        } catch {
+            throw FirebaseError(400, "INVALID_JSON", "Invalid JSON payload received: the body is not valid JSON")
+        }
+        guard let dictionary = object as? [String: Any] else { throw FirebaseError(400, "INVALID_JSON", "Invalid JSON payload received: expected a JSON object") }
+        return Fields(dictionary)
+    }
+
+    func perform(_ call: Call, caller: Caller, fields: Fields, request: Request, context: ServerRequestContext) async throws(FirebaseError)
+        -> [String: Any]
+    {
+        let bodyTenant = try fields.string("tenantId")
+        let tenantID = call.tenantID ?? bodyTenant ?? ""
+        let admin = caller == .admin
+        switch call.operation {
+        case "sendOobCode":
+            guard let type = try fields.string("requestType"), !type.isEmpty else { throw FirebaseError(400, "MISSING_REQ_TYPE") }
+            guard let mode = ActionCodeLink.Mode(requestType: type) else { throw FirebaseError(400, "INVALID_REQ_TYPE", "unknown requestType '\(type)'") }
+            var issue = ActionService.IssueRequest(mode: mode)
+            issue.email = try fields.string("email")
+            issue.newEmail = try fields.string("newEmail")
+            issue.idToken = try fields.string("idToken")
+            issue.tenantID = tenantID
+            issue.continueURL = try fields.string("continueUrl")
+            issue.canHandleCodeInApp = try fields.bool("canHandleCodeInApp") ?? false
+            issue.iOSBundleID = try fields.firstString("iOSBundleId", "iosBundleId")
+            issue.androidPackageName = try fields.string("androidPackageName")
+            issue.androidInstallApp = try fields.bool("androidInstallApp") ?? false
+            issue.androidMinimumVersion = try fields.version("androidMinimumVersion")
+            if issue.androidMinimumVersion == nil { issue.androidMinimumVersion = try fields.version("androidMinimumVersionCode") }
+            issue.linkDomain = try fields.firstString("linkDomain", "dynamicLinkDomain")
+            issue.languageCode = request.headers[.firebaseLocale].flatMap { $0.isEmpty ? nil : String($0.prefix(35)) }
+            issue.isAdmin = admin
+            issue.returnLink = try fields.bool("returnOobLink") ?? false
+            issue.clientAddress = context.clientAddress
+            let issued = try await service.issue(issue)
+            var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse"]
+            if let email = issued?.email ?? issue.email { response["email"] = email }
+            if issue.returnLink, let issued {
+                response["oobLink"] = issued.link
+                response["oobCode"] = issued.code
+            }
+            return response
+
+        case "resetPassword":
+            guard let code = try fields.string("oobCode"), !code.isEmpty else { throw FirebaseError.missingCode }
+            if let newPassword = try fields.string("newPassword") {
+                let done = try await service.resetPassword(code: code, newPassword: newPassword, tenantID: call.tenantID, consumer: consumer(context))
+                return ["kind": "identitytoolkit#ResetPasswordResponse", "email": done.record.email, "requestType": "PASSWORD_RESET"]
+            }
+            let record = try await service.check(code: code, tenantID: call.tenantID)
+            var response: [String: Any] = [
+                "kind": "identitytoolkit#ResetPasswordResponse", "email": record.email, "requestType": record.mode.requestType,
+            ]
+            if let newEmail = record.newEmail { response["newEmail"] = newEmail }
+            return response
+
+        case "update":
+            guard let code = try fields.string("oobCode"), !code.isEmpty else {
+                throw FirebaseError.invalidArgument("this server applies action codes with accounts:update (oobCode); other account updates are not supported")
+            }
+            let done = try await service.apply(code: code, tenantID: call.tenantID, consumer: consumer(context))
+            var response = user(done.account)
+            response["kind"] = "identitytoolkit#SetAccountInfoResponse"
+            return response
+
+        case "signInWithEmailLink":
+            guard let code = try fields.string("oobCode"), !code.isEmpty else { throw FirebaseError.missingCode }
+            let done = try await service.signIn(code: code, email: try fields.string("email") ?? "", tenantID: call.tenantID, consumer: consumer(context))
+            return [
+                "kind": "identitytoolkit#EmailLinkSigninResponse", "idToken": done.idToken ?? "", "refreshToken": done.refreshToken ?? "",
+                "email": done.account.email ?? "", "localId": done.account.localID, "expiresIn": String(TokenIssuer.lifetime),
+                "isNewUser": done.isNewUser,
+            ]
+
+        case "lookup":
+            var found: [Account] = []
+            if let idToken = try fields.string("idToken") {
+                found.append(try await service.account(fromIDToken: idToken, tenantID: tenantID, now: .now))
+            } else {
+                guard admin else { throw FirebaseError(400, "MISSING_ID_TOKEN") }
+                for id in try fields.strings("localId") {
+                    if let account = try await service.storeCall({ try await self.service.accounts.account(id: id, tenantID: tenantID) }) {
+                        found.append(account)
+                    }
+                }
+                for email in try fields.strings("email") {
+                    guard let canonical = ActionService.canonicalEmail(email) else { continue }
+                    if let account = try await service.storeCall({ try await self.service.accounts.account(email: canonical, tenantID: tenantID) }),
+                        !found.contains(where: { $0.localID == account.localID })
+                    {
+                        found.append(account)
+                    }
+                }
+            }
+            var response: [String: Any] = ["kind": "identitytoolkit#GetAccountInfoResponse"]
+            if !found.isEmpty { response["users"] = found.map(user) }
+            return response
+
+        case "create":
+            guard admin else { throw FirebaseError.insufficientPermission }
+            let account = try await service.createAccount(
+                email: try fields.string("email"), password: try fields.string("password"), emailVerified: try fields.bool("emailVerified") ?? false,
+                displayName: try fields.string("displayName"), localID: try fields.string("localId"), tenantID: tenantID)
+            var response: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "localId": account.localID]
+            if let email = account.email { response["email"] = email }
+            return response
+
+        default:
+            throw FirebaseError(404, "NOT_FOUND", "accounts:\(call.operation) is not part of this server's API")
+        }
+    }
+
+    /// `GET /emulator/v1/projects/<id>/oobCodes`: the links this process issued (when enabled).
+    func listing(_ path: String, _ request: Request) throws(FirebaseError) -> Response {
+        let expected = "/emulator/v1/projects/\(service.settings.project.id)/oobCodes"
+        guard path == expected, let listing = service.listing else { throw FirebaseError(404, "NOT_FOUND", "no method at \(path)") }
+        guard request.method == .get else { throw FirebaseError(404, "NOT_FOUND", "use GET \(expected)") }
+        let codes: [[String: Any]] = listing.all.map {
+            ["email": $0.email, "oobCode": $0.code, "oobLink": $0.link, "requestType": $0.mode.requestType]
+        }
+        return json(["oobCodes": codes], status: .ok)
+    }
+
+    /// An account as `accounts:lookup` shows it (the password hash is never returned).
+    func user(_ account: Account) -> [String: Any] {
+        var user: [String: Any] = [
+            "localId": account.localID, "emailVerified": account.emailVerified, "disabled": account.disabled,
+            "createdAt": String(account.createdAt), "validSince": String(account.validSince),
+        ]
+        if let email = account.email { user["email"] = email }
+        if let name = account.displayName { user["displayName"] = name }
+        if let last = account.lastLoginAt { user["lastLoginAt"] = String(last) }
+        if !account.tenantID.isEmpty { user["tenantId"] = account.tenantID }
+        if account.passwordHash != nil {
+            user["passwordHash"] = "UkVEQUNURUQ="
+            if let updated = account.passwordUpdatedAt { user["passwordUpdatedAt"] = updated }
+            if let email = account.email {
+                user["providerUserInfo"] = [["providerId": "password", "federatedId": email, "email": email, "rawId": email]]
+            }
+        } else {
+            user["providerUserInfo"] = [[String: Any]]()
+        }
+        return user
+    }
+
+    func consumer(_ context: ServerRequestContext) -> String { "api " + (context.clientAddress ?? "?") }
+
+    func json(_ object: [String: Any], status: HTTPResponse.Status) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return Response(status: status, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    func failure(_ error: FirebaseError) -> Response {
+        Response(status: .init(code: error.status), headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: error.body)))
+    }
+
+    /// JSON, never cached, readable by web apps on any origin (as Google's endpoint is).
+    static let headers: HTTPFields = [
+        .contentType: "application/json; charset=utf-8", .cacheControl: "no-store", .accessControlAllowOrigin: "*",
+        .xContentTypeOptions: "nosniff",
+    ]
+
+    func preflight(_ request: Request) -> Response {
+        var headers: HTTPFields = [
+            .accessControlAllowOrigin: "*", .accessControlAllowMethods: "POST, GET, OPTIONS", .accessControlMaxAge: "3600",
+        ]
+        headers[.accessControlAllowHeaders] =
+            request.headers[.accessControlRequestHeaders] ?? "content-type, x-goog-api-key, x-firebase-locale, x-client-version, x-firebase-gmpid"
+        return Response(status: .noContent, headers: headers)
+    }
+}
+
+/// The fields of a JSON request body; a field of the wrong type is an error, an unknown one is ignored.
+struct Fields {
+    let values: [String: Any]
+
+    init(_ values: [String: Any]) { self.values = values }
+
+    func string(_ name: String) throws(FirebaseError) -> String? {
+        guard let value = values[name], !(value is NSNull) else { return nil }
+        guard let text = value as? String else { throw FirebaseError.invalidArgument("'\(name)' must be a string") }
+        return text
+    }
+
+    func firstString(_ names: String...) throws(FirebaseError) -> String? {
+        for name in names { if let value = try string(name) { return value } }
+        return nil
+    }
+
+    func bool(_ name: String) throws(FirebaseError) -> Bool? {
+        guard let value = values[name], !(value is NSNull) else { return nil }
+        if !(value is String), let flag = value as? Bool { return flag }
+        if let text = value as? String, text == "true" || text == "false" { return text == "true" }
+        throw FirebaseError.invalidArgument("'\(name)' must be true or false")
+    }
+
+    /// A version given as a string or a number (`androidMinimumVersion` is either, depending on the SDK).
+    func version(_ name: String) throws(FirebaseError) -> String? {
+        guard let value = values[name], !(value is NSNull) else { return nil }
+        if let text = value as? String { return text.isEmpty ? nil : String(text.prefix(64)) }
+        if let number = value as? NSNumber { return number.stringValue }
+        throw FirebaseError.invalidArgument("'\(name)' must be a string or a number")
+    }
+
+    func strings(_ name: String) throws(FirebaseError) -> [String] {
+        guard let value = values[name], !(value is NSNull) else { return [] }
+        if let text = value as? String { return [text] }
+        guard let list = value as? [Any], let texts = list as? [String] else { throw FirebaseError.invalidArgument("'\(name)' must be a list of strings") }
+        return texts
+    }
+}

@@ -1,0 +1,231 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One rendered email.
+public struct MailMessage: Sendable, Hashable {
+    /// The recipient's address.
+    public var to: String
+    /// The `From:` header.
+    public var from: String
+    /// The subject.
+    public var subject: String
+    /// The plain-text part.
+    public var text: String
+    /// The HTML part.
+    public var html: String
+    /// The mode of the link in it (for logs and webhooks).
+    public var mode: ActionCodeLink.Mode
+}
+
+/// Renders each link's email and delivers it in the background, retrying failures with backoff.
+///
+/// Requests never wait for delivery. On graceful shutdown the queue is drained before the process
+/// exits. A message that fails every attempt is logged (without its link); the code stays valid and
+/// stored, so the person can use a link sent again or ask for a new one.
+public final class Mailer: Service, Sendable {
+    let settings: MailSettings
+    let templates: PageTemplates
+    let logger: Logger
+    let deliver: @Sendable (MailMessage) async throws -> Void
+    private let stream: AsyncStream<MailMessage>
+    private let continuation: AsyncStream<MailMessage>.Continuation
+
+    /// A mailer with the configured backend.
+    public init(settings: MailSettings, templates: PageTemplates, logger: Logger) {
+        self.settings = settings
+        self.templates = templates
+        self.logger = logger
+        (stream, continuation) = AsyncStream.makeStream(of: MailMessage.self)
+        switch settings.backend {
+        case .log: deliver = { message in Self.printMessage(message) }
+        case .sendmail(let command): deliver = { message in try await Self.pipe(message, to: command) }
+        case .webhook(let url, let token): deliver = { message in try await Self.post(message, to: url, bearerToken: token) }
+        }
+    }
+
+    /// Renders the email for a link and queues it.
+    public func send(mode: ActionCodeLink.Mode, to recipient: String, link: String, languageCode: String?, appName: String) async {
+        let message = templates.mail(mode: mode, link: link, email: recipient, appName: appName, languageCode: languageCode, from: settings.from)
+        continuation.yield(message)
+    }
+
+    /// Delivers queued messages until graceful shutdown, then delivers what is left and returns.
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                var inFlight = 0
+                for await message in stream {
+                    if inFlight >= 8 {
+                        await group.next()
+                        inFlight -= 1
+                    }
+                    inFlight += 1
+                    group.addTask { await self.deliverWithRetries(message) }
+                }
+            }
+        } onGracefulShutdown: {
+            self.continuation.finish()
+        }
+    }
+
+    func deliverWithRetries(_ message: MailMessage) async {
+        var delay: Duration = .seconds(1)
+        for attempt in 1...settings.attempts {
+            do {
+                try await deliver(message)
+                logger.info("mail delivered", metadata: ["mode": "\(message.mode.rawValue)", "attempt": "\(attempt)"])
+                return
+            } catch {
+                logger.warning("mail delivery failed", metadata: ["mode": "\(message.mode.rawValue)", "attempt": "\(attempt)", "error": "\(error)"])
+                if attempt < settings.attempts {
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, .seconds(60))
+                }
+            }
+        }
+        logger.error(
+            "mail not delivered after every attempt; the link stays valid and a new one can be requested",
+            metadata: ["mode": "\(message.mode.rawValue)", "attempts": "\(settings.attempts)"])
+    }
+
+    // MARK: Backends
+
+    /// The `log` backend: development only, so it prints the link (which logs never contain).
+    static func printMessage(_ message: MailMessage) {
+        let text = "--- mail to \(message.to): \(message.subject)\n\(message.text)\n---\n"
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// The `sendmail` backend: the whole message on the command's standard input; exit 0 is success.
+    static func pipe(_ message: MailMessage, to command: [String]) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        let input = Pipe()
+        let errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { process in
+                if process.terminationStatus == 0 {
+                    done.resume()
+                } else {
+                    let detail = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    done.resume(throwing: MailDeliveryError(message: "\(command[0]) exited with \(process.terminationStatus): \(detail.prefix(300))"))
+                }
+            }
+            do {
+                try process.run()
+                input.fileHandleForWriting.write(Data(MIMEMessage.render(message).utf8))
+                try? input.fileHandleForWriting.close()
+            } catch {
+                done.resume(throwing: MailDeliveryError(message: "cannot run \(command[0]): \(error)"))
+            }
+        }
+    }
+
+    /// The `webhook` backend: `{"from","to","subject","text","html","mode"}` as JSON; any 2xx is success.
+    static func post(_ message: MailMessage, to url: String, bearerToken: String?) async throws {
+        guard let target = URL(string: url) else { throw MailDeliveryError(message: "not a URL: \(url)") }
+        var request = URLRequest(url: target, timeoutInterval: 15)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let bearerToken { request.setValue("Bearer " + bearerToken, forHTTPHeaderField: "Authorization") }
+        let body: [String: String] = [
+            "from": message.from, "to": message.to, "subject": message.subject, "text": message.text, "html": message.html,
+            "mode": message.mode.rawValue,
+        ]
+        request.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
+        let (_, response) = try await URLSession.shared.data(for: request)
+        guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
+            throw MailDeliveryError(message: "the webhook answered \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+        }
+    }
+}
+
+/// Why one delivery attempt failed.
+struct MailDeliveryError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// RFC 5322 / MIME rendering of a message: multipart/alternative, UTF-8, base64 bodies.
+enum MIMEMessage {
+    static func render(_ message: MailMessage, date: Date = Date()) -> String {
+        let boundary = "=_" + Secrets.token().prefix(24)
+        let domain = message.from.split(separator: "@").last.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "> ")) } ?? "localhost"
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
+        var lines = [
+            "From: " + message.from,
+            "To: " + message.to,
+            "Subject: " + encodedWord(message.subject),
+            "Date: " + formatter.string(from: date),
+            "Message-ID: <\(Secrets.token().prefix(32))@\(domain)>",
+            "MIME-Version: 1.0",
+            "Content-Type: multipart/alternative; boundary=\"\(boundary)\"",
+            "",
+        ]
+        for (type, body) in [("text/plain", message.text), ("text/html", message.html)] {
+            lines += ["--" + boundary, "Content-Type: \(type); charset=UTF-8", "Content-Transfer-Encoding: base64", ""]
+            lines += wrapped(Data(body.utf8).base64EncodedString())
+        }
+        lines.append("--" + boundary + "--")
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// RFC 2047 encoded word when the text is not plain ASCII.
+    static func encodedWord(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
+        return "=?UTF-8?B?" + Data(text.utf8).base64EncodedString() + "?="
+    }
+
+    static func wrapped(_ text: String) -> [String] {
+        var lines: [String] = []
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            lines.append(String(rest.prefix(76)))
+            rest = rest.dropFirst(76)
+        }
+        return lines
+    }
+}
+
+/// The links issued by this process, for `GET /emulator/v1/projects/<id>/oobCodes` (development only;
+/// the store never holds a code in clear, so this list lives in memory and is lost on restart).
+public final class IssuedLinkListing: Sendable {
+    /// One issued link.
+    public struct Entry: Sendable {
+        /// The address it was sent to.
+        public var email: String
+        /// Its mode.
+        public var mode: ActionCodeLink.Mode
+        /// The code.
+        public var code: String
+        /// The link.
+        public var link: String
+    }
+
+    private let entries = Mutex<[Entry]>([])
+    static let capacity = 1000
+
+    func record(email: String, mode: ActionCodeLink.Mode, code: String, link: String) {
+        entries.withLock { list in
+            list.append(Entry(email: email, mode: mode, code: code, link: link))
+            if list.count > Self.capacity { list.removeFirst(list.count - Self.capacity) }
+        }
+    }
+
+    /// Every entry, oldest first.
+    public var all: [Entry] { entries.withLock { $0 } }
+}

@@ -1,0 +1,77 @@
+import Crypto
+import CryptoExtras
+import Foundation
+
+/// scrypt password hashes in PHC string form: `$scrypt$ln=14,r=8,p=5$<salt>$<hash>`.
+///
+/// The parameters are OWASP's 16 MiB choice (N=2^14, r=8, p=5); they are stored with each hash, so
+/// raising them later still verifies older hashes. At most `concurrency` hashes run at once, which
+/// bounds the memory scrypt takes under a burst of password resets.
+public actor PasswordHasher {
+    /// log2 of scrypt's N.
+    let logRounds: Int
+    let blockSize = 8
+    let parallelism: Int
+    private var running = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private let concurrency: Int
+
+    /// A hasher with OWASP's parameters (or cheaper ones for tests).
+    public init(logRounds: Int = 14, parallelism: Int = 5, concurrency: Int = 2) {
+        self.logRounds = logRounds
+        self.parallelism = parallelism
+        self.concurrency = concurrency
+    }
+
+    /// The PHC string for `password` with a fresh 16-byte salt.
+    public func hash(_ password: String) async throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let derived = try await derive(password, salt: salt, logRounds: logRounds, blockSize: blockSize, parallelism: parallelism)
+        return "$scrypt$ln=\(logRounds),r=\(blockSize),p=\(parallelism)$\(Base64URL.encode(salt))$\(Base64URL.encode(derived))"
+    }
+
+    /// Whether `password` matches `phc` (compared in constant time).
+    public func verify(_ password: String, against phc: String) async throws -> Bool {
+        let parts = phc.split(separator: "$")
+        guard parts.count == 4, parts[0] == "scrypt", let salt = Base64URL.decode(parts[2]), let expected = Base64URL.decode(parts[3]) else {
+            return false
+        }
+        var parameters: [String: Int] = [:]
+        for pair in parts[1].split(separator: ",") {
+            let item = pair.split(separator: "=")
+            if item.count == 2, let value = Int(item[1]) { parameters[String(item[0])] = value }
+        }
+        guard let ln = parameters["ln"], let r = parameters["r"], let p = parameters["p"], (1...20).contains(ln), (1...32).contains(r), (1...16).contains(p)
+        else { return false }
+        let derived = try await derive(password, salt: Array(salt), logRounds: ln, blockSize: r, parallelism: p)
+        return ConstantTime.equal(derived, expected)
+    }
+
+    private func derive(_ password: String, salt: [UInt8], logRounds: Int, blockSize: Int, parallelism: Int) async throws -> [UInt8] {
+        await acquire()
+        defer { release() }
+        let key = try await Task.detached {
+            try KDF.Scrypt.deriveKey(
+                from: Array(password.utf8), salt: salt, outputByteCount: 32, rounds: 1 << logRounds, blockSize: blockSize,
+                parallelism: parallelism)
+        }.value
+        return key.withUnsafeBytes { Array($0) }
+    }
+
+    private func acquire() async {
+        if running < concurrency {
+            running += 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func release() {
+        if waiting.isEmpty {
+            running -= 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}

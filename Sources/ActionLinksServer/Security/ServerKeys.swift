@@ -1,0 +1,142 @@
+import Crypto
+import Foundation
+
+/// The secrets in the data directory, generated on first start and kept across restarts.
+///
+/// - `keys/codes/<n>.key`: HMAC keys for code hashes. The highest number hashes new codes; every
+///   key still present is tried on lookup, so a rotation (add `<n+1>.key`) keeps links in flight.
+/// - `keys/id-token-es256.pem`: the P-256 key that signs ID tokens (public half at `/.well-known/jwks.json`).
+/// - `keys/forms.key`: the HMAC key for the CSRF tokens of the pages' forms.
+public struct ServerKeys: Sendable {
+    /// Code HMAC keys, the newest first.
+    public let codeKeys: [SymmetricKey]
+    /// The ID-token signing key.
+    public let signingKey: P256.Signing.PrivateKey
+    /// The form (CSRF) key.
+    public let formKey: SymmetricKey
+
+    /// Loads the keys from `directory`, creating any that are missing (files 0600, folders 0700).
+    public init(directory: String) throws {
+        let fileManager = FileManager.default
+        let keys = (directory as NSString).appendingPathComponent("keys")
+        let codes = (keys as NSString).appendingPathComponent("codes")
+        try fileManager.createDirectory(atPath: codes, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+
+        var numbered: [(Int, SymmetricKey)] = []
+        for name in try fileManager.contentsOfDirectory(atPath: codes) where name.hasSuffix(".key") {
+            guard let number = Int(name.dropLast(4)) else { continue }
+            numbered.append((number, try Self.readSymmetricKey((codes as NSString).appendingPathComponent(name))))
+        }
+        if numbered.isEmpty {
+            numbered = [(1, try Self.createSymmetricKey((codes as NSString).appendingPathComponent("1.key")))]
+        }
+        codeKeys = numbered.sorted { $0.0 > $1.0 }.map(\.1)
+
+        let formPath = (keys as NSString).appendingPathComponent("forms.key")
+        formKey = fileManager.fileExists(atPath: formPath) ? try Self.readSymmetricKey(formPath) : try Self.createSymmetricKey(formPath)
+
+        let signingPath = (keys as NSString).appendingPathComponent("id-token-es256.pem")
+        if fileManager.fileExists(atPath: signingPath) {
+            let pem = try String(contentsOfFile: signingPath, encoding: .utf8)
+            do {
+                signingKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
+            } catch {
+                throw ServerKeysError(path: signingPath, message: "expected a PEM P-256 private key (\(error)); move the file away to generate a new one")
+            }
+        } else {
+            let key = P256.Signing.PrivateKey()
+            try Self.writeSecret(Data(key.pemRepresentation.utf8), to: signingPath)
+            signingKey = key
+        }
+    }
+
+    /// Keys made in memory (tests, benchmarks).
+    public init(codeKeys: [SymmetricKey], signingKey: P256.Signing.PrivateKey, formKey: SymmetricKey) {
+        self.codeKeys = codeKeys
+        self.signingKey = signingKey
+        self.formKey = formKey
+    }
+
+    /// HMAC-SHA-256 of `code` under each accepted key, the one for new codes first.
+    public func codeHashes(_ code: String) -> [Data] {
+        codeKeys.map { Data(HMAC<SHA256>.authenticationCode(for: Data(code.utf8), using: $0)) }
+    }
+
+    /// The hash a new code is stored under.
+    public func newCodeHash(_ code: String) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: Data(code.utf8), using: codeKeys[0]))
+    }
+
+    static func readSymmetricKey(_ path: String) throws -> SymmetricKey {
+        let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let bytes = Data(base64Encoded: text), bytes.count >= 32 else {
+            throw ServerKeysError(path: path, message: "expected at least 32 bytes in base64")
+        }
+        return SymmetricKey(data: bytes)
+    }
+
+    static func createSymmetricKey(_ path: String) throws -> SymmetricKey {
+        let key = SymmetricKey(size: .bits256)
+        try writeSecret(Data(key.withUnsafeBytes { Data($0) }.base64EncodedString().utf8), to: path)
+        return key
+    }
+
+    static func writeSecret(_ data: Data, to path: String) throws {
+        // Create with 0600 from the start: the secret is never readable by others, not even briefly.
+        guard FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw ServerKeysError(path: path, message: "cannot create the file (check the data directory's permissions)")
+        }
+    }
+}
+
+/// A key file that cannot be read or written.
+public struct ServerKeysError: Error, CustomStringConvertible {
+    /// The file.
+    public let path: String
+    /// What is wrong and what to do.
+    public let message: String
+    /// `path: message`.
+    public var description: String { "\(path): \(message)" }
+}
+
+/// Random values from the system's CSPRNG.
+enum Secrets {
+    /// 256 bits, base64url without padding (43 characters of `[A-Za-z0-9_-]`).
+    static func token() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: 32)
+        for index in bytes.indices { bytes[index] = generator.next() }
+        return Base64URL.encode(bytes)
+    }
+
+    /// A 28-character account ID, as Firebase's are.
+    static func accountID() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        return String(decoding: (0..<28).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] }, as: UTF8.self)
+    }
+}
+
+/// Base64url without padding (RFC 4648 §5), as in codes and JWTs.
+enum Base64URL {
+    static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ text: some StringProtocol) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}
+
+/// Equality whose time does not depend on where the inputs differ.
+enum ConstantTime {
+    static func equal<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// An account: what the handlers change and `accounts:lookup` returns.
+public struct Account: Sendable, Hashable {
+    /// The account's ID (`localId`).
+    public var localID: String
+    /// The tenant ("" for the project itself).
+    public var tenantID: String
+    /// The canonical email address.
+    public var email: String?
+    /// Whether the address was proven by a link.
+    public var emailVerified: Bool
+    /// The scrypt hash of the password (PHC string), if the account has one.
+    public var passwordHash: String?
+    /// When the password was last set.
+    public var passwordUpdatedAt: Timestamp?
+    /// The display name.
+    public var displayName: String?
+    /// Whether sign-in is refused.
+    public var disabled: Bool
+    /// When the account was created.
+    public var createdAt: Timestamp
+    /// When the account last signed in.
+    public var lastLoginAt: Timestamp?
+    /// Tokens issued before this time (seconds, as in an ID token's `auth_time`) are revoked.
+    public var validSince: Int64
+
+    /// Creates an account value.
+    public init(
+        localID: String, tenantID: String = "", email: String?, emailVerified: Bool = false, passwordHash: String? = nil,
+        passwordUpdatedAt: Timestamp? = nil, displayName: String? = nil, disabled: Bool = false, createdAt: Timestamp,
+        lastLoginAt: Timestamp? = nil, validSince: Int64 = 0
+    ) {
+        self.localID = localID
+        self.tenantID = tenantID
+        self.email = email
+        self.emailVerified = emailVerified
+        self.passwordHash = passwordHash
+        self.passwordUpdatedAt = passwordUpdatedAt
+        self.displayName = displayName
+        self.disabled = disabled
+        self.createdAt = createdAt
+        self.lastLoginAt = lastLoginAt
+        self.validSince = validSince
+    }
+}
+
+/// Why an account operation was refused.
+public enum AccountStoreError: Error, Hashable, Sendable {
+    /// Another account of the tenant already has the address.
+    case emailExists
+    /// The account does not exist (any more).
+    case accountNotFound
+    /// The account's address changed since the link was issued.
+    case emailChanged
+}
+
+/// What signing in with an email link did.
+public struct EmailLinkSignIn: Sendable, Hashable {
+    /// The account after sign-in.
+    public var account: Account
+    /// Whether the account was created by this sign-in.
+    public var isNewUser: Bool
+    /// Whether an unverified password was removed and earlier sessions revoked.
+    public var removedUnverifiedPassword: Bool
+}
+
+/// Where accounts and their sessions live. Each method is one transaction: an account is never
+/// left half-changed, and the codes it retires are retired in the same transaction.
+public protocol AccountStore: Sendable {
+    /// The account with `localID`.
+    func account(id localID: String, tenantID: String) async throws -> Account?
+    /// The account with the canonical address `email`.
+    func account(email: String, tenantID: String) async throws -> Account?
+    /// Adds an account; throws ``AccountStoreError/emailExists`` if the address is taken.
+    func create(_ account: Account) async throws
+
+    /// Completes an email-link sign-in: creates the account when there is none (if `createIfMissing`),
+    /// marks the address verified, and, when the account had an unverified password, removes it and
+    /// revokes every session (an impostor who registered the address first loses access).
+    func signInWithEmailLink(email: String, tenantID: String, newAccountID: String, createIfMissing: Bool, now: Timestamp) async throws
+        -> EmailLinkSignIn?
+
+    /// Sets a new password hash, marks the address verified, revokes every session and retires every
+    /// outstanding code of the account.
+    func resetPassword(accountID: String, tenantID: String, passwordHash: String, now: Timestamp) async throws -> Account
+
+    /// Marks the address verified if it is still `email`.
+    func verifyEmail(accountID: String, tenantID: String, email: String, now: Timestamp) async throws -> Account
+
+    /// Changes the address from `oldEmail` to `newEmail` (verified), revokes sessions and retires every
+    /// outstanding code of both addresses.
+    func changeEmail(accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp) async throws
+        -> Account
+
+    /// Records a refresh token's hash for a session.
+    func addRefreshToken(hash: Data, accountID: String, tenantID: String, now: Timestamp) async throws
+    /// The account a refresh token belongs to, if the token was not revoked.
+    func accountForRefreshToken(hash: Data) async throws -> Account?
+}

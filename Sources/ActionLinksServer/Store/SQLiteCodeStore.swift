@@ -1,0 +1,128 @@
+import ActionLinks
+import Foundation
+import GRDB
+
+/// ``CodeStore`` on the embedded SQLite database.
+public struct SQLiteCodeStore: CodeStore {
+    let pool: DatabasePool
+
+    public func issue(_ record: ActionCodeRecord) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE codes SET retired_at = ?
+                    WHERE tenant_id = ? AND email = ? AND mode = ? AND consumed_at IS NULL AND retired_at IS NULL
+                    """,
+                arguments: [record.createdAt, record.tenantID, record.email, record.mode.rawValue])
+            try db.execute(
+                sql: """
+                    INSERT INTO codes (hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code,
+                                       app_settings, created_at, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    record.hash, record.mode.rawValue, record.tenantID, record.accountID, record.email, record.newEmail,
+                    record.continueURL, record.languageCode, record.appSettings, record.createdAt, record.expiresAt,
+                ])
+        }
+    }
+
+    public func lookup(hashes: [Data], now: Timestamp) async throws -> CodeLookup {
+        guard !hashes.isEmpty else { return .invalid }
+        return try await pool.read { db in
+            let placeholders = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM codes WHERE hash IN (\(placeholders))", arguments: StatementArguments(hashes)),
+                let record = Self.record(row)
+            else { return .invalid }
+            if record.consumedAt != nil || row["retired_at"] as Int64? != nil { return .invalid }
+            return record.expiresAt > now ? .live(record) : .expired(record)
+        }
+    }
+
+    public func consume(hashes: [Data], modes: Set<ActionCodeLink.Mode>, now: Timestamp, by consumer: String) async throws
+        -> CodeConsumption
+    {
+        guard !hashes.isEmpty, !modes.isEmpty else { return .invalid }
+        return try await pool.write { db in
+            let hashList = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
+            let modeList = Array(repeating: "?", count: modes.count).joined(separator: ", ")
+            var arguments: StatementArguments = [now, consumer]
+            arguments += StatementArguments(hashes)
+            arguments += [now]
+            arguments += StatementArguments(modes.map(\.rawValue))
+            // One statement decides: two concurrent consumers can never both see the row unconsumed.
+            if let row = try Row.fetchOne(
+                db,
+                sql: """
+                    UPDATE codes SET consumed_at = ?, consumed_by = ?
+                    WHERE hash IN (\(hashList)) AND consumed_at IS NULL AND retired_at IS NULL AND expires_at > ?
+                      AND mode IN (\(modeList))
+                    RETURNING *
+                    """,
+                arguments: arguments), let record = Self.record(row)
+            {
+                return .consumed(record)
+            }
+            let expired = try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT 1 FROM codes WHERE hash IN (\(hashList)) AND consumed_at IS NULL AND retired_at IS NULL
+                      AND expires_at <= ? AND mode IN (\(modeList))
+                    """,
+                arguments: StatementArguments(hashes) + [now] + StatementArguments(modes.map(\.rawValue)))
+            return expired == true ? .expired : .invalid
+        }
+    }
+
+    @discardableResult
+    public func retireCodes(tenantID: String, email: String, now: Timestamp) async throws -> Int {
+        try await pool.write { db in try Self.retire(db, tenantID: tenantID, emails: [email], now: now) }
+    }
+
+    public func countEvents(keys: [String], windowStart: Timestamp) async throws -> [Int] {
+        try await pool.write { db in
+            try keys.map { key in
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        INSERT INTO event_counts (key, window_start, count) VALUES (?, ?, 1)
+                        ON CONFLICT (key, window_start) DO UPDATE SET count = count + 1
+                        RETURNING count
+                        """,
+                    arguments: [key, windowStart]) ?? 0
+            }
+        }
+    }
+
+    @discardableResult
+    public func purge(before cutoff: Timestamp) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: "DELETE FROM codes WHERE expires_at < ? OR consumed_at < ? OR retired_at < ?", arguments: [cutoff, cutoff, cutoff])
+            let codes = db.changesCount
+            try db.execute(sql: "DELETE FROM event_counts WHERE window_start < ?", arguments: [cutoff])
+            return codes
+        }
+    }
+
+    /// Retires the outstanding codes of the addresses (inside a caller's transaction).
+    static func retire(_ db: Database, tenantID: String, emails: [String], now: Timestamp) throws -> Int {
+        var count = 0
+        for email in emails {
+            try db.execute(
+                sql: "UPDATE codes SET retired_at = ? WHERE tenant_id = ? AND email = ? AND consumed_at IS NULL AND retired_at IS NULL",
+                arguments: [now, tenantID, email])
+            count += db.changesCount
+        }
+        return count
+    }
+
+    static func record(_ row: Row) -> ActionCodeRecord? {
+        guard let mode = ActionCodeLink.Mode(rawValue: row["mode"]) else { return nil }
+        return ActionCodeRecord(
+            hash: row["hash"], mode: mode, tenantID: row["tenant_id"], accountID: row["account_id"], email: row["email"],
+            newEmail: row["new_email"], continueURL: row["continue_url"], languageCode: row["language_code"],
+            appSettings: row["app_settings"], createdAt: row["created_at"], expiresAt: row["expires_at"],
+            consumedAt: row["consumed_at"], consumedBy: row["consumed_by"])
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+
+/// The embedded store: one SQLite file in WAL mode (concurrent readers, one writer), with the schema
+/// brought up to date by versioned migrations when it opens.
+public final class SQLiteDatabase: Sendable {
+    /// The connection pool.
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the database at `path` and runs the migrations it has not run yet.
+    public init(path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    /// The code store on this database.
+    public var codes: SQLiteCodeStore { SQLiteCodeStore(pool: pool) }
+    /// The account store on this database.
+    public var accounts: SQLiteAccountStore { SQLiteAccountStore(pool: pool) }
+
+    /// Named, versioned schema changes; never edit one that has shipped, add the next.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: codes, accounts, refresh tokens, event counts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE codes (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        mode TEXT NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        account_id TEXT,
+                        email TEXT NOT NULL,
+                        new_email TEXT,
+                        continue_url TEXT,
+                        language_code TEXT,
+                        app_settings TEXT,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        consumed_at INTEGER,
+                        consumed_by TEXT,
+                        retired_at INTEGER
+                    ) WITHOUT ROWID;
+                    CREATE INDEX codes_outstanding ON codes (tenant_id, email, mode)
+                        WHERE consumed_at IS NULL AND retired_at IS NULL;
+                    CREATE INDEX codes_expiry ON codes (expires_at);
+                    CREATE TABLE accounts (
+                        local_id TEXT NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        email TEXT,
+                        email_verified INTEGER NOT NULL DEFAULT 0,
+                        password_hash TEXT,
+                        password_updated_at INTEGER,
+                        display_name TEXT,
+                        disabled INTEGER NOT NULL DEFAULT 0,
+                        created_at INTEGER NOT NULL,
+                        last_login_at INTEGER,
+                        valid_since INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (tenant_id, local_id)
+                    ) WITHOUT ROWID;
+                    CREATE UNIQUE INDEX accounts_email ON accounts (tenant_id, email) WHERE email IS NOT NULL;
+                    CREATE TABLE refresh_tokens (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        account_id TEXT NOT NULL,
+                        created_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX refresh_tokens_account ON refresh_tokens (tenant_id, account_id);
+                    CREATE TABLE event_counts (
+                        key TEXT NOT NULL,
+                        window_start INTEGER NOT NULL,
+                        count INTEGER NOT NULL,
+                        PRIMARY KEY (key, window_start)
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        return migrator
+    }
+}
