@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB) and libxml2, and the
+# firebase-admin Python SDK that the compatibility test drives. Safe to run again; installs only what
+# is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+
+packages=()
+for package in libsqlite3-dev libxml2-dev; do
+    dpkg -s "$package" >/dev/null 2>&1 || packages+=("$package")
+done
+if [ "${#packages[@]}" -gt 0 ]; then
+    echo "installing ${packages[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}"
+fi
+
+if ! python3 -c "import firebase_admin" >/dev/null 2>&1; then
+    echo "installing firebase-admin (pip)"
+    python3 -m pip install --quiet -r Tests/FirebaseAdmin/requirements.txt
+fi
