@@ -21,11 +21,16 @@ let package = Package(
             name: "ActionLinksConfiguration",
             dependencies: ["ActionLinks", .product(name: "Yams", package: "Yams")]
         ),
+        // libxml2's HTML parser, for links in HTML email (Debian: libxml2-dev).
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // Reads emails (MIME, charsets, HTML through libxml2) and explains every link; kept out of the library.
+        .target(name: "ActionLinksEmail", dependencies: ["ActionLinks", "CLibXML2"]),
         .executableTarget(
             name: "actionlinks",
             dependencies: [
                 "ActionLinks",
                 "ActionLinksConfiguration",
+                "ActionLinksEmail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -33,6 +38,7 @@ let package = Package(
         .executableTarget(name: "ActionLinksLinkageProbe", dependencies: ["ActionLinks"], path: "Tests/LinkageProbe"),
         .testTarget(name: "ActionLinksTests", dependencies: ["ActionLinks"]),
         .testTarget(name: "ActionLinksConfigurationTests", dependencies: ["ActionLinksConfiguration"]),
+        .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksCLITests",
             dependencies: ["actionlinks", "ActionLinksLinkageProbe"]
