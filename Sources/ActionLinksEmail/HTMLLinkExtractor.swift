@@ -51,7 +51,9 @@ public enum HTMLLinkExtractor {
                 if let link = link(current) { found.append(link) }
             case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
                 if hiding == 0, let content = current.pointee.content {
-                    found.append(contentsOf: TextLinkFinder.links(in: string(content), firstLine: line(current), origin: .htmlText))
+                    // Scanned in place: most text nodes hold no URL, so no String is built for them.
+                    let text = UnsafeBufferPointer(start: content, count: Int(xmlStrlen(content)))
+                    found.append(contentsOf: TextLinkFinder.links(in: text, firstLine: line(current), origin: .htmlText))
                 }
             case XML_COMMENT_NODE:
                 if let content = current.pointee.content {
