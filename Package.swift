@@ -45,12 +45,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // libxml2's HTML parser, for links in HTML email (Debian: libxml2-dev).
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // Reads emails (MIME, charsets, HTML through libxml2) and explains every link; kept out of the library.
+        .target(name: "ActionLinksEmail", dependencies: ["ActionLinks", "CLibXML2"]),
         .executableTarget(
             name: "actionlinks",
             dependencies: [
                 "ActionLinks",
                 "ActionLinksConfiguration",
                 "ActionLinksServer",
+                "ActionLinksEmail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -59,6 +64,7 @@ let package = Package(
         .testTarget(name: "ActionLinksTests", dependencies: ["ActionLinks"]),
         .testTarget(name: "ActionLinksConfigurationTests", dependencies: ["ActionLinksConfiguration"]),
         .testTarget(name: "ActionLinksServerTests", dependencies: ["ActionLinksServer", "actionlinks"]),
+        .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksCLITests",
             dependencies: ["actionlinks", "ActionLinksLinkageProbe"]

@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
 
 // package-benchmark suites, kept out of the main package so its tests stay lean. The library is
-// compiled from the same sources (Sources/ActionLinks is a symlink; it has no dependencies).
+// compiled from the same sources (Sources/ActionLinks is a symlink; it has no dependencies), and so is the
+// email reader (Sources/ActionLinksEmail, Sources/CLibXML2: libxml2-dev).
 //
 //   cd Benchmarks && swift package --disable-sandbox benchmark
 
@@ -19,6 +20,14 @@ let package = Package(
             name: "LinkParsing",
             dependencies: ["ActionLinks", .product(name: "Benchmark", package: "package-benchmark")],
             path: "Benchmarks/LinkParsing",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .target(name: "ActionLinksEmail", dependencies: ["ActionLinks", "CLibXML2"]),
+        .executableTarget(
+            name: "EmailInspection",
+            dependencies: ["ActionLinksEmail", "CLibXML2", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/EmailInspection",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
         .executableTarget(

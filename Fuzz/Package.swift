@@ -7,6 +7,12 @@
 //   cd Fuzz && swift build -c release -Xswiftc -sanitize=fuzzer,address --product ActionLinksFuzzer
 //   mkdir -p corpus-run && cp corpus/* corpus-run/
 //   .build/release/ActionLinksFuzzer corpus-run -max_total_time=600
+//
+// EmailFuzzer does the same for the email path (MIME, charsets, HTML through libxml2, rewriters):
+//
+//   swift build -c release -Xswiftc -sanitize=fuzzer,address --product EmailFuzzer
+//   mkdir -p corpus-email-run && cp corpus-email/* corpus-email-run/
+//   .build/release/EmailFuzzer corpus-email-run -max_total_time=600
 
 import PackageDescription
 
@@ -18,6 +24,9 @@ let package = Package(
             name: "ActionLinksFuzzer",
             dependencies: ["ActionLinks"]
         ),
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .target(name: "ActionLinksEmail", dependencies: ["ActionLinks", "CLibXML2"]),
+        .executableTarget(name: "EmailFuzzer", dependencies: ["ActionLinksEmail"]),
     ],
     swiftLanguageModes: [.v6]
 )

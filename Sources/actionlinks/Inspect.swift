@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksConfiguration
+import ActionLinksEmail
 import ArgumentParser
 
 extension ActionLinksCommand {
@@ -7,7 +8,12 @@ extension ActionLinksCommand {
     struct Inspect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Explain links layer by layer: wrappers, mode, code, continue URL, and how each Firebase SDK reads them.",
-            discussion: "Give links as arguments, or - to read one link per line from standard input."
+            discussion: """
+                Give links as arguments, or - to read one link per line from standard input. Give an email (.eml), an HTML \
+                page or a text file (or pipe one into -) to explain every link in it, rewriters (Safe Links, Proofpoint, \
+                click tracking) included; inspect then exits 1 when an action link in it is broken or its continue URL \
+                is not allowed.
+                """
         )
 
         @Option(name: .long, help: "A configuration file whose continueUrls allow-list is checked (e.g. config/actionlinks.yaml).")
@@ -28,14 +34,19 @@ extension ActionLinksCommand {
         @Option(help: "The signing-certificate SHA-256 fingerprint for --package (default: the first the file lists for it).")
         var fingerprint: String?
 
+        @Option(
+            name: .customLong("format-in"),
+            help: "How to read the inputs: auto (links, or files recognised by name and content), url, eml, html or text.")
+        var formatIn: InputFormat = .auto
+
         @OptionGroup var output: OutputOptions
 
-        @Argument(help: "Links to inspect; - reads them from standard input, one per line.")
+        @Argument(help: "Links, or email/HTML/text files, to inspect; - reads standard input (links one per line, or a whole email).")
         var inputs: [String] = []
 
         func validate() throws {
             if inputs.isEmpty {
-                throw ValidationError("Give at least one link to inspect, or - to read links from standard input.")
+                throw ValidationError("Give at least one link or file to inspect, or - to read standard input.")
             }
             if (aasa == nil) != (app == nil) { throw ValidationError("--aasa and --app go together: give both or neither.") }
             if (assetlinks == nil) != (package == nil) {
@@ -48,31 +59,39 @@ extension ActionLinksCommand {
             let policy = try config.map { try ActionLinksConfiguration.load(file: $0).continueURLs }
             let apple = try aasa.map { try readAssociation($0) }
             let android = try assetlinks.map { try readAssetLinks($0) }
-            let inspections = expandInputs(inputs).map { LinkInspection($0, policy: policy) }
-            let opens = inspections.map { inspection in
-                AppOpening(
-                    apple: apple.flatMap { association in
-                        app.map { appID in
-                            inspection.layers.map { AASAMatchOutput.Result(url: $0.url, association: association, appID: appID, domain: nil) }
-                        }
-                    },
-                    android: android.flatMap { links in
-                        package.map { package in
-                            let certificate = fingerprint ?? Self.firstFingerprint(of: package, in: links) ?? ""
-                            return inspection.layers.map {
-                                AssetLinksMatchOutput.Result(url: $0.url, assetLinks: links, package: package, fingerprint: certificate, domain: nil)
-                            }
-                        }
-                    })
-            }
-            if output.json {
-                try printJSON(InspectOutput(results: zip(inspections, opens).map { .init($0, checkedPolicy: policy != nil, opening: $1) }))
-            } else {
-                for (index, (inspection, opening)) in zip(inspections, opens).enumerated() {
-                    if index > 0 { print("") }
-                    print(describe(inspection, checkedPolicy: policy != nil, opening: opening))
+            let checker = AppOpeningChecker(association: apple, appID: app, assetLinks: android, package: package, fingerprint: fingerprint)
+            var results: [InspectOutput.Entry] = []
+            var documents: [EmailDocumentOutput] = []
+            var blocks: [String] = []
+            var everyActionLinkValid = true
+            for item in try InspectInput.read(inputs, format: formatIn) {
+                switch item {
+                case .link(let input):
+                    let inspection = LinkInspection(input, policy: policy)
+                    let opening = checker.opening(for: inspection.layers.map(\.url), domain: nil)
+                    if output.json {
+                        results.append(.link(.init(inspection, checkedPolicy: policy != nil, opening: opening)))
+                    } else {
+                        blocks.append(describe(inspection, checkedPolicy: policy != nil, opening: opening))
+                    }
+                case .document(let name, let bytes, let format):
+                    let email = EmailInspection(bytes, format: format, policy: policy)
+                    if !email.allActionLinksValid { everyActionLinkValid = false }
+                    let report = EmailReport(name: name, email: email, checker: checker)
+                    if output.json {
+                        documents.append(report.documentOutput)
+                        results.append(contentsOf: report.links.map { .email($0.output(checkedPolicy: policy != nil)) })
+                    } else {
+                        blocks.append(report.describe(checkedPolicy: policy != nil, describeLink: describe))
+                    }
                 }
             }
+            if output.json {
+                try printJSON(InspectOutput(results: results, documents: documents))
+            } else {
+                print(blocks.joined(separator: "\n\n"))
+            }
+            if !everyActionLinkValid { throw ExitCode.failure }
         }
 
         static func firstFingerprint(of package: String, in links: AssetLinks) -> String? {
@@ -84,7 +103,7 @@ extension ActionLinksCommand {
             return nil
         }
 
-        private func describe(_ inspection: LinkInspection, checkedPolicy: Bool, opening: AppOpening) -> String {
+        func describe(_ inspection: LinkInspection, checkedPolicy: Bool, opening: AppOpening) -> String {
             var lines = ["Link: \(inspection.input)"]
             for (index, layer) in inspection.layers.enumerated() {
                 var what: String
@@ -137,17 +156,40 @@ extension ActionLinksCommand {
     }
 }
 
-/// The JSON form of `inspect`: `{"results":[...]}`, one object per input.
+/// The JSON form of `inspect`: `{"results":[...]}`, one object per link given or found in a file,
+/// and `documents` (one object per file) when files were read.
 struct InspectOutput: Encodable {
-    let results: [Result]
+    let results: [Entry]
+    let documents: [EmailDocumentOutput]
+
+    /// A result: a link given as such, or a link found in an email.
+    enum Entry: Encodable {
+        case link(Result)
+        case email(EmailLinkOutput)
+
+        func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .link(let result): try result.encode(to: encoder)
+            case .email(let result): try result.encode(to: encoder)
+            }
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case results, documents }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(results, forKey: .results)
+        if !documents.isEmpty { try container.encode(documents, forKey: .documents) }
+    }
 
     struct Result: Encodable {
-        let input: String
-        let chain: [String]
+        var input: String
+        var chain: [String]
         let layers: [Layer]
         let action: Action?
         let handler: String?
-        let error: Failure?
+        var error: Failure?
         let clients: [Client]
         let warnings: [String]
         let checkedPolicy: Bool
