@@ -326,3 +326,45 @@ extension Data {
         self.init(base64Encoded: base64)
     }
 }
+
+/// `actionlinks generate` against a running server.
+@Suite("actionlinks generate")
+struct GenerateCommandTests {
+    func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = try TestServer.binary()
+        process.arguments = ["generate"] + arguments
+        process.environment = ["PATH": "/usr/bin:/bin"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+    }
+
+    @Test("prints a link that works, as text or JSON; a refusal is exit 1 with the server's error")
+    func generate() async throws {
+        let server = try await TestServer()
+        try await server.createAccount(email: "rex@example.com")
+        let text = try run(["--server", server.base, "--admin-token", "owner", "--mode", "verifyEmail", "--email", "rex@example.com"])
+        #expect(text.status == 0, "\(text.stderr)")
+        let link = try #require(ActionCodeLink.parse(text.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(link.mode == .verifyEmail)
+        let json = try run([
+            "--server", server.base, "--admin-token", "owner", "--mode", "signIn", "--email", "sue@example.com", "--continue-url",
+            "https://app.example.com/", "--json",
+        ])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stderr)")
+        #expect(object["mode"] as? String == "signIn" && (object["link"] as? String)?.contains(object["oobCode"] as? String ?? "?") == true)
+        #expect(try await server.api("update", ["oobCode": link.oobCode]).json["emailVerified"] as? Bool == true)
+        let refused = try run(["--server", server.base, "--admin-token", "owner", "--mode", "resetPassword", "--email", "nobody@example.com"])
+        #expect(refused.status == 1 && refused.stderr.contains("EMAIL_NOT_FOUND"))
+        let badToken = try run(["--server", server.base, "--admin-token", "wrong", "--mode", "resetPassword", "--email", "rex@example.com"])
+        #expect(badToken.status == 1 && badToken.stderr.contains("UNAUTHENTICATED"))
+        let usage = try run(["--server", server.base, "--admin-token", "owner", "--mode", "frobnicate", "--email", "rex@example.com"])
+        #expect(usage.status == 64)
+    }
+}
