@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB) and libxml2, and the
+# Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB) and libxml2, openssl and
+# curl (the TLS test), and the
 # firebase-admin Python SDK that the compatibility test drives. Safe to run again; installs only what
 # is missing.
 set -euo pipefail
@@ -9,7 +10,7 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 
 packages=()
-for package in libsqlite3-dev libxml2-dev; do
+for package in libsqlite3-dev libxml2-dev openssl curl; do
     dpkg -s "$package" >/dev/null 2>&1 || packages+=("$package")
 done
 if [ "${#packages[@]}" -gt 0 ]; then

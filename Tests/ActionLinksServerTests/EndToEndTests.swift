@@ -368,3 +368,79 @@ struct GenerateCommandTests {
         #expect(usage.status == 64)
     }
 }
+
+/// The REST API's other spellings and headers, TLS, and shutdown.
+@Suite("Link domain: API variants, TLS and shutdown")
+struct ServerVariantTests {
+    @Test("the googleapis prefix, x-goog-api-key, X-Firebase-Locale and androidMinimumVersionCode")
+    func apiVariants() async throws {
+        let server = try await TestServer()
+        try await server.createAccount(email: "tia@example.com")
+        let body = try JSONSerialization.data(withJSONObject: [
+            "requestType": "VERIFY_EMAIL", "email": "tia@example.com", "returnOobLink": true, "canHandleCodeInApp": true,
+            "androidPackageName": "com.example.app", "androidMinimumVersionCode": "7", "someFieldFromTheFuture": ["x": 1],
+        ])
+        let reply = try await server.request(
+            "POST", "/identitytoolkit.googleapis.com/v1/projects/\(TestServer.project)/accounts:sendOobCode", body: body,
+            headers: ["Content-Type": "application/json", "Authorization": "Bearer owner", "X-Firebase-Locale": "ru"])
+        #expect(reply.status == 200, "\(reply.text)")
+        let oobLink = try #require(reply.json["oobLink"] as? String)
+        let link = try #require(ActionCodeLink.parse(oobLink))
+        #expect(link.languageCode == "ru")
+        let check = try await server.request(
+            "POST", "/identitytoolkit.googleapis.com/v1/accounts:resetPassword", body: try JSONSerialization.data(withJSONObject: ["oobCode": link.oobCode]),
+            headers: ["Content-Type": "application/json", "x-goog-api-key": TestServer.apiKey])
+        #expect(check.json["requestType"] as? String == "VERIFY_EMAIL", "\(check.text)")
+        let preflight = try await server.request("OPTIONS", "/v1/accounts:sendOobCode", headers: ["Access-Control-Request-Headers": "content-type,x-goog-api-key"])
+        #expect(preflight.status == 204 && preflight.header("Access-Control-Allow-Origin") == "*")
+        #expect(try await server.request("GET", "/v1/projects/other-project/accounts:lookup").status == 400)
+    }
+
+    @Test("TLS with configured certificate files")
+    func tls() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let certificate = folder.appendingPathComponent("cert.pem").path, key = folder.appendingPathComponent("key.pem").path
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        openssl.arguments = [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+            "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+        ]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        try #require(openssl.terminationStatus == 0, "openssl could not make a test certificate")
+        await #expect(throws: Never.self) {
+            let server = try await TestServer(environment: ["ACTIONLINKS_SERVER_TLS_CERTIFICATE": certificate, "ACTIONLINKS_SERVER_TLS_PRIVATE_KEY": key])
+            #expect(server.standardError.contains("serving https://127.0.0.1:"))
+            let port = server.base.split(separator: ":").last!
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            curl.arguments = ["curl", "-s", "--cacert", certificate, "https://127.0.0.1:\(port)/.well-known/apple-app-site-association"]
+            let out = Pipe()
+            curl.standardOutput = out
+            try curl.run()
+            let body = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            curl.waitUntilExit()
+            #expect(body.contains("ABCDE12345.com.example.app"), "the AASA over TLS, verified against the certificate")
+        }
+        let broken = await #expect(throws: TestServerError.self) {
+            _ = try await TestServer(environment: ["ACTIONLINKS_SERVER_TLS_CERTIFICATE": "/nonexistent.pem", "ACTIONLINKS_SERVER_TLS_PRIVATE_KEY": key])
+        }
+        #expect(broken?.description.contains("server.tls: cannot load /nonexistent.pem") == true)
+    }
+
+    @Test("SIGTERM: the server finishes, delivers queued mail and exits 0")
+    func gracefulShutdown() async throws {
+        let server = try await TestServer()
+        try await server.createAccount(email: "uma@example.com")
+        #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "uma@example.com"]).status == 200)
+        server.process.terminate()
+        for _ in 0..<100 where server.process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!server.process.isRunning)
+        #expect(server.process.terminationStatus == 0)
+        #expect(server.standardOutput.contains("mail to uma@example.com"))
+    }
+}

@@ -44,9 +44,8 @@ final class TestServer: Sendable {
         var found: String?
         for _ in 0..<400 {
             let text = errors.text
-            if let range = text.range(of: "serving http://127.0.0.1:") {
-                let port = text[range.upperBound...].prefix { $0.isNumber }
-                found = "http://127.0.0.1:" + port
+            if let range = text.range(of: "] serving ") {
+                found = String(text[range.upperBound...].prefix { !$0.isWhitespace })
                 break
             }
             if !process.isRunning { break }
