@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB) and libxml2, openssl and
-# curl (the TLS test), and the
-# firebase-admin Python SDK that the compatibility test drives. Safe to run again; installs only what
-# is missing.
+# Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB), libxml2, openssl and
+# curl (the TLS test), and the firebase-admin Python SDK that the compatibility test drives.
+# Safe to run again; installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
