@@ -38,11 +38,12 @@ public enum LinkDomainServer {
         }
         let templates = try await PageTemplates(www: www)
         let staticFiles = try StaticFiles(www: www)
-        let mailer = Mailer(settings: settings.mail, templates: templates, logger: logger)
+        let metrics = ServerMetrics()
+        let mailer = Mailer(settings: settings.mail, templates: templates, metrics: metrics, logger: logger)
         if case .log = settings.mail.backend, !settings.server.development {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }
-        let service = ActionService(configuration: configuration, codes: store.codes, accounts: store.accounts, keys: keys, mailer: mailer, logger: logger)
+        let service = ActionService(configuration: configuration, codes: store.codes, accounts: store.accounts, keys: keys, mailer: mailer, metrics: metrics, logger: logger)
         let responder = try LinkDomainResponder(service: service, templates: templates, staticFiles: staticFiles)
         let server: HTTPServerBuilder
         let scheme: String

@@ -36,6 +36,13 @@ struct EndToEndTests {
         #expect(try await server.api("resetPassword", ["oobCode": code]).errorCode == "INVALID_OOB_CODE")
         let account = try #require(try await server.lookup(email: "ann@example.com"))
         #expect(account["passwordUpdatedAt"] != nil)
+
+        let metrics = try await server.request("GET", "/metrics")
+        #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(metrics.text.contains(#"actionlinks_codes_issued_total{mode="resetPassword"} 1"#))
+        #expect(metrics.text.contains(#"actionlinks_codes_consumed_total{mode="resetPassword"} 1"#))
+        #expect(metrics.text.contains(#"actionlinks_codes_refused_total{reason="invalid"} 2"#), "the second POST and the check after it")
+        #expect(metrics.text.contains(#"actionlinks_http_requests_total{route="actionPage",status="2xx"}"#))
     }
 
     @Test("a form with a mismatched password, a short one, or no form token consumes nothing")

@@ -17,12 +17,13 @@ public final class ActionService: Sendable {
     let tokens: TokenIssuer
     let mailer: Mailer
     let listing: IssuedLinkListing?
+    let metrics: ServerMetrics
     let logger: Logger
 
     /// A service over the given stores, keys and mail delivery.
     public init(
         configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, keys: ServerKeys,
-        passwords: PasswordHasher = PasswordHasher(), mailer: Mailer, logger: Logger
+        passwords: PasswordHasher = PasswordHasher(), mailer: Mailer, metrics: ServerMetrics = ServerMetrics(), logger: Logger
     ) {
         settings = configuration.service
         policy = configuration.continueURLs
@@ -34,6 +35,7 @@ public final class ActionService: Sendable {
         self.mailer = mailer
         tokens = TokenIssuer(key: keys.signingKey, projectID: configuration.service.project.id)
         listing = configuration.service.emulatorListing ? IssuedLinkListing() : nil
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -155,6 +157,7 @@ public final class ActionService: Sendable {
             appSettings: appSettings.isEmpty ? nil : String(decoding: try! JSONSerialization.data(withJSONObject: appSettings, options: [.sortedKeys]), as: UTF8.self),
             createdAt: now, expiresAt: now + Timestamp(settings.codes.lifetime(of: request.mode)) * 1000)
         try await storeCall { try await self.codes.issue(record) }
+        metrics.codeIssued(request.mode)
 
         let action = ActionCodeLink(
             mode: request.mode, oobCode: code, apiKey: settings.project.apiKey, continueURL: continueURL, languageCode: request.languageCode,
@@ -177,6 +180,7 @@ public final class ActionService: Sendable {
             newEmail: newEmail, languageCode: languageCode, createdAt: now,
             expiresAt: now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000)
         try await storeCall { try await self.codes.issue(record) }
+        metrics.codeIssued(.recoverEmail)
         let link = ActionCodeLink(
             mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: languageCode,
             tenantID: account.tenantID.isEmpty ? nil : account.tenantID
@@ -189,13 +193,24 @@ public final class ActionService: Sendable {
 
     /// Looks a code up without consuming it (GET of a link, `accounts:resetPassword` with only `oobCode`).
     public func check(code: String, tenantID: String? = nil) async throws(FirebaseError) -> ActionCodeRecord {
-        guard Self.isWellFormedCode(code) else { throw FirebaseError.invalidCode }
+        // Each refusal is counted once: a request stops at its first one.
+        guard Self.isWellFormedCode(code) else {
+            metrics.codeInvalid()
+            throw FirebaseError.invalidCode
+        }
         switch try await storeCall({ try await self.codes.lookup(hashes: self.keys.codeHashes(code), now: .now) }) {
         case .live(let record):
-            if let tenantID, tenantID != record.tenantID { throw FirebaseError.invalidCode }
+            if let tenantID, tenantID != record.tenantID {
+                metrics.codeInvalid()
+                throw FirebaseError.invalidCode
+            }
             return record
-        case .expired: throw FirebaseError.expiredCode
-        case .invalid: throw FirebaseError.invalidCode
+        case .expired:
+            metrics.codeExpired()
+            throw FirebaseError.expiredCode
+        case .invalid:
+            metrics.codeInvalid()
+            throw FirebaseError.invalidCode
         }
     }
 
@@ -296,9 +311,15 @@ public final class ActionService: Sendable {
 
     private func consume(code: String, modes: Set<ActionCodeLink.Mode>, consumer: String) async throws(FirebaseError) -> ActionCodeRecord {
         switch try await storeCall({ try await self.codes.consume(hashes: self.keys.codeHashes(code), modes: modes, now: .now, by: consumer) }) {
-        case .consumed(let record): return record
-        case .expired: throw FirebaseError.expiredCode
-        case .invalid: throw FirebaseError.invalidCode
+        case .consumed(let record):
+            metrics.codeConsumed(record.mode)
+            return record
+        case .expired:
+            metrics.codeExpired()
+            throw FirebaseError.expiredCode
+        case .invalid:
+            metrics.codeInvalid()
+            throw FirebaseError.invalidCode
         }
     }
 

@@ -44,27 +44,55 @@ public struct LinkDomainResponder: HTTPResponder {
     }
 
     public func respond(to request: Request, context: Context) async throws -> Response {
+        let start = ContinuousClock.now
+        let (route, response) = await route(request, context: context)
+        service.metrics.request(route, status: response.status.code, duration: ContinuousClock.now - start)
+        return response
+    }
+
+    func route(_ request: Request, context: Context) async -> (ServerMetrics.Route, Response) {
         let path = request.uri.path
         switch path {
         case "/.well-known/apple-app-site-association", "/apple-app-site-association":
-            return association(appleAssociation, request)
+            return (.association, association(appleAssociation, request))
         case "/.well-known/assetlinks.json":
-            return association(assetLinks, request)
+            return (.association, association(assetLinks, request))
         case "/.well-known/jwks.json":
-            return association(jwks, request)
+            return (.jwks, association(jwks, request))
         case "/healthz":
-            return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+            return (.health, Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(string: "ok\n"))))
+        case "/metrics":
+            return (.metrics, metrics(request, context: context))
         case ActionCodeLink.actionPath:
-            return await pages.action(request, context: context)
+            return (.actionPage, await pages.action(request, context: context))
         case ActionCodeLink.mobileLinkPath:
-            return await pages.mobileLink(request, context: context)
+            return (.mobileLinkPage, await pages.mobileLink(request, context: context))
         default:
-            if path.hasPrefix("/v1/") || path.hasPrefix("/identitytoolkit.googleapis.com/v1/") || path.hasPrefix("/emulator/") {
-                return await api.respond(to: request, context: context)
+            if path.hasPrefix("/v1/") || path.hasPrefix("/identitytoolkit.googleapis.com/v1/") {
+                return (.api, await api.respond(to: request, context: context))
             }
-            if path.hasPrefix("/__/") { return pages.notFound(request) }
-            return staticFiles.respond(to: request) ?? pages.notFound(request)
+            if path.hasPrefix("/emulator/") { return (.emulator, await api.respond(to: request, context: context)) }
+            if path.hasPrefix("/__/") { return (.notFound, pages.notFound(request)) }
+            if let response = staticFiles.respond(to: request) { return (.staticFile, response) }
+            return (.notFound, pages.notFound(request))
         }
+    }
+
+    /// Prometheus metrics, for a scraper on this machine or one that sends the admin credential.
+    func metrics(_ request: Request, context: Context) -> Response {
+        let loopback = context.clientAddress.map { $0 == "::1" || $0.hasPrefix("127.") || $0 == "::ffff:127.0.0.1" } ?? false
+        var admin = false
+        if let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") {
+            let token = Array(authorization.utf8.dropFirst(7))
+            let settings = service.settings.server
+            admin = (settings.development && token == Array("owner".utf8)) || settings.adminToken.map { ConstantTime.equal(token, Array($0.utf8)) } == true
+        }
+        guard loopback || admin else {
+            return Response(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "metrics need the admin credential\n")))
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
     }
 
     func association(_ file: PrebuiltJSON?, _ request: Request) -> Response {

@@ -34,14 +34,16 @@ public final class Mailer: Service, Sendable {
     let settings: MailSettings
     let templates: PageTemplates
     let logger: Logger
+    let metrics: ServerMetrics?
     let deliver: @Sendable (MailMessage) async throws -> Void
     private let stream: AsyncStream<MailMessage>
     private let continuation: AsyncStream<MailMessage>.Continuation
 
     /// A mailer with the configured backend.
-    public init(settings: MailSettings, templates: PageTemplates, logger: Logger) {
+    public init(settings: MailSettings, templates: PageTemplates, metrics: ServerMetrics? = nil, logger: Logger) {
         self.settings = settings
         self.templates = templates
+        self.metrics = metrics
         self.logger = logger
         (stream, continuation) = AsyncStream.makeStream(of: MailMessage.self)
         switch settings.backend {
@@ -81,9 +83,11 @@ public final class Mailer: Service, Sendable {
         for attempt in 1...settings.attempts {
             do {
                 try await deliver(message)
+                metrics?.mailOutcome(delivered: true, final: true)
                 logger.info("mail delivered", metadata: ["mode": "\(message.mode.rawValue)", "attempt": "\(attempt)"])
                 return
             } catch {
+                metrics?.mailOutcome(delivered: false, final: attempt == settings.attempts)
                 logger.warning("mail delivery failed", metadata: ["mode": "\(message.mode.rawValue)", "attempt": "\(attempt)", "error": "\(error)"])
                 if attempt < settings.attempts {
                     try? await Task.sleep(for: delay)

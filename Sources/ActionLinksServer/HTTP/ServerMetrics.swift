@@ -1,0 +1,72 @@
+import ActionLinks
+import Prometheus
+
+/// The Prometheus metrics at `/metrics` (DESIGN §11): requests and latency per route, codes issued,
+/// consumed and refused per mode, and mail deliveries. Every series is made at start, so a request
+/// only increments counters that already exist.
+public final class ServerMetrics: Sendable {
+    /// The route a request was answered by (a fixed, small set: a label value per route).
+    public enum Route: String, CaseIterable, Sendable {
+        case association, jwks, health, metrics, actionPage, mobileLinkPage, api, emulator, staticFile, notFound
+    }
+
+    let registry: PrometheusCollectorRegistry
+    private let requests: [Route: [Counter]]
+    private let latency: [Route: DurationHistogram]
+    private let issued: [ActionCodeLink.Mode: Counter]
+    private let consumed: [ActionCodeLink.Mode: Counter]
+    private let expired: Counter
+    private let invalid: Counter
+    private let mailDelivered: Counter
+    private let mailRetried: Counter
+    private let mailFailed: Counter
+
+    /// Registers every series.
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        let classes = ["1xx", "2xx", "3xx", "4xx", "5xx"]
+        let buckets: [Duration] = [.microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5),
+                                   .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1)]
+        var requests: [Route: [Counter]] = [:]
+        var latency: [Route: DurationHistogram] = [:]
+        for route in Route.allCases {
+            requests[route] = classes.map {
+                registry.makeCounter(name: "actionlinks_http_requests_total", labels: [("route", route.rawValue), ("status", $0)])
+            }
+            latency[route] = registry.makeDurationHistogram(
+                name: "actionlinks_http_request_duration_seconds", labels: [("route", route.rawValue)], buckets: buckets)
+        }
+        self.requests = requests
+        self.latency = latency
+        var issued: [ActionCodeLink.Mode: Counter] = [:]
+        var consumed: [ActionCodeLink.Mode: Counter] = [:]
+        for mode in ActionCodeLink.Mode.allCases {
+            issued[mode] = registry.makeCounter(name: "actionlinks_codes_issued_total", labels: [("mode", mode.rawValue)])
+            consumed[mode] = registry.makeCounter(name: "actionlinks_codes_consumed_total", labels: [("mode", mode.rawValue)])
+        }
+        self.issued = issued
+        self.consumed = consumed
+        expired = registry.makeCounter(name: "actionlinks_codes_refused_total", labels: [("reason", "expired")])
+        invalid = registry.makeCounter(name: "actionlinks_codes_refused_total", labels: [("reason", "invalid")])
+        mailDelivered = registry.makeCounter(name: "actionlinks_mail_total", labels: [("outcome", "delivered")])
+        mailRetried = registry.makeCounter(name: "actionlinks_mail_total", labels: [("outcome", "retried")])
+        mailFailed = registry.makeCounter(name: "actionlinks_mail_total", labels: [("outcome", "failed")])
+    }
+
+    func request(_ route: Route, status: Int, duration: Duration) {
+        requests[route]?[min(max(status / 100, 1), 5) - 1].increment()
+        latency[route]?.record(duration)
+    }
+
+    func codeIssued(_ mode: ActionCodeLink.Mode) { issued[mode]?.increment() }
+    func codeConsumed(_ mode: ActionCodeLink.Mode) { consumed[mode]?.increment() }
+    func codeExpired() { expired.increment() }
+    func codeInvalid() { invalid.increment() }
+    func mailOutcome(delivered: Bool, final: Bool) {
+        if delivered { mailDelivered.increment() } else if final { mailFailed.increment() } else { mailRetried.increment() }
+    }
+
+    /// The Prometheus text exposition of every series.
+    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+}
