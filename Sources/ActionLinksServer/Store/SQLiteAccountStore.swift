@@ -11,7 +11,8 @@ public struct SQLiteAccountStore: AccountStore {
 
     public func account(email: String, tenantID: String) async throws -> Account? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE tenant_id = ? AND email = ?", arguments: [tenantID, email]).map(Self.account)
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND email = ?"), arguments: [tenantID, email])
+                .map(Self.account)
         }
     }
 
@@ -125,7 +126,7 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     static func fetch(_ db: Database, id: String, tenantID: String) throws -> Account? {
-        try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE tenant_id = ? AND local_id = ?", arguments: [tenantID, id]).map(account)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND local_id = ?"), arguments: [tenantID, id]).map(account)
     }
 
     static func insert(_ db: Database, _ account: Account) throws {

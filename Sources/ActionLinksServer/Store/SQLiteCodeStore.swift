@@ -8,18 +8,20 @@ public struct SQLiteCodeStore: CodeStore {
 
     public func issue(_ record: ActionCodeRecord) async throws {
         try await pool.write { db in
-            try db.execute(
+            // Cached statements: these run on every request, so they are prepared once per connection.
+            try db.cachedStatement(
                 sql: """
                     UPDATE codes SET retired_at = ?
                     WHERE tenant_id = ? AND email = ? AND mode = ? AND consumed_at IS NULL AND retired_at IS NULL
-                    """,
-                arguments: [record.createdAt, record.tenantID, record.email, record.mode.rawValue])
-            try db.execute(
+                    """
+            ).execute(arguments: [record.createdAt, record.tenantID, record.email, record.mode.rawValue])
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO codes (hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code,
                                        app_settings, created_at, expires_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     record.hash, record.mode.rawValue, record.tenantID, record.accountID, record.email, record.newEmail,
                     record.continueURL, record.languageCode, record.appSettings, record.createdAt, record.expiresAt,
@@ -31,7 +33,8 @@ public struct SQLiteCodeStore: CodeStore {
         guard !hashes.isEmpty else { return .invalid }
         return try await pool.read { db in
             let placeholders = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM codes WHERE hash IN (\(placeholders))", arguments: StatementArguments(hashes)),
+            let statement = try db.cachedStatement(sql: "SELECT * FROM codes WHERE hash IN (\(placeholders))")
+            guard let row = try Row.fetchOne(statement, arguments: StatementArguments(hashes)),
                 let record = Self.record(row)
             else { return .invalid }
             if record.consumedAt != nil || row["retired_at"] as Int64? != nil { return .invalid }
@@ -52,13 +55,13 @@ public struct SQLiteCodeStore: CodeStore {
             arguments += StatementArguments(modes.map(\.rawValue))
             // One statement decides: two concurrent consumers can never both see the row unconsumed.
             if let row = try Row.fetchOne(
-                db,
-                sql: """
-                    UPDATE codes SET consumed_at = ?, consumed_by = ?
-                    WHERE hash IN (\(hashList)) AND consumed_at IS NULL AND retired_at IS NULL AND expires_at > ?
-                      AND mode IN (\(modeList))
-                    RETURNING *
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        UPDATE codes SET consumed_at = ?, consumed_by = ?
+                        WHERE hash IN (\(hashList)) AND consumed_at IS NULL AND retired_at IS NULL AND expires_at > ?
+                          AND mode IN (\(modeList))
+                        RETURNING *
+                        """),
                 arguments: arguments), let record = Self.record(row)
             {
                 return .consumed(record)
@@ -83,12 +86,12 @@ public struct SQLiteCodeStore: CodeStore {
         try await pool.write { db in
             try keys.map { key in
                 try Int.fetchOne(
-                    db,
-                    sql: """
-                        INSERT INTO event_counts (key, window_start, count) VALUES (?, ?, 1)
-                        ON CONFLICT (key, window_start) DO UPDATE SET count = count + 1
-                        RETURNING count
-                        """,
+                    db.cachedStatement(
+                        sql: """
+                            INSERT INTO event_counts (key, window_start, count) VALUES (?, ?, 1)
+                            ON CONFLICT (key, window_start) DO UPDATE SET count = count + 1
+                            RETURNING count
+                            """),
                     arguments: [key, windowStart]) ?? 0
             }
         }
