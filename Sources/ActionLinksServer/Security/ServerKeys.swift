@@ -103,9 +103,11 @@ public struct ServerKeysError: Error, CustomStringConvertible {
 enum Secrets {
     /// 256 bits, base64url without padding (43 characters of `[A-Za-z0-9_-]`).
     static func token() -> String {
+        // Four 64-bit draws (one getrandom call each) rather than 32 single-byte ones.
         var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for index in bytes.indices { bytes[index] = generator.next() }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
         return Base64URL.encode(bytes)
     }
 
@@ -119,9 +121,36 @@ enum Secrets {
 
 /// Base64url without padding (RFC 4648 §5), as in codes and JWTs.
 enum Base64URL {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
     static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let input = Array(bytes)
+        let alphabet = Self.alphabet
+        return String(unsafeUninitializedCapacity: (input.count * 4 + 2) / 3) { output in
+            var written = 0
+            var index = 0
+            while index + 3 <= input.count {
+                let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                output[written] = alphabet[Int(group >> 18 & 63)]
+                output[written + 1] = alphabet[Int(group >> 12 & 63)]
+                output[written + 2] = alphabet[Int(group >> 6 & 63)]
+                output[written + 3] = alphabet[Int(group & 63)]
+                written += 4
+                index += 3
+            }
+            let rest = input.count - index
+            if rest > 0 {
+                let group = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
+                output[written] = alphabet[Int(group >> 18 & 63)]
+                output[written + 1] = alphabet[Int(group >> 12 & 63)]
+                written += 2
+                if rest == 2 {
+                    output[written] = alphabet[Int(group >> 6 & 63)]
+                    written += 1
+                }
+            }
+            return written
+        }
     }
 
     static func decode(_ text: some StringProtocol) -> Data? {
