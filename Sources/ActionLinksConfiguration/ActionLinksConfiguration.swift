@@ -43,7 +43,16 @@ public struct ActionLinksConfiguration: Sendable {
         } catch {
             throw ConfigurationError(file: file, mark: nil, key: nil, message: "not valid YAML: \(error)")
         }
-        let (tree, sources) = EnvironmentOverrides.apply(environment, to: root)
+        var unknown: [String] = []
+        let (tree, sources) = EnvironmentOverrides.apply(environment, to: root, unknown: &unknown)
+        if let name = unknown.first {
+            let variables = EnvironmentOverrides.keys.map(EnvironmentOverrides.variable(for:))
+            var message = "not a configuration key's variable"
+            if let near = variables.min(by: { editDistance($0, name) < editDistance($1, name) }), editDistance(near, name) <= 4 {
+                message += " (did you mean \(near)?)"
+            }
+            throw ConfigurationError(file: "environment variable \(name)", mark: nil, key: nil, message: message)
+        }
         let reader = Reader(file: file, sources: sources)
         let top = try reader.mapping(tree, key: nil, known: topLevelKeys)
         let apps = try reader.apps(top["apps"])

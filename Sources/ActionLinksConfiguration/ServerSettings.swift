@@ -324,13 +324,22 @@ public enum EnvironmentOverrides {
 
     static let listKeys: Set<String> = ["linkDomains", "continueUrls.allow"]
 
+    /// `ACTIONLINKS_` variables that are not configuration keys (read by the CLI and the tests).
+    static let otherVariables: Set<String> = ["ACTIONLINKS_ADMIN_TOKEN", "ACTIONLINKS_VECTORS"]
+
     /// The variable that overrides `key`.
     public static func variable(for key: String) -> String {
         var name = "ACTIONLINKS"
         for part in key.split(separator: ".") {
             name += "_"
-            for character in part {
-                if character.isUppercase { name += "_" }
+            // A run of capitals is one word: sendsPerIPPerHour -> SENDS_PER_IP_PER_HOUR.
+            let characters = Array(part)
+            for (index, character) in characters.enumerated() {
+                if character.isUppercase, index > 0 {
+                    let previous = characters[index - 1]
+                    let next = index + 1 < characters.count ? characters[index + 1] : nil
+                    if previous.isLowercase || previous.isNumber || (previous.isUppercase && next?.isLowercase == true) { name += "_" }
+                }
                 name += character.uppercased()
             }
         }
@@ -339,10 +348,14 @@ public enum EnvironmentOverrides {
 
     /// The tree with each set variable's value in place of its key; also returns which keys came
     /// from which variable, so errors can name the variable instead of a line.
-    static func apply(_ environment: [String: String], to root: Node?) -> (Node, [String: String]) {
+    static func apply(_ environment: [String: String], to root: Node?, unknown: inout [String]) -> (Node, [String: String]) {
         var tree = root ?? Node.mapping([:])
         if case .scalar = tree, tree.null != nil { tree = Node.mapping([:]) }
         var sources: [String: String] = [:]
+        let known = Set(keys.map(variable(for:)))
+        for name in environment.keys.sorted() where name.hasPrefix("ACTIONLINKS_") && !known.contains(name) && !otherVariables.contains(name) {
+            unknown.append(name)
+        }
         for key in keys {
             let variable = variable(for: key)
             guard let value = environment[variable] else { continue }

@@ -137,3 +137,31 @@ struct AppsConfigurationTests {
         }
     }
 }
+
+@Suite("Environment overrides")
+struct EnvironmentOverrideTests {
+    @Test("variable names: camel case and runs of capitals", arguments: [
+        ("server.port", "ACTIONLINKS_SERVER_PORT"), ("project.apiKey", "ACTIONLINKS_PROJECT_API_KEY"),
+        ("limits.sendsPerIPPerHour", "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR"),
+        ("codes.lifetimes.signIn", "ACTIONLINKS_CODES_LIFETIMES_SIGN_IN"), ("mail.webhookUrl", "ACTIONLINKS_MAIL_WEBHOOK_URL"),
+    ])
+    func names(key: String, variable: String) {
+        #expect(EnvironmentOverrides.variable(for: key) == variable)
+    }
+
+    @Test("a variable overrides its key; an unknown ACTIONLINKS_ variable is an error with a suggestion")
+    func overrides() throws {
+        let settings = try ActionLinksConfiguration.parse(
+            yaml: "limits:\n  sendsPerIPPerHour: 5\n", file: "t.yaml", environment: ["ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "7"])
+        #expect(settings.service.limits.sendsPerIPPerHour == 7)
+        #expect(throws: ConfigurationError.self) {
+            _ = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_LIMITS_SENDS_PER_I_P_PER_HOUR": "7"])
+        }
+        do {
+            _ = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_SERVER_PROT": "1"])
+        } catch {
+            #expect(error.description.contains("did you mean ACTIONLINKS_SERVER_PORT?"))
+        }
+        #expect(try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_VECTORS": "x"]).service.server.port == 8080)
+    }
+}

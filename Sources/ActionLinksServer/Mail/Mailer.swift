@@ -119,11 +119,15 @@ public final class Mailer: Service, Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            // Error output is collected as it comes, so a chatty command can never fill the pipe and hang.
+            let collected = ErrorOutput()
+            errors.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData) }
             process.terminationHandler = { process in
+                errors.fileHandleForReading.readabilityHandler = nil
                 if process.terminationStatus == 0 {
                     done.resume()
                 } else {
-                    let detail = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    let detail = collected.text
                     done.resume(throwing: MailDeliveryError(message: "\(command[0]) exited with \(process.terminationStatus): \(detail.prefix(300))"))
                 }
             }
@@ -154,6 +158,13 @@ public final class Mailer: Service, Sendable {
             throw MailDeliveryError(message: "the webhook answered \((response as? HTTPURLResponse)?.statusCode ?? 0)")
         }
     }
+}
+
+/// A command's error output, gathered while it runs (the first 4 KB).
+final class ErrorOutput: Sendable {
+    private let data = Mutex(Data())
+    func append(_ chunk: Data) { data.withLock { if $0.count < 4096 { $0.append(chunk.prefix(4096 - $0.count)) } } }
+    var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
 }
 
 /// Why one delivery attempt failed.

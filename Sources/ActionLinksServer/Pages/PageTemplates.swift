@@ -60,9 +60,21 @@ public struct PageTemplates: Sendable {
     /// The string `key` in `language`, with `{{name}}` placeholders filled in (escaping happens when
     /// the template renders it).
     func text(_ key: String, _ language: String, _ values: [String: String] = [:]) -> String {
-        var text = strings[language]?[key] ?? strings["en"]?[key] ?? key
-        for (name, value) in values { text = text.replacingOccurrences(of: "{{\(name)}}", with: value) }
-        return text
+        let template = strings[language]?[key] ?? strings["en"]?[key] ?? key
+        // One pass over the template: a value (an address may contain "{{appName}}") is never scanned again.
+        var text = ""
+        var rest = template[...]
+        while let open = rest.range(of: "{{") {
+            text += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].range(of: "}}") else {
+                rest = rest[open.lowerBound...]
+                break
+            }
+            let name = String(rest[open.upperBound..<close.lowerBound])
+            text += values[name] ?? "{{\(name)}}"
+            rest = rest[close.upperBound...]
+        }
+        return text + rest
     }
 
     /// Renders the page `name` with `context` plus the language's `lang` and `dir`.
