@@ -10,7 +10,12 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     public func account(email: String, tenantID: String) async throws -> Account? {
-        try await pool.read { db in
+        // On the writer's connection, outside any transaction: this lookup comes right before a code
+        // is written (every sendOobCode), and a reader connection must throw its page cache away
+        // whenever the writer has committed since its last read, which under a stream of issues is
+        // every time. The writer's cache is always current, and the statement sees the latest commit
+        // just as a reader would.
+        try await pool.writeWithoutTransaction { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND email = ?"), arguments: [tenantID, email])
                 .map(Self.account)
         }
