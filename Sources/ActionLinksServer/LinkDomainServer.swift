@@ -47,17 +47,19 @@ public enum LinkDomainServer {
         let responder = try LinkDomainResponder(service: service, templates: templates, staticFiles: staticFiles)
         let server: HTTPServerBuilder
         let scheme: String
+        let files = responder.prebuiltFiles
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [AssociationFastPath(files: files)])
         if let tls = settings.server.tls {
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate).map { NIOSSLCertificateSource.certificate($0) }
                 let key = try NIOSSLPrivateKey(file: tls.privateKey, format: .pem)
-                server = try .tls(.http1(), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+                server = try .tls(.http1(configuration: http1), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
             } catch {
                 throw ServerStartError("server.tls: cannot load \(tls.certificate) / \(tls.privateKey): \(error)")
             }
             scheme = "https"
         } else {
-            server = .http1()
+            server = .http1(configuration: http1)
             scheme = "http"
         }
         let storeDescription = settings.store.description

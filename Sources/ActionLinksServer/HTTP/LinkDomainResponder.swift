@@ -95,6 +95,18 @@ public struct LinkDomainResponder: HTTPResponder {
             body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
     }
 
+    /// The files ``AssociationFastPath`` answers on the event loop, by exact path: the ones this
+    /// responder answers from memory for `GET` and `HEAD`.
+    var prebuiltFiles: [String: PrebuiltJSON] {
+        var files = ["/.well-known/jwks.json": jwks]
+        if let appleAssociation {
+            files["/.well-known/apple-app-site-association"] = appleAssociation
+            files["/apple-app-site-association"] = appleAssociation
+        }
+        if let assetLinks { files["/.well-known/assetlinks.json"] = assetLinks }
+        return files
+    }
+
     func association(_ file: PrebuiltJSON?, _ request: Request) -> Response {
         guard request.method == .get || request.method == .head else {
             return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
@@ -119,13 +131,18 @@ struct PrebuiltJSON: Sendable {
     }
 
     func response(for request: Request) -> Response {
-        if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: headers) }
-        if request.method == .head {
+        response(method: request.method, ifNoneMatch: request.headers[.ifNoneMatch]).response
+    }
+
+    /// The answer to a `GET` or `HEAD`, and its body when it has one.
+    func response(method: HTTPRequest.Method, ifNoneMatch: String?) -> (response: Response, body: ByteBuffer?) {
+        if ifNoneMatch == etag { return (Response(status: .notModified, headers: headers), nil) }
+        if method == .head {
             var headers = headers
             headers[.contentLength] = String(body.readableBytes)
-            return Response(status: .ok, headers: headers)
+            return (Response(status: .ok, headers: headers), nil)
         }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+        return (Response(status: .ok, headers: headers, body: .init(byteBuffer: body)), body)
     }
 }
 

@@ -1,0 +1,100 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+/// Answers `GET`/`HEAD` of the association files (and the JWKS) on the connection's event loop, in
+/// the channel pipeline, instead of handing the request to the async responder and back.
+///
+/// These are the requests Apple's CDN and Android's verifier make, they are answered from memory,
+/// and Hummingbird's hand-off to Swift concurrency costs more than the answer itself. The answer is
+/// the one ``LinkDomainResponder`` gives (same ``PrebuiltJSON``, same headers, plus `Date` as
+/// Hummingbird adds it). Anything else passes through untouched: other paths and methods, a
+/// `Connection` header, and any request that arrives while an earlier one on the connection is
+/// still being answered by the responder (so pipelined responses stay in order).
+final class AssociationFastPath: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let files: [String: PrebuiltJSON]
+    /// Requests passed on to the responder whose response has not ended yet.
+    private var forwarded = 0
+    /// The request being answered here, until its `.end` arrives.
+    private var answering: (file: PrebuiltJSON, method: HTTPRequest.Method, ifNoneMatch: String?)?
+
+    init(files: [String: PrebuiltJSON]) {
+        self.files = files
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            if forwarded == 0, request.method == .get || request.method == .head, let file = file(for: request.path),
+                !request.headerFields.contains(.connection)
+            {
+                answering = (file, request.method, request.headerFields[.ifNoneMatch])
+                return
+            }
+            forwarded += 1
+            context.fireChannelRead(data)
+        case .body:
+            if answering == nil { context.fireChannelRead(data) }
+        case .end:
+            guard let (file, method, ifNoneMatch) = answering else {
+                context.fireChannelRead(data)
+                return
+            }
+            answering = nil
+            let (response, body) = file.response(method: method, ifNoneMatch: ifNoneMatch)
+            var head = response.head
+            head.headerFields[.date] = HTTPDate.now
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), forwarded > 0 { forwarded -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    /// The file for a request target: the exact path, with or without a query.
+    func file(for target: String?) -> PrebuiltJSON? {
+        guard let target else { return nil }
+        if let query = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            return files[String(target[..<query])]
+        }
+        return files[target]
+    }
+}
+
+/// The `Date` header value (IMF-fixdate), formatted once per second.
+enum HTTPDate {
+    private static let cache = Mutex<(second: Int, text: String)>((-1, ""))
+
+    static var now: String {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        let second = Int(time.tv_sec)
+        return cache.withLock { cache in
+            if cache.second != second { cache = (second, format(second)) }
+            return cache.text
+        }
+    }
+
+    static func format(_ second: Int) -> String {
+        var seconds = time_t(second)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}
