@@ -251,8 +251,65 @@ struct RESTAPI: Sendable {
     func consumer(_ context: ServerRequestContext) -> String { "api " + (context.clientAddress ?? "?") }
 
     func json(_ object: [String: Any], status: HTTPResponse.Status) -> Response {
+        if let bytes = Self.stringObjectJSON(object) {
+            return Response(status: status, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return Response(status: status, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The bytes `JSONSerialization` writes with `[.sortedKeys, .withoutEscapingSlashes]` for an
+    /// object whose keys are ASCII letters (distinct ignoring case) and whose values are strings, as
+    /// most answers are (`sendOobCode`'s on every request); `nil` for anything else. Foundation's
+    /// bridging and locale-aware key sorting cost more than the rest of issuing a link.
+    static func stringObjectJSON(_ object: [String: Any]) -> [UInt8]? {
+        var members: [(key: String, folded: [UInt8], value: String)] = []
+        members.reserveCapacity(object.count)
+        for (key, value) in object {
+            guard let text = value as? String else { return nil }
+            var folded: [UInt8] = []
+            folded.reserveCapacity(key.utf8.count)
+            for byte in key.utf8 {
+                guard (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) else { return nil }
+                folded.append(byte | 0x20)
+            }
+            members.append((key, folded, text))
+        }
+        // Case-insensitive order, as Foundation sorts keys; two keys equal but for case go to Foundation.
+        members.sort { $0.folded.lexicographicallyPrecedes($1.folded) }
+        for index in members.indices.dropFirst() where members[index].folded == members[index - 1].folded { return nil }
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in members.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendJSONString(member.key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendJSONString(member.value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// A JSON string as `JSONSerialization` escapes it (without escaping slashes).
+    static func appendJSONString(_ text: String, to bytes: inout [UInt8]) {
+        let hex = Self.hexDigits
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0x00..<0x10: bytes += Array("\\u000".utf8) + [hex[Int(byte)]]
+            case 0x10..<0x20: bytes += Array("\\u001".utf8) + [hex[Int(byte - 0x10)]]
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     func failure(_ error: FirebaseError) -> Response {
