@@ -15,14 +15,14 @@
 # measure. Everything it starts is stopped on exit.
 #
 # Settings (environment): PORT (18080), NGINX_PORT (18081), THREADS (2), CONNECTIONS (64),
-# DURATION (10s), WARMUP (3s), ISSUE_REQUEST_TYPE (EMAIL_SIGNIN or PASSWORD_RESET),
+# DURATION (10s), WARMUP (3s), AASA_ROUNDS (3: alternating nginx/ours rounds, median reported),
+# ISSUE_REQUEST_TYPE (EMAIL_SIGNIN or PASSWORD_RESET),
 # ISSUE_ADDRESSES (addresses per wrk thread for EMAIL_SIGNIN, accounts for PASSWORD_RESET; 5000 / 500),
 # SKIP_BUILD=1 (use the existing release build), ACTIONLINKS_BIN (measure another binary, e.g. a
 # copy of an earlier build, for before/after), KEEP_TMP=1 (keep the temporary folder),
 # SERVER_ENV (extra VAR=value words for the server, e.g. to try a setting).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 
 PORT=${PORT:-18080}
 NGINX_PORT=${NGINX_PORT:-18081}
@@ -30,6 +30,7 @@ THREADS=${THREADS:-2}
 CONNECTIONS=${CONNECTIONS:-64}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-3s}
+AASA_ROUNDS=${AASA_ROUNDS:-3}
 ISSUE_REQUEST_TYPE=${ISSUE_REQUEST_TYPE:-EMAIL_SIGNIN}
 if [ "$ISSUE_REQUEST_TYPE" = PASSWORD_RESET ]; then ISSUE_ADDRESSES=${ISSUE_ADDRESSES:-500}; else ISSUE_ADDRESSES=${ISSUE_ADDRESSES:-5000}; fi
 SKIP_BUILD=${SKIP_BUILD:-0}
@@ -213,7 +214,7 @@ run() { # name url [wrk script args...]
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" "${script[@]}" "$url" "${extra[@]}" >/dev/null
     log "$name: measuring $DURATION"
     local measured=("$server_pid/stat")
-    [ "$name" != nginx-aasa ] || read -r -a measured <<<"$(nginx_workers)"
+    [ "${name%%#*}" != nginx-aasa ] || read -r -a measured <<<"$(nginx_workers)"
     local before after
     before=$(cpu_ticks "${measured[@]}")
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "${script[@]}" "$url" "${extra[@]}" >"$tmp/wrk-$name.txt"
@@ -231,8 +232,23 @@ run() { # name url [wrk script args...]
     rss_after[$name]=$(kb VmRSS)
 }
 
-run nginx-aasa "$nginx_url"
-run aasa "$base/.well-known/apple-app-site-association"
+# The AASA pair alternates (nginx, ours, nginx, ours, ...) and each side reports its median round:
+# their ratio is near 1 and single runs on shared cores vary by about 10 %.
+for round in $(seq "$AASA_ROUNDS"); do
+    run "nginx-aasa#$round" "$nginx_url"
+    run "aasa#$round" "$base/.well-known/apple-app-site-association"
+done
+declare -A rounds
+for name in nginx-aasa aasa; do
+    median=$(for round in $(seq "$AASA_ROUNDS"); do echo "${rps[$name#$round]} $round"; done | sort -n | awk '{ r[NR] = $2 } END { print r[int((NR + 1) / 2)] }')
+    rounds[$name]=$(for round in $(seq "$AASA_ROUNDS"); do printf '%s ' "${rps[$name#$round]}"; done)
+    rps[$name]=${rps[$name#$median]}
+    p50[$name]=${p50[$name#$median]}
+    p99[$name]=${p99[$name#$median]}
+    cpu_us[$name]=${cpu_us[$name#$median]}
+    rss_after[$name]=${rss_after[$name#$median]}
+    bad[$name]=$(for round in $(seq "$AASA_ROUNDS"); do echo "${bad[$name#$round]}"; done | awk '{ s += $1 } END { print s + 0 }')
+done
 run action-get "$action_url"
 run issue "$base/v1/accounts:sendOobCode" scripts/load/send-oob-code.lua "$ISSUE_REQUEST_TYPE" "$ISSUE_ADDRESSES" load
 
@@ -273,6 +289,7 @@ echo
 aasa_ratio=$(ratio "${rps[aasa]}" "${rps[nginx-aasa]}")
 action_ratio=$(ratio "${rps[action-get]}" "${rps[nginx-aasa]}")
 echo "CPU us/req: user + system CPU time of the server (of nginx's workers for (a)) per request, wrk excluded."
+echo "AASA rows: median of $AASA_ROUNDS alternating rounds (requests/s of each round: nginx ${rounds[nginx-aasa]}; ours ${rounds[aasa]})."
 echo "ratios: AASA ours/nginx = ${aasa_ratio}x; action GET ours/nginx AASA = ${action_ratio}x"
 echo "RSS: idle $(mb "$rss_idle") MB; peak sampled VmRSS $(mb "$rss_peak") MB; VmHWM $(mb "$rss_hwm") MB (includes one scrypt"
 echo "     password hash at setup, 16 MiB while it runs); at the end $(mb "$rss_anon") MB anonymous + $(mb "$rss_file") MB file-backed"
