@@ -112,7 +112,7 @@ env ACTIONLINKS_SERVER_PORT="$PORT" \
     ACTIONLINKS_STORE="sqlite:$tmp/data/actionlinks.sqlite" \
     ACTIONLINKS_LINK_DOMAINS="http://localhost:$PORT" \
     ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR=1000000 \
-    ACTIONLINKS_LIMITS_SENDS_PER_I_P_PER_HOUR=100000000 \
+    ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR=100000000 \
     $SERVER_ENV \
     "$BIN" serve --config config/actionlinks.yaml --www www --log-level warning >"$tmp/server.log" 2>&1 &
 server_pid=$!
