@@ -280,10 +280,15 @@ public final class ActionService: Sendable {
             idToken: tokens.idToken(for: result.account, signInProvider: "password", now: now), refreshToken: refresh)
     }
 
-    /// Applies a `verifyEmail`, `verifyAndChangeEmail` or `recoverEmail` code.
-    public func apply(code: String, tenantID: String?, consumer: String) async throws(FirebaseError) -> Completion {
+    /// Applies a `verifyEmail`, `verifyAndChangeEmail` or `recoverEmail` code; with `expectedMode`,
+    /// only a code of that mode (a page that said "verify" never restores an address).
+    public func apply(code: String, expectedMode: ActionCodeLink.Mode? = nil, tenantID: String?, consumer: String) async throws(FirebaseError)
+        -> Completion
+    {
         let record = try await check(code: code, tenantID: tenantID)
-        guard [.verifyEmail, .verifyAndChangeEmail, .recoverEmail].contains(record.mode), let accountID = record.accountID else {
+        guard [.verifyEmail, .verifyAndChangeEmail, .recoverEmail].contains(record.mode), expectedMode == nil || expectedMode == record.mode,
+            let accountID = record.accountID
+        else {
             throw FirebaseError.invalidCode
         }
         let consumed = try await consume(code: code, modes: [record.mode], consumer: consumer)

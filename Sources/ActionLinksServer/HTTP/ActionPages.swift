@@ -68,9 +68,7 @@ struct ActionPages: Sendable {
                 }
                 done = try await service.resetPassword(code: code, newPassword: password, tenantID: nil, consumer: consumer)
             case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
-                // The form's mode must be the code's: a page that said "verify" never restores an address.
-                guard try await service.check(code: code).mode == mode else { return failure(.invalidCode, language) }
-                done = try await service.apply(code: code, tenantID: nil, consumer: consumer)
+                done = try await service.apply(code: code, expectedMode: mode, tenantID: nil, consumer: consumer)
             case .revertSecondFactorAddition:
                 return failure(.invalidCode, language)
             }

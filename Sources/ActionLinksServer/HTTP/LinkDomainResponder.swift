@@ -81,12 +81,7 @@ public struct LinkDomainResponder: HTTPResponder {
     /// Prometheus metrics, for a scraper on this machine or one that sends the admin credential.
     func metrics(_ request: Request, context: Context) -> Response {
         let loopback = context.clientAddress.map { $0 == "::1" || $0.hasPrefix("127.") || $0 == "::ffff:127.0.0.1" } ?? false
-        var admin = false
-        if let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") {
-            let token = Array(authorization.utf8.dropFirst(7))
-            let settings = service.settings.server
-            admin = (settings.development && token == Array("owner".utf8)) || settings.adminToken.map { ConstantTime.equal(token, Array($0.utf8)) } == true
-        }
+        let admin = request.headers[.authorization].map { RESTAPI.isAdmin($0, service.settings.server) } ?? false
         guard loopback || admin else {
             return Response(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "metrics need the admin credential\n")))
         }

@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksConfiguration
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -70,13 +71,12 @@ struct RESTAPI: Sendable {
     func notFound(_ path: String) -> FirebaseError { FirebaseError(404, "NOT_FOUND", "no method at \(path)") }
 
     func authenticate(_ request: Request) throws(FirebaseError) -> Caller {
-        let settings = service.settings.server
         if let authorization = request.headers[.authorization] {
             guard authorization.hasPrefix("Bearer ") else { throw FirebaseError(401, "UNAUTHENTICATED", "expected Authorization: Bearer <admin token>") }
-            let token = authorization.dropFirst(7)
-            if settings.development, token == "owner" { return .admin }
-            if let admin = settings.adminToken, ConstantTime.equal(Array(token.utf8), Array(admin.utf8)) { return .admin }
-            throw FirebaseError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+            guard Self.isAdmin(authorization, service.settings.server) else {
+                throw FirebaseError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+            }
+            return .admin
         }
         let key = request.uri.queryParameters["key"].map(String.init) ?? request.headers[.googAPIKey]
         guard let key, !key.isEmpty else {
@@ -86,6 +86,15 @@ struct RESTAPI: Sendable {
             throw FirebaseError(400, "API key not valid. Please pass a valid API key.")
         }
         return .client
+    }
+
+    /// Whether an `Authorization` header carries the admin credential: `Bearer owner` on a development
+    /// server, else `Bearer <server.adminToken>` (compared in constant time).
+    static func isAdmin(_ authorization: String, _ settings: ServerSettings) -> Bool {
+        guard authorization.hasPrefix("Bearer ") else { return false }
+        let token = Array(authorization.utf8.dropFirst(7))
+        if settings.development, token == Array("owner".utf8) { return true }
+        return settings.adminToken.map { ConstantTime.equal(token, Array($0.utf8)) } ?? false
     }
 
     func body(_ request: inout Request) async throws(FirebaseError) -> Fields {
