@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The parsing library: no package dependencies and no Foundation, so it stays usable inside an app.
@@ -42,6 +43,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -67,7 +69,9 @@ let package = Package(
         .executableTarget(name: "ActionLinksLinkageProbe", dependencies: ["ActionLinks"], path: "Tests/LinkageProbe"),
         .testTarget(name: "ActionLinksTests", dependencies: ["ActionLinks"]),
         .testTarget(name: "ActionLinksConfigurationTests", dependencies: ["ActionLinksConfiguration"]),
-        .testTarget(name: "ActionLinksServerTests", dependencies: ["ActionLinksServer", "actionlinks"]),
+        .testTarget(
+            name: "ActionLinksServerTests",
+            dependencies: ["ActionLinksServer", "actionlinks", .product(name: "PostgresNIO", package: "postgres-nio")]),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksCLITests",

@@ -58,17 +58,13 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
     /// An SQLite file (relative paths are relative to the working directory).
     case sqlite(path: String)
     /// A PostgreSQL server shared by several instances.
-    case postgres(url: String)
+    case postgres(PostgresLocation)
 
     /// `sqlite:<path>`, or the PostgreSQL URL without its password.
     public var description: String {
         switch self {
         case .sqlite(let path): return "sqlite:" + path
-        case .postgres(let url):
-            guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://") else { return url }
-            let credentials = url[scheme.upperBound..<at]
-            guard let colon = credentials.firstIndex(of: ":") else { return url }
-            return String(url[..<colon]) + ":***" + String(url[at...])
+        case .postgres(let location): return location.description
         }
     }
 }
@@ -230,7 +226,11 @@ extension Reader {
             if text.hasPrefix("sqlite:"), text.count > 7 {
                 settings.store = .sqlite(path: String(text.dropFirst(7)))
             } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
-                settings.store = .postgres(url: text)
+                do {
+                    settings.store = .postgres(try PostgresLocation(url: text))
+                } catch {
+                    throw fail(storeNode, "store", error.description)
+                }
             } else {
                 throw fail(storeNode, "store", "expected sqlite:<path> or postgres://user:password@host:port/database; got '\(text)'")
             }

@@ -19,16 +19,31 @@ public enum LinkDomainServer {
         configuration: ActionLinksConfiguration, www: String, logger: Logger, onRunning: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let settings = configuration.service
-        let store: SQLiteDatabase
+        let codes: any CodeStore
+        let accounts: any AccountStore
+        var storeServices: [any Service] = []
+        var postgres: PostgresStore?
         switch settings.store {
         case .sqlite(let path):
             do {
-                store = try SQLiteDatabase(path: path)
+                let database = try SQLiteDatabase(path: path)
+                (codes, accounts) = (database.codes, database.accounts)
             } catch {
                 throw ServerStartError("store: cannot open the SQLite database at \(path): \(error)")
             }
-        case .postgres:
-            throw ServerStartError("store: PostgreSQL is not available in this build yet; use sqlite:<path>")
+        case .postgres(let location):
+            do {
+                let database = try PostgresStore(location: location, logger: logger)
+                (codes, accounts) = (database.codes, database.accounts)
+                storeServices.append(database.client)
+                postgres = database
+            } catch {
+                throw ServerStartError(error.description)
+            }
+            if !location.isLoopback, location.tlsMode != .verifyFull {
+                logger.warning(
+                    "store: the PostgreSQL server is not on this machine and sslmode is \(location.tlsMode.rawValue): the connection is not authenticated; use sslmode=verify-full")
+            }
         }
         let keys: ServerKeys
         do {
@@ -43,7 +58,7 @@ public enum LinkDomainServer {
         if case .log = settings.mail.backend, !settings.server.development {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }
-        let service = ActionService(configuration: configuration, codes: store.codes, accounts: store.accounts, keys: keys, mailer: mailer, metrics: metrics, logger: logger)
+        let service = ActionService(configuration: configuration, codes: codes, accounts: accounts, keys: keys, mailer: mailer, metrics: metrics, logger: logger)
         let responder = try LinkDomainResponder(service: service, templates: templates, staticFiles: staticFiles)
         let server: HTTPServerBuilder
         let scheme: String
@@ -64,10 +79,10 @@ public enum LinkDomainServer {
         }
         let storeDescription = settings.store.description
         let domains = settings.linkDomains.map(\.origin).joined(separator: ", ")
-        return Application(
+        var application = Application(
             responder: responder, server: server,
             configuration: .init(address: .hostname(settings.server.host, port: settings.server.port), serverName: nil),
-            services: [mailer, CodePurge(codes: store.codes, logger: logger)],
+            services: storeServices + [mailer, CodePurge(codes: codes, logger: logger)],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.server.port
                 let host = settings.server.host.contains(":") ? "[\(settings.server.host)]" : settings.server.host
@@ -76,6 +91,18 @@ public enum LinkDomainServer {
                 onRunning(url)
             },
             logger: logger)
+        if let postgres {
+            // The pool runs as a service from here on; the schema is brought up to date before the
+            // socket opens, so no request meets an old schema.
+            application.beforeServerStarts {
+                do {
+                    try await postgres.migrate()
+                } catch {
+                    throw ServerStartError("store: cannot prepare the PostgreSQL database \(postgres.location): \(error)")
+                }
+            }
+        }
+        return application
     }
 }
 

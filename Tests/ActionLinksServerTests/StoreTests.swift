@@ -10,15 +10,19 @@ struct StoreUnderTest: Sendable {
     let accounts: any AccountStore
 }
 
-/// Makes a fresh, empty store for each test. PostgreSQL joins this list when it exists.
+/// Makes a fresh, empty store for each test: an SQLite file, or a new database on the test
+/// PostgreSQL server (see ``PostgresTestServer``).
 enum StoreFactory {
-    static let kinds = ["sqlite"]
+    static let kinds = ["sqlite", "postgres"]
 
-    static func make(_ kind: String) throws -> StoreUnderTest {
+    static func make(_ kind: String) async throws -> StoreUnderTest {
         switch kind {
         case "sqlite":
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-store-\(UUID().uuidString)/test.sqlite").path
             let database = try SQLiteDatabase(path: path)
+            return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts)
+        case "postgres":
+            let database = try await PostgresTestServer.freshStore()
             return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts)
         default:
             throw CocoaError(.featureUnsupported)
@@ -40,7 +44,7 @@ struct StoreTests {
 
     @Test("an issued code is live, is consumed once, and is invalid afterwards", arguments: StoreFactory.kinds)
     func consumeOnce(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("h1"))
         guard case .live(let found) = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + 1) else {
             Issue.record("expected a live code"); return
@@ -55,7 +59,7 @@ struct StoreTests {
 
     @Test("lookup never consumes", arguments: StoreFactory.kinds)
     func lookupDoesNotConsume(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("h1"))
         for _ in 0..<3 { _ = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now) }
         if case .consumed = try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now, by: "t") {} else {
@@ -65,7 +69,7 @@ struct StoreTests {
 
     @Test("an expired code reads as expired and cannot be consumed", arguments: StoreFactory.kinds)
     func expiry(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("h1", lifetime: 1000))
         guard case .expired = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + 1000) else { Issue.record("expected expired"); return }
         #expect(try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + 1000, by: "t") == .expired)
@@ -74,7 +78,7 @@ struct StoreTests {
 
     @Test("a code of another mode is not consumed and stays live", arguments: StoreFactory.kinds)
     func modeMismatch(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("h1", mode: .verifyEmail))
         #expect(try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now, by: "t") == .invalid)
         guard case .live = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now) else { Issue.record("expected live"); return }
@@ -82,7 +86,7 @@ struct StoreTests {
 
     @Test("a new code retires the live code of the same address and mode only", arguments: StoreFactory.kinds)
     func oneLiveCode(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("old"))
         try await store.codes.issue(record("verify", mode: .verifyEmail))
         try await store.codes.issue(record("other-tenant", tenant: "t1"))
@@ -95,7 +99,7 @@ struct StoreTests {
 
     @Test("any accepted key's hash finds the code (key rotation)", arguments: StoreFactory.kinds)
     func rotation(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("under-old-key"))
         guard case .live = try await store.codes.lookup(hashes: [Data("under-new-key".utf8), Data("under-old-key".utf8)], now: now) else {
             Issue.record("expected live"); return
@@ -104,7 +108,7 @@ struct StoreTests {
 
     @Test("64 concurrent consumers: exactly one wins", arguments: StoreFactory.kinds)
     func race(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         for round in 0..<5 {
             let hash = Data("race-\(round)".utf8)
             try await store.codes.issue(record("race-\(round)", email: "r\(round)@example.com"))
@@ -121,7 +125,7 @@ struct StoreTests {
 
     @Test("retiring codes of an address voids all its outstanding codes", arguments: StoreFactory.kinds)
     func retire(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("a"))
         try await store.codes.issue(record("b", mode: .verifyEmail))
         try await store.codes.issue(record("c", email: "bob@example.com"))
@@ -133,7 +137,7 @@ struct StoreTests {
 
     @Test("event counters count per key and window", arguments: StoreFactory.kinds)
     func counters(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         #expect(try await store.codes.countEvents(keys: ["a", "b"], windowStart: 0) == [1, 1])
         #expect(try await store.codes.countEvents(keys: ["a"], windowStart: 0) == [2])
         #expect(try await store.codes.countEvents(keys: ["a"], windowStart: 3_600_000) == [1])
@@ -141,7 +145,7 @@ struct StoreTests {
 
     @Test("purge removes old used and expired codes, keeps live ones", arguments: StoreFactory.kinds)
     func purge(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("expired", email: "x@example.com", lifetime: 10))
         try await store.codes.issue(record("live", email: "y@example.com", lifetime: 10_000_000))
         #expect(try await store.codes.purge(before: now + 100) == 1)
@@ -152,7 +156,7 @@ struct StoreTests {
 
     @Test("accounts: create, find by ID and address, refuse a taken address", arguments: StoreFactory.kinds)
     func accounts(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", createdAt: now))
         #expect(try await store.accounts.account(id: "u1", tenantID: "")?.email == "ann@example.com")
         #expect(try await store.accounts.account(email: "ann@example.com", tenantID: "")?.localID == "u1")
@@ -165,7 +169,7 @@ struct StoreTests {
 
     @Test("email-link sign-in creates a verified account, or not when sign-up is off", arguments: StoreFactory.kinds)
     func signInCreates(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         #expect(try await store.accounts.signInWithEmailLink(email: "new@example.com", tenantID: "", newAccountID: "n1", createIfMissing: false, now: now) == nil)
         let result = try #require(
             try await store.accounts.signInWithEmailLink(email: "new@example.com", tenantID: "", newAccountID: "n1", createIfMissing: true, now: now))
@@ -177,7 +181,7 @@ struct StoreTests {
 
     @Test("email-link sign-in removes an unverified password and revokes sessions", arguments: StoreFactory.kinds)
     func signInRemovesImpostorPassword(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", emailVerified: false, passwordHash: "$scrypt$x", createdAt: now))
         try await store.accounts.addRefreshToken(hash: Data("impostor".utf8), accountID: "u1", tenantID: "", now: now)
         #expect(try await store.accounts.accountForRefreshToken(hash: Data("impostor".utf8))?.localID == "u1")
@@ -192,7 +196,7 @@ struct StoreTests {
 
     @Test("a verified password survives email-link sign-in", arguments: StoreFactory.kinds)
     func signInKeepsVerifiedPassword(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", emailVerified: true, passwordHash: "$scrypt$x", createdAt: now))
         let result = try #require(
             try await store.accounts.signInWithEmailLink(email: "ann@example.com", tenantID: "", newAccountID: "x", createIfMissing: true, now: now))
@@ -201,7 +205,7 @@ struct StoreTests {
 
     @Test("a password reset sets the hash, verifies, revokes sessions and retires codes", arguments: StoreFactory.kinds)
     func resetPassword(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.accounts.create(Account(localID: "acct-1", email: "ann@example.com", createdAt: now))
         try await store.accounts.addRefreshToken(hash: Data("session".utf8), accountID: "acct-1", tenantID: "", now: now)
         try await store.codes.issue(record("other", mode: .verifyEmail))
@@ -216,7 +220,7 @@ struct StoreTests {
 
     @Test("verifying needs the address the code was issued for", arguments: StoreFactory.kinds)
     func verify(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", createdAt: now))
         await #expect(throws: AccountStoreError.emailChanged) {
             _ = try await store.accounts.verifyEmail(accountID: "u1", tenantID: "", email: "old@example.com", now: self.now)
@@ -226,7 +230,7 @@ struct StoreTests {
 
     @Test("an email change moves the address, refuses a taken one, and retires both addresses' codes", arguments: StoreFactory.kinds)
     func changeEmail(kind: String) async throws {
-        let store = try StoreFactory.make(kind)
+        let store = try await StoreFactory.make(kind)
         try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", createdAt: now))
         try await store.accounts.create(Account(localID: "u2", email: "taken@example.com", createdAt: now))
         await #expect(throws: AccountStoreError.emailExists) {

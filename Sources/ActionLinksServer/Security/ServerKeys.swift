@@ -28,25 +28,21 @@ public struct ServerKeys: Sendable {
             numbered.append((number, try Self.readSymmetricKey((codes as NSString).appendingPathComponent(name))))
         }
         if numbered.isEmpty {
-            numbered = [(1, try Self.createSymmetricKey((codes as NSString).appendingPathComponent("1.key")))]
+            numbered = [(1, try Self.symmetricKey((codes as NSString).appendingPathComponent("1.key")))]
         }
         codeKeys = numbered.sorted { $0.0 > $1.0 }.map(\.1)
 
-        let formPath = (keys as NSString).appendingPathComponent("forms.key")
-        formKey = fileManager.fileExists(atPath: formPath) ? try Self.readSymmetricKey(formPath) : try Self.createSymmetricKey(formPath)
+        formKey = try Self.symmetricKey((keys as NSString).appendingPathComponent("forms.key"))
 
         let signingPath = (keys as NSString).appendingPathComponent("id-token-es256.pem")
-        if fileManager.fileExists(atPath: signingPath) {
-            let pem = try String(contentsOfFile: signingPath, encoding: .utf8)
-            do {
-                signingKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
-            } catch {
-                throw ServerKeysError(path: signingPath, message: "expected a PEM P-256 private key (\(error)); move the file away to generate a new one")
-            }
-        } else {
-            let key = P256.Signing.PrivateKey()
-            try Self.writeSecret(Data(key.pemRepresentation.utf8), to: signingPath)
-            signingKey = key
+        if !fileManager.fileExists(atPath: signingPath) {
+            try Self.createSecret(Data(P256.Signing.PrivateKey().pemRepresentation.utf8), at: signingPath)
+        }
+        let pem = try String(contentsOfFile: signingPath, encoding: .utf8)
+        do {
+            signingKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw ServerKeysError(path: signingPath, message: "expected a PEM P-256 private key (\(error)); move the file away to generate a new one")
         }
     }
 
@@ -75,16 +71,30 @@ public struct ServerKeys: Sendable {
         return SymmetricKey(data: bytes)
     }
 
-    static func createSymmetricKey(_ path: String) throws -> SymmetricKey {
-        let key = SymmetricKey(size: .bits256)
-        try writeSecret(Data(key.withUnsafeBytes { Data($0) }.base64EncodedString().utf8), to: path)
-        return key
+    /// The key in `path`, made first if the file does not exist.
+    static func symmetricKey(_ path: String) throws -> SymmetricKey {
+        if !FileManager.default.fileExists(atPath: path) {
+            let key = SymmetricKey(size: .bits256)
+            try createSecret(Data(key.withUnsafeBytes { Data($0) }.base64EncodedString().utf8), at: path)
+        }
+        // Read back what is on disk: when several instances share the data directory and start
+        // together, only the first one's new key lands, and every instance must use that one.
+        return try readSymmetricKey(path)
     }
 
-    static func writeSecret(_ data: Data, to path: String) throws {
-        // Create with 0600 from the start: the secret is never readable by others, not even briefly.
-        guard FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+    /// Writes a new secret to `path` unless the file exists already (then it leaves it alone).
+    ///
+    /// The secret goes to a temporary file created 0600 (never readable by others, not even
+    /// briefly), which is then hard-linked to `path`: `link` fails if `path` exists, so of several
+    /// processes creating the same key at once exactly one wins and none overwrites another's.
+    static func createSecret(_ data: Data, at path: String) throws {
+        let temporary = path + ".new-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
             throw ServerKeysError(path: path, message: "cannot create the file (check the data directory's permissions)")
+        }
+        defer { unlink(temporary) }
+        if link(temporary, path) != 0, errno != EEXIST {
+            throw ServerKeysError(path: path, message: "cannot create the file: \(String(cString: strerror(errno)))")
         }
     }
 }

@@ -1,0 +1,234 @@
+import ActionLinks
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// ``CodeStore`` on PostgreSQL, shared by every instance.
+///
+/// The statements on the request path are prepared once per connection (`PostgresPreparedStatement`).
+/// Consumption is one `UPDATE … RETURNING`: PostgreSQL's row lock makes a concurrent second
+/// consumer re-check `consumed_at IS NULL` after the first commits, so it finds nothing.
+public struct PostgresCodeStore: CodeStore {
+    let database: PostgresStore
+
+    public func issue(_ record: ActionCodeRecord) async throws {
+        // One statement retires the live code and inserts the new one. The unique index
+        // `codes_one_live` catches a concurrent issue for the same address on another instance
+        // (it inserted after this statement's snapshot); the statement then runs again and retires it.
+        try await database.retrying(["23505"]) {
+            try await database.withConnection { connection in
+                // Rows are read to the end: errors (a unique violation) arrive with the result.
+                for try await _ in try await connection.execute(IssueCode(record: record), logger: database.logger) {}
+            }
+        }
+    }
+
+    public func lookup(hashes: [Data], now: Timestamp) async throws -> CodeLookup {
+        guard !hashes.isEmpty else { return .invalid }
+        let row = try await database.withConnection { connection in
+            try await connection.execute(LookupCode(hashes: hashes), logger: database.logger).first { _ in true }
+        }
+        guard let row, let record = row.record else { return .invalid }
+        if record.consumedAt != nil || row.retiredAt != nil { return .invalid }
+        return record.expiresAt > now ? .live(record) : .expired(record)
+    }
+
+    public func consume(hashes: [Data], modes: Set<ActionCodeLink.Mode>, now: Timestamp, by consumer: String) async throws
+        -> CodeConsumption
+    {
+        guard !hashes.isEmpty, !modes.isEmpty else { return .invalid }
+        let modeNames = modes.map(\.rawValue)
+        return try await database.withConnection { connection in
+            if let row = try await connection.execute(
+                ConsumeCode(now: now, consumer: consumer, hashes: hashes, modes: modeNames), logger: database.logger
+            ).first(where: { _ in true }), let record = row.record {
+                return .consumed(record)
+            }
+            let expired = try await connection.query(
+                """
+                SELECT 1 FROM codes WHERE hash = ANY(\(hashes.map(PostgresCodeStore.buffer))) AND consumed_at IS NULL AND retired_at IS NULL
+                  AND expires_at <= \(now) AND mode = ANY(\(modeNames))
+                """, logger: database.logger
+            ).decode(Int32.self).first { _ in true }
+            return expired != nil ? .expired : .invalid
+        }
+    }
+
+    @discardableResult
+    public func retireCodes(tenantID: String, email: String, now: Timestamp) async throws -> Int {
+        try await database.withConnection { connection in
+            try await Self.retire(connection, tenantID: tenantID, emails: [email], now: now, database: database)
+        }
+    }
+
+    public func countEvents(keys: [String], windowStart: Timestamp) async throws -> [Int] {
+        guard !keys.isEmpty else { return [] }
+        // Rows are locked in key order, so two instances counting overlapping keys cannot deadlock.
+        let sorted = Array(Set(keys)).sorted()
+        let counts = try await database.withConnection { connection in
+            var counts: [String: Int] = [:]
+            for try await (key, count) in try await connection.execute(CountEvents(keys: sorted, windowStart: windowStart), logger: database.logger) {
+                counts[key] = count
+            }
+            return counts
+        }
+        return keys.map { counts[$0] ?? 0 }
+    }
+
+    @discardableResult
+    public func purge(before cutoff: Timestamp) async throws -> Int {
+        try await database.withConnection { connection in
+            var removed = 0
+            // In batches, so that no single statement holds many row locks for long.
+            while true {
+                let batch = try await connection.query(
+                    """
+                    WITH doomed AS (
+                        SELECT hash FROM codes WHERE expires_at < \(cutoff) OR consumed_at < \(cutoff) OR retired_at < \(cutoff) LIMIT 5000
+                    )
+                    DELETE FROM codes WHERE hash IN (SELECT hash FROM doomed) RETURNING 1
+                    """, logger: database.logger
+                ).collect().count
+                removed += batch
+                if batch < 5000 { break }
+            }
+            try await connection.query("DELETE FROM event_counts WHERE window_start < \(cutoff)", logger: database.logger)
+            return removed
+        }
+    }
+
+    static func buffer(_ data: Data) -> ByteBuffer { ByteBuffer(bytes: data) }
+
+    /// Retires the outstanding codes of the addresses (inside a caller's transaction).
+    static func retire(_ connection: PostgresConnection, tenantID: String, emails: [String], now: Timestamp, database: PostgresStore) async throws -> Int {
+        try await connection.query(
+            """
+            UPDATE codes SET retired_at = \(now)
+            WHERE tenant_id = \(tenantID) AND email = ANY(\(emails)) AND consumed_at IS NULL AND retired_at IS NULL
+            RETURNING 1
+            """, logger: database.logger
+        ).collect().count
+    }
+}
+
+// MARK: - Prepared statements
+
+/// The columns of a code row, in the order every statement returns them.
+let codeColumns =
+    "hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code, app_settings, created_at, expires_at, consumed_at, consumed_by, retired_at"
+
+/// A code row as read.
+struct CodeRow: Sendable {
+    var record: ActionCodeRecord?
+    var retiredAt: Timestamp?
+
+    init(_ row: PostgresRow) throws {
+        let (hash, mode, tenantID, accountID, email, newEmail, continueURL, languageCode, appSettings, createdAt, expiresAt, consumedAt, consumedBy, retiredAt) =
+            try row.decode((ByteBuffer, String, String, String?, String, String?, String?, String?, String?, Int64, Int64, Int64?, String?, Int64?).self)
+        self.retiredAt = retiredAt
+        guard let mode = ActionCodeLink.Mode(rawValue: mode) else { record = nil; return }
+        record = ActionCodeRecord(
+            hash: Data(hash.readableBytesView), mode: mode, tenantID: tenantID, accountID: accountID, email: email, newEmail: newEmail,
+            continueURL: continueURL, languageCode: languageCode, appSettings: appSettings, createdAt: createdAt, expiresAt: expiresAt,
+            consumedAt: consumedAt, consumedBy: consumedBy)
+    }
+}
+
+struct IssueCode: PostgresPreparedStatement {
+    static let name = "actionlinks_issue_code_v1"
+    static let sql = """
+        WITH retired AS (
+            UPDATE codes SET retired_at = $10
+            WHERE tenant_id = $3 AND email = $5 AND mode = $2 AND consumed_at IS NULL AND retired_at IS NULL
+            RETURNING 1
+        )
+        INSERT INTO codes (hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code, app_settings, created_at, expires_at)
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM (SELECT count(*) FROM retired) AS after_retiring
+        RETURNING 1
+        """
+    typealias Row = Void
+    var record: ActionCodeRecord
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 11)
+        bindings.append(ByteBuffer(bytes: record.hash))
+        bindings.append(record.mode.rawValue)
+        bindings.append(record.tenantID)
+        bindings.append(record.accountID)
+        bindings.append(record.email)
+        bindings.append(record.newEmail)
+        bindings.append(record.continueURL)
+        bindings.append(record.languageCode)
+        bindings.append(record.appSettings)
+        bindings.append(record.createdAt)
+        bindings.append(record.expiresAt)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws {}
+}
+
+struct LookupCode: PostgresPreparedStatement {
+    static let name = "actionlinks_lookup_code_v1"
+    static let sql = "SELECT \(codeColumns) FROM codes WHERE hash = ANY($1)"
+    typealias Row = CodeRow
+    var hashes: [Data]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(hashes.map(PostgresCodeStore.buffer))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> CodeRow { try CodeRow(row) }
+}
+
+struct ConsumeCode: PostgresPreparedStatement {
+    static let name = "actionlinks_consume_code_v1"
+    static let sql = """
+        UPDATE codes SET consumed_at = $1, consumed_by = $2
+        WHERE hash = ANY($3) AND consumed_at IS NULL AND retired_at IS NULL AND expires_at > $1 AND mode = ANY($4)
+        RETURNING \(codeColumns)
+        """
+    typealias Row = CodeRow
+    var now: Timestamp
+    var consumer: String
+    var hashes: [Data]
+    var modes: [String]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(now)
+        bindings.append(consumer)
+        bindings.append(hashes.map(PostgresCodeStore.buffer))
+        bindings.append(modes)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> CodeRow { try CodeRow(row) }
+}
+
+struct CountEvents: PostgresPreparedStatement {
+    static let name = "actionlinks_count_events_v1"
+    static let sql = """
+        INSERT INTO event_counts (key, window_start, count)
+        SELECT key, $2, 1 FROM unnest($1::text[]) WITH ORDINALITY AS keys(key, position) ORDER BY position
+        ON CONFLICT (key, window_start) DO UPDATE SET count = event_counts.count + 1
+        RETURNING key, count
+        """
+    typealias Row = (String, Int)
+    var keys: [String]
+    var windowStart: Timestamp
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(keys)
+        bindings.append(windowStart)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> (String, Int) {
+        let (key, count) = try row.decode((String, Int32).self)
+        return (key, Int(count))
+    }
+}

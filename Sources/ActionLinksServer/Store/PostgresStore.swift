@@ -1,0 +1,295 @@
+import ActionLinksConfiguration
+import Foundation
+import Logging
+import NIOSSL
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// The shared store: one PostgreSQL database that every `actionlinks serve` instance behind a load
+/// balancer uses, through a postgres-nio connection pool.
+///
+/// - The pool (``client``) is a long-running service: it reconnects by itself, with backoff, when
+///   the server goes away and comes back.
+/// - A request never waits longer than `connect_timeout` for a connection: past that it fails with
+///   ``PostgresStoreError/unavailable(_:)``, which the handlers answer with 503 `UNAVAILABLE`, so a
+///   database outage costs requests that need the store and nothing else.
+/// - Every change is one statement or one transaction, so an outage or a crash leaves nothing
+///   half-written.
+public final class PostgresStore: Sendable {
+    /// The connection pool; run it as a service (`services:`) before using the stores.
+    public let client: PostgresClient
+    /// Where the database is.
+    public let location: PostgresLocation
+    let logger: Logger
+    let connectTimeout: Duration
+
+    /// Makes the pool for `location`; no connection is opened until the client runs and is used.
+    public init(location: PostgresLocation, logger: Logger) throws(PostgresStoreError) {
+        self.location = location
+        self.logger = logger
+        connectTimeout = .milliseconds(Int64(location.connectTimeout * 1000))
+
+        let tls: PostgresClient.Configuration.TLS
+        switch location.tlsMode {
+        case .disable:
+            tls = .disable
+        case .prefer, .require:
+            // libpq's meaning: encrypt, but check nothing about the certificate.
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .none
+            tls = location.tlsMode == .prefer ? .prefer(configuration) : .require(configuration)
+        case .verifyCA, .verifyFull:
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = location.tlsMode == .verifyFull ? .fullVerification : .noHostnameVerification
+            if let path = location.rootCertificatePath {
+                do {
+                    configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path))
+                } catch {
+                    throw PostgresStoreError.configuration("store: cannot read sslrootcert \(path): \(error)")
+                }
+            }
+            tls = .require(configuration)
+        }
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password,
+            database: location.database, tls: tls)
+        configuration.options.connectTimeout = connectTimeout
+        configuration.options.maximumConnections = location.poolSize
+        configuration.options.minimumConnections = 0
+        configuration.options.additionalStartupParameters = [
+            ("application_name", location.applicationName),
+            ("statement_timeout", "\(Int(location.statementTimeout * 1000))"),
+        ]
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    }
+
+    /// The code store on this database.
+    public var codes: PostgresCodeStore { PostgresCodeStore(database: self) }
+    /// The account store on this database.
+    public var accounts: PostgresAccountStore { PostgresAccountStore(database: self) }
+
+    // MARK: - Connections
+
+    /// Runs `body` on a pooled connection, failing with ``PostgresStoreError/unavailable(_:)`` when no
+    /// connection comes within `connect_timeout` (the pool keeps requests waiting while it cannot
+    /// connect; a link domain should answer 503 at once instead).
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let timeout = connectTimeout
+        let lease = LeaseFlag()
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask {
+                    try await self.client.withConnection { connection in
+                        lease.leased.store(true, ordering: .releasing)
+                        return try await body(connection)
+                    }
+                }
+                group.addTask {
+                    // Only the wait for a connection is bounded; a statement that has started runs
+                    // to its end (or to statement_timeout) so that its outcome is known.
+                    try await Task.sleep(for: timeout)
+                    if lease.leased.load(ordering: .acquiring) { return nil }
+                    throw PostgresStoreError.unavailable("no PostgreSQL connection within \(timeout) (is \(self.location) up?)")
+                }
+                defer { group.cancelAll() }
+                while let result = try await group.next() {
+                    if let result { return result }
+                }
+                throw PostgresStoreError.unavailable("the connection closed")
+            }
+        } catch let error as PostgresStoreError {
+            throw error
+        } catch let error as AccountStoreError {
+            throw error
+        } catch {
+            throw PostgresStoreError(error)
+        }
+    }
+
+    /// Runs `body` in a transaction on one connection: committed when it returns, rolled back when it
+    /// throws (the caller gets `body`'s own error). Serialization failures, deadlocks and (for
+    /// upserts racing another instance) unique violations are retried a few times.
+    func transaction<T: Sendable>(retryOn retried: Set<String> = PostgresStoreError.retriedStates, _ body: @escaping @Sendable (PostgresConnection) async throws -> T)
+        async throws -> T
+    {
+        try await retrying(retried) {
+            try await self.withConnection { connection in
+                try await connection.query("BEGIN", logger: self.logger)
+                do {
+                    let result = try await body(connection)
+                    try await connection.query("COMMIT", logger: self.logger)
+                    return result
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Runs `body` again (up to five times in all) when it fails with one of the SQL states `retried`.
+    func retrying<T: Sendable>(_ retried: Set<String>, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await body()
+            } catch let error as PostgresStoreError where attempt < 5 && error.sqlState.map(retried.contains) == true {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(Int64.random(in: 1...(5 * Int64(attempt)))))
+            }
+        }
+    }
+
+    // MARK: - Migrations
+
+    /// Brings the schema up to date. Several instances starting together migrate once: each takes
+    /// the same transaction-scoped advisory lock, so the first applies what is missing and the others
+    /// then find nothing to do. Each migration is applied with its version row in that transaction.
+    public func migrate() async throws {
+        let applied = try await transaction(retryOn: []) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS actionlinks_migrations (
+                    version TEXT PRIMARY KEY,
+                    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                )
+                """, logger: self.logger)
+            var done = Set<String>()
+            for try await version in try await connection.query("SELECT version FROM actionlinks_migrations", logger: self.logger).decode(String.self) {
+                done.insert(version)
+            }
+            var applied: [String] = []
+            for migration in Self.migrations where !done.contains(migration.version) {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+                }
+                try await connection.query("INSERT INTO actionlinks_migrations (version) VALUES (\(migration.version))", logger: self.logger)
+                applied.append(migration.version)
+            }
+            return applied
+        }
+        for version in applied { logger.notice("applied store migration", metadata: ["version": "\(version)"]) }
+    }
+
+    /// The advisory lock key migrations hold ("actionlk" in ASCII).
+    static let migrationLock: Int64 = 0x6163_7469_6f6e_6c6b
+
+    /// Named, versioned schema changes, in order; never edit one that has shipped, add the next.
+    /// Times are milliseconds since 1970 (`BIGINT`), as in the SQLite store.
+    static let migrations: [(version: String, statements: [String])] = [
+        (
+            "v1: codes, accounts, refresh tokens, event counts",
+            [
+                """
+                CREATE TABLE codes (
+                    hash BYTEA PRIMARY KEY,
+                    mode TEXT NOT NULL,
+                    tenant_id TEXT NOT NULL,
+                    account_id TEXT,
+                    email TEXT NOT NULL,
+                    new_email TEXT,
+                    continue_url TEXT,
+                    language_code TEXT,
+                    app_settings TEXT,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    consumed_at BIGINT,
+                    consumed_by TEXT,
+                    retired_at BIGINT
+                )
+                """,
+                // One live code per (tenant, address, mode), enforced by the database itself: two
+                // instances issuing for the same address at once cannot both leave a live code.
+                "CREATE UNIQUE INDEX codes_one_live ON codes (tenant_id, email, mode) WHERE consumed_at IS NULL AND retired_at IS NULL",
+                "CREATE INDEX codes_expiry ON codes (expires_at)",
+                "CREATE INDEX codes_consumed ON codes (consumed_at) WHERE consumed_at IS NOT NULL",
+                "CREATE INDEX codes_retired ON codes (retired_at) WHERE retired_at IS NOT NULL",
+                """
+                CREATE TABLE accounts (
+                    local_id TEXT NOT NULL,
+                    tenant_id TEXT NOT NULL,
+                    email TEXT,
+                    email_verified BOOLEAN NOT NULL DEFAULT false,
+                    password_hash TEXT,
+                    password_updated_at BIGINT,
+                    display_name TEXT,
+                    disabled BOOLEAN NOT NULL DEFAULT false,
+                    created_at BIGINT NOT NULL,
+                    last_login_at BIGINT,
+                    valid_since BIGINT NOT NULL DEFAULT 0,
+                    PRIMARY KEY (tenant_id, local_id)
+                )
+                """,
+                "CREATE UNIQUE INDEX accounts_email ON accounts (tenant_id, email) WHERE email IS NOT NULL",
+                """
+                CREATE TABLE refresh_tokens (
+                    hash BYTEA PRIMARY KEY,
+                    tenant_id TEXT NOT NULL,
+                    account_id TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX refresh_tokens_account ON refresh_tokens (tenant_id, account_id)",
+                """
+                CREATE TABLE event_counts (
+                    key TEXT NOT NULL,
+                    window_start BIGINT NOT NULL,
+                    count INTEGER NOT NULL,
+                    PRIMARY KEY (key, window_start)
+                )
+                """,
+            ]
+        )
+    ]
+}
+
+/// Whether a request got its connection (then its time limit no longer applies).
+final class LeaseFlag: Sendable {
+    let leased = Atomic<Bool>(false)
+}
+
+/// A failed call to PostgreSQL, described without the statement's values (which hold addresses and
+/// code hashes) so that it can be logged.
+public struct PostgresStoreError: Error, CustomStringConvertible, Sendable {
+    /// What happened, for the log.
+    public let description: String
+    /// The server's SQLSTATE, when the server answered with an error.
+    public let sqlState: String?
+    /// The constraint the server named, if any.
+    public let constraint: String?
+
+    /// SQL states worth running a transaction again for: serialization failure, deadlock, and a
+    /// unique violation from a concurrent insert.
+    static let retriedStates: Set<String> = ["40001", "40P01", "23505"]
+
+    static func unavailable(_ message: String) -> PostgresStoreError {
+        PostgresStoreError(description: "PostgreSQL unavailable: " + message, sqlState: nil, constraint: nil)
+    }
+
+    static func configuration(_ message: String) -> PostgresStoreError {
+        PostgresStoreError(description: message, sqlState: nil, constraint: nil)
+    }
+
+    init(description: String, sqlState: String?, constraint: String?) {
+        self.description = description
+        self.sqlState = sqlState
+        self.constraint = constraint
+    }
+
+    init(_ error: any Error) {
+        if let error = error as? PSQLError {
+            let state = error.serverInfo?[.sqlState]
+            var text = "PostgreSQL error \(error.code)"
+            if let state { text += " [\(state)]" }
+            if let message = error.serverInfo?[.message] { text += ": " + message }
+            if let underlying = error.underlying { text += " (\(underlying))" }
+            self.init(description: text, sqlState: state, constraint: error.serverInfo?[.constraintName])
+        } else if let error = error as? PostgresStoreError {
+            self = error
+        } else {
+            self.init(description: "PostgreSQL: \(error)", sqlState: nil, constraint: nil)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A throw-away PostgreSQL cluster on loopback, for the tests and benchmarks.
+#
+#   bash scripts/postgres-test-cluster.sh start DIR PORT   # prints the store URL on stdout
+#   bash scripts/postgres-test-cluster.sh stop DIR         # fast shutdown (sessions are ended)
+#   bash scripts/postgres-test-cluster.sh kill DIR         # SIGKILL the postmaster (a crash)
+#
+# DIR holds the cluster (data/, socket/, log); it is created if missing and reused if it holds a
+# cluster already. The server listens on 127.0.0.1:PORT only and asks for a password (SCRAM). The
+# role and database are both `actionlinks`, the password `actionlinks-test`.
+#
+# PostgreSQL refuses to run as root: when this script runs as root it runs the server as the
+# `postgres` user that Debian's package creates (or creates an `actionlinks-pg` user if there is
+# none). It needs Debian's `postgresql` package (scripts/install-test-dependencies.sh installs it).
+set -euo pipefail
+
+command=${1:-}
+dir=${2:-}
+[ -n "$command" ] && [ -n "$dir" ] || { echo "usage: $0 start DIR PORT | stop DIR | kill DIR" >&2; exit 64; }
+
+bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+[ -n "$bindir" ] && [ -x "$bindir/pg_ctl" ] || {
+    echo "postgres-test-cluster: PostgreSQL is not installed (apt-get install postgresql, or run scripts/install-test-dependencies.sh)" >&2
+    exit 1
+}
+
+runner=()
+owner=$(id -un)
+if [ "$(id -u)" -eq 0 ]; then
+    if id postgres >/dev/null 2>&1; then
+        owner=postgres
+    else
+        id actionlinks-pg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin actionlinks-pg
+        owner=actionlinks-pg
+    fi
+    runner=(runuser -u "$owner" --)
+fi
+as_owner() { "${runner[@]}" "$@"; }
+
+case "$command" in
+start)
+    port=${3:?usage: $0 start DIR PORT}
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+        mkdir -p "$dir/socket"
+        printf 'actionlinks-test\n' >"$dir/pwfile"
+        chown -R "$owner" "$dir"
+        chmod 700 "$dir"
+        as_owner "$bindir/initdb" -D "$dir/data" -U actionlinks --pwfile="$dir/pwfile" --auth=scram-sha-256 -E UTF8 \
+            --locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+    fi
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/socket -c max_connections=300 -c shared_buffers=128MB" start >&2 ||
+        { tail -n 20 "$dir/log" >&2; exit 1; }
+    if ! PGPASSWORD=actionlinks-test "$bindir/psql" -h 127.0.0.1 -p "$port" -U actionlinks -d postgres -tAc \
+        "SELECT 1 FROM pg_database WHERE datname = 'actionlinks'" | grep -q 1; then
+        PGPASSWORD=actionlinks-test "$bindir/psql" -h 127.0.0.1 -p "$port" -U actionlinks -d postgres -qc "CREATE DATABASE actionlinks" >&2
+    fi
+    echo "postgres://actionlinks:actionlinks-test@127.0.0.1:$port/actionlinks"
+    ;;
+stop)
+    [ -f "$dir/data/postmaster.pid" ] || exit 0
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >&2
+    ;;
+kill)
+    [ -f "$dir/data/postmaster.pid" ] || exit 0
+    kill -9 "$(head -n 1 "$dir/data/postmaster.pid")"
+    ;;
+*)
+    echo "usage: $0 start DIR PORT | stop DIR | kill DIR" >&2
+    exit 64
+    ;;
+esac
