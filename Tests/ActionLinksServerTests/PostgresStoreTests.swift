@@ -1,0 +1,85 @@
+import ActionLinks
+import ActionLinksConfiguration
+import ActionLinksServer
+import Foundation
+import Logging
+import Testing
+
+/// What only the shared store has to get right: several connections (instances) at once, several
+/// instances migrating at once, and a database that is not there.
+@Suite("PostgreSQL store")
+struct PostgresStoreTests {
+    let now: Timestamp = 1_800_000_000_000
+
+    func record(_ hash: String, email: String = "ann@example.com") -> ActionCodeRecord {
+        ActionCodeRecord(hash: Data(hash.utf8), mode: .signIn, accountID: nil, email: email, createdAt: now, expiresAt: now + 3_600_000)
+    }
+
+    @Test("32 concurrent issues for one address leave exactly one live code, and every issue succeeds")
+    func concurrentIssues() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<32 { group.addTask { try await store.codes.issue(self.record("code-\(index)")) } }
+            try await group.waitForAll()
+        }
+        var live = 0
+        for index in 0..<32 {
+            if case .live = try await store.codes.lookup(hashes: [Data("code-\(index)".utf8)], now: now) { live += 1 }
+        }
+        #expect(live == 1)
+    }
+
+    @Test("16 concurrent email-link sign-ins for a new address make one account")
+    func concurrentSignUps() async throws {
+        let store = try await PostgresTestServer.freshStore()
+        let results = try await withThrowingTaskGroup(of: EmailLinkSignIn?.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    try await store.accounts.signInWithEmailLink(
+                        email: "new@example.com", tenantID: "", newAccountID: "acct-\(index)", createIfMissing: true, now: self.now)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 16)
+        #expect(Set(results.compactMap { $0?.account.localID }).count == 1)
+        #expect(results.filter { $0?.isNewUser == true }.count == 1)
+    }
+
+    @Test("four instances starting together apply each migration once")
+    func concurrentMigrations() async throws {
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        let location = try PostgresLocation(url: url)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<4 {
+                group.addTask {
+                    let store = try PostgresStore(location: location, logger: Logger(label: "instance-\(index)"))
+                    let runner = Task { await store.client.run() }
+                    defer { runner.cancel() }
+                    try await store.migrate()
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await PostgresTestServer.column("SELECT version FROM actionlinks_migrations", url: url).count == 1)
+        #expect(try await PostgresTestServer.column("SELECT count(*)::text FROM codes", url: url) == ["0"])
+    }
+
+    @Test("with no server listening, a call fails as unavailable within connect_timeout instead of waiting")
+    func noServer() async throws {
+        let port = try PrivatePostgresCluster.freePort()
+        let store = try PostgresStore(
+            location: try PostgresLocation(url: "postgres://nobody:x@127.0.0.1:\(port)/none?connect_timeout=0.5"), logger: Logger(label: "down"))
+        let runner = Task { await store.client.run() }
+        defer { runner.cancel() }
+        let clock = ContinuousClock()
+        let started = clock.now
+        do {
+            _ = try await store.codes.lookup(hashes: [Data("x".utf8)], now: now)
+            Issue.record("expected the lookup to fail")
+        } catch let error as PostgresStoreError {
+            #expect(error.description.contains("unavailable"), "\(error)")
+        }
+        #expect(clock.now - started < .seconds(3))
+    }
+}
