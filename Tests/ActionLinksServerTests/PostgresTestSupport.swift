@@ -113,25 +113,36 @@ final class PrivatePostgresCluster: Sendable {
 
     @discardableResult
     static func script(_ arguments: [String]) async throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [TestServer.root.appendingPathComponent("scripts/postgres-test-cluster.sh").path] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let output = TextBuffer(), errors = TextBuffer()
-        out.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
-        err.fileHandleForReading.readabilityHandler = { errors.append($0.availableData) }
-        while process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        out.fileHandleForReading.readabilityHandler = nil
-        err.fileHandleForReading.readabilityHandler = nil
-        output.append(out.fileHandleForReading.readDataToEndOfFile())
-        errors.append(err.fileHandleForReading.readDataToEndOfFile())
-        guard process.terminationStatus == 0 else {
-            throw TestServerError(message: "postgres-test-cluster.sh \(arguments.joined(separator: " ")) failed:\n\(errors.text)")
+        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("pg-script-\(UUID().uuidString).out")
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("pg-script-\(UUID().uuidString).err")
+        defer {
+            try? FileManager.default.removeItem(at: outputFile)
+            try? FileManager.default.removeItem(at: errorFile)
         }
-        return output.text
+        // posix_spawn and waitpid rather than Foundation's Process: the script leaves a PostgreSQL
+        // server running behind it, and Process was seen never to notice the script's exit then
+        // (the script stayed a zombie). Output goes to files, not pipes, because the server
+        // inherits the script's descriptors and would hold a pipe open for its whole life.
+        let argv = ["/bin/bash", TestServer.root.appendingPathComponent("scripts/postgres-test-cluster.sh").path] + arguments
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var pid: pid_t = 0
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, cArguments, environ)
+        guard spawned == 0 else { throw TestServerError(message: "cannot run postgres-test-cluster.sh: \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(50)) }
+        let output = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+        let exited = status & 0x7f == 0
+        guard exited, (status >> 8) & 0xff == 0 else {
+            throw TestServerError(message: "postgres-test-cluster.sh \(arguments.joined(separator: " ")) failed (status \(status)):\n\(errors)")
+        }
+        return output
     }
 }
