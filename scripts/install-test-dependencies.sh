@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB), libxml2, openssl and
-# curl (the TLS test), and the firebase-admin Python SDK that the compatibility test drives.
+# curl (the TLS test), PostgreSQL (the shared store's tests run on a throw-away cluster that
+# scripts/test.sh starts), and the firebase-admin Python SDK that the compatibility test drives.
 # Safe to run again; installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,13 +10,15 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 
 packages=()
-for package in libsqlite3-dev libxml2-dev openssl curl; do
+for package in libsqlite3-dev libxml2-dev openssl curl postgresql; do
     dpkg -s "$package" >/dev/null 2>&1 || packages+=("$package")
 done
 if [ "${#packages[@]}" -gt 0 ]; then
     echo "installing ${packages[*]}"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}"
+    # RUNLEVEL=1 keeps invoke-rc.d from starting the system's own PostgreSQL service: the tests run
+    # their own throw-away cluster as an ordinary user (scripts/postgres-test-cluster.sh).
+    DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 $sudo apt-get install -y -qq "${packages[@]}"
 fi
 
 if ! python3 -c "import firebase_admin" >/dev/null 2>&1; then
