@@ -42,6 +42,20 @@ struct MultiInstanceTests {
         }
     }
 
+    @Test("the per-address send limit counts sends on both instances together")
+    func sharedLimits() async throws {
+        let (a, b, shared, _) = try await Self.pair(extra: ["ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "3"])
+        defer { try? FileManager.default.removeItem(at: shared) }
+        try await a.createAccount(email: "limit@example.com")
+        for server in [a, b, a] {
+            #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "limit@example.com"]).status == 200)
+        }
+        for server in [b, a] {
+            #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "limit@example.com"]).errorCode
+                == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        }
+    }
+
     /// What the load generator saw for one code.
     struct Issued: Sendable {
         var code: String

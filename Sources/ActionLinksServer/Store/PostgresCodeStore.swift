@@ -12,12 +12,13 @@ public struct PostgresCodeStore: CodeStore {
     let database: PostgresStore
 
     public func issue(_ record: ActionCodeRecord) async throws {
-        // One statement retires the live code and inserts the new one. The unique index
-        // `codes_one_live` catches a concurrent issue for the same address on another instance
-        // (it inserted after this statement's snapshot); the statement then runs again and retires it.
+        // One call: the function `actionlinks_issue_code` takes a transaction-scoped advisory lock
+        // on (tenant, address, mode), retires the live code and inserts the new one, so issues for
+        // one address from several instances take turns. The unique index `codes_one_live` stays
+        // as a safety net; a violation of it would be retried.
         try await database.retrying(["23505"]) {
             try await database.withConnection { connection in
-                // Rows are read to the end: errors (a unique violation) arrive with the result.
+                // Rows are read to the end: errors arrive with the result.
                 for try await _ in try await connection.execute(IssueCode(record: record), logger: database.logger) {}
             }
         }
@@ -136,16 +137,7 @@ struct CodeRow: Sendable {
 
 struct IssueCode: PostgresPreparedStatement {
     static let name = "actionlinks_issue_code_v1"
-    static let sql = """
-        WITH retired AS (
-            UPDATE codes SET retired_at = $10
-            WHERE tenant_id = $3 AND email = $5 AND mode = $2 AND consumed_at IS NULL AND retired_at IS NULL
-            RETURNING 1
-        )
-        INSERT INTO codes (hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code, app_settings, created_at, expires_at)
-        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM (SELECT count(*) FROM retired) AS after_retiring
-        RETURNING 1
-        """
+    static let sql = "SELECT actionlinks_issue_code($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
     typealias Row = Void
     var record: ActionCodeRecord
 

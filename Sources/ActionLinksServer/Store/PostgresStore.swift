@@ -76,27 +76,40 @@ public final class PostgresStore: Sendable {
     /// connect; a link domain should answer 503 at once instead).
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let timeout = connectTimeout
-        let lease = LeaseFlag()
+        let race = LeaseRace<T>()
         do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask {
-                    try await self.client.withConnection { connection in
-                        lease.leased.store(true, ordering: .releasing)
-                        return try await body(connection)
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    race.begin(continuation)
+                    // Only the wait for a connection is bounded; a statement that has started runs to
+                    // its end (or to statement_timeout) so that its outcome is known. A request still
+                    // waiting at the deadline is cancelled and abandoned, not awaited: the pool may
+                    // take a while to drop it.
+                    let timer = Task {
+                        try? await Task.sleep(for: timeout)
+                        guard !Task.isCancelled else { return }
+                        if race.timeOut(PostgresStoreError.unavailable("no PostgreSQL connection within \(timeout) (is \(self.location) up?)")) {
+                            race.cancel()
+                        }
                     }
+                    let work = Task {
+                        let result: Result<T, any Error>
+                        do {
+                            result = .success(
+                                try await self.client.withConnection { connection in
+                                    race.leased()
+                                    return try await body(connection)
+                                })
+                        } catch {
+                            result = .failure(error)
+                        }
+                        timer.cancel()
+                        race.finish(result)
+                    }
+                    race.onCancel { work.cancel() }
                 }
-                group.addTask {
-                    // Only the wait for a connection is bounded; a statement that has started runs
-                    // to its end (or to statement_timeout) so that its outcome is known.
-                    try await Task.sleep(for: timeout)
-                    if lease.leased.load(ordering: .acquiring) { return nil }
-                    throw PostgresStoreError.unavailable("no PostgreSQL connection within \(timeout) (is \(self.location) up?)")
-                }
-                defer { group.cancelAll() }
-                while let result = try await group.next() {
-                    if let result { return result }
-                }
-                throw PostgresStoreError.unavailable("the connection closed")
+            } onCancel: {
+                race.cancel()
             }
         } catch let error as PostgresStoreError {
             throw error
@@ -203,6 +216,25 @@ public final class PostgresStore: Sendable {
                 // One live code per (tenant, address, mode), enforced by the database itself: two
                 // instances issuing for the same address at once cannot both leave a live code.
                 "CREATE UNIQUE INDEX codes_one_live ON codes (tenant_id, email, mode) WHERE consumed_at IS NULL AND retired_at IS NULL",
+                // Issuing: one call per code. The advisory lock makes issues for one address take
+                // turns across instances; each statement after it sees what the previous holder
+                // committed (READ COMMITTED takes a new snapshot per statement in a volatile function).
+                """
+                CREATE FUNCTION actionlinks_issue_code(
+                    p_hash BYTEA, p_mode TEXT, p_tenant_id TEXT, p_account_id TEXT, p_email TEXT, p_new_email TEXT,
+                    p_continue_url TEXT, p_language_code TEXT, p_app_settings TEXT, p_created_at BIGINT, p_expires_at BIGINT
+                ) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(hashtextextended(p_tenant_id || chr(31) || p_email || chr(31) || p_mode, 0));
+                    UPDATE codes SET retired_at = p_created_at
+                    WHERE tenant_id = p_tenant_id AND email = p_email AND mode = p_mode AND consumed_at IS NULL AND retired_at IS NULL;
+                    INSERT INTO codes (hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code, app_settings,
+                                       created_at, expires_at)
+                    VALUES (p_hash, p_mode, p_tenant_id, p_account_id, p_email, p_new_email, p_continue_url, p_language_code,
+                            p_app_settings, p_created_at, p_expires_at);
+                END
+                $$
+                """,
                 "CREATE INDEX codes_expiry ON codes (expires_at)",
                 "CREATE INDEX codes_consumed ON codes (consumed_at) WHERE consumed_at IS NOT NULL",
                 "CREATE INDEX codes_retired ON codes (retired_at) WHERE retired_at IS NOT NULL",
@@ -245,9 +277,56 @@ public final class PostgresStore: Sendable {
     ]
 }
 
-/// Whether a request got its connection (then its time limit no longer applies).
-final class LeaseFlag: Sendable {
-    let leased = Atomic<Bool>(false)
+/// One store call racing its connection deadline: the first of the result and the deadline (while
+/// no connection was leased) resumes the caller, exactly once.
+final class LeaseRace<T: Sendable>: Sendable {
+    struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var leased = false
+        var cancelWork: (@Sendable () -> Void)?
+        var cancelled = false
+    }
+    let state = Mutex(State())
+
+    func begin(_ continuation: CheckedContinuation<T, any Error>) { state.withLock { $0.continuation = continuation } }
+
+    func leased() { state.withLock { $0.leased = true } }
+
+    func onCancel(_ cancel: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            state.cancelWork = cancel
+            return state.cancelled
+        }
+        if now { cancel() }
+    }
+
+    func cancel() {
+        let work = state.withLock { state -> (@Sendable () -> Void)? in
+            state.cancelled = true
+            return state.cancelWork
+        }
+        work?()
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<T, any Error>? in
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(with: result)
+    }
+
+    /// Resumes the caller with `error` if no connection was leased and no result came; returns
+    /// whether it did.
+    func timeOut(_ error: any Error) -> Bool {
+        let continuation = state.withLock { state -> CheckedContinuation<T, any Error>? in
+            guard !state.leased else { return nil }
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(throwing: error)
+        return continuation != nil
+    }
 }
 
 /// A failed call to PostgreSQL, described without the statement's values (which hold addresses and
