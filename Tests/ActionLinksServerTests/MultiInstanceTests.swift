@@ -161,6 +161,7 @@ struct MultiInstanceTests {
         let acknowledged = Locked<[String]>([])
         let recoveredAt = Locked<ContinuousClock.Instant?>(nil)
         let restartedAt = Locked<ContinuousClock.Instant?>(nil)
+        let downPage = Locked<Int>(0)
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<4 {
@@ -195,11 +196,16 @@ struct MultiInstanceTests {
                 try await Task.sleep(for: .seconds(2))
                 try await cluster.stop()
                 phase.set(Phase.down.rawValue)
-                try await Task.sleep(for: .seconds(4))
+                // The page of a link needs the store too: it says so, and the code is untouched.
+                let page = try await server.request("GET", try server.local(before.link))
+                downPage.set(page.status)
+                try await Task.sleep(for: .seconds(3))
+                // "Recovering" from the moment the server is asked to start: it may answer before
+                // pg_ctl returns.
+                phase.set(Phase.recovering.rawValue)
                 try await cluster.start()
                 let restarted = ContinuousClock.now
                 restartedAt.set(restarted)
-                phase.set(Phase.recovering.rawValue)
                 while recoveredAt.withLock({ $0 }) == nil, ContinuousClock.now - restarted < .seconds(30) {
                     try await Task.sleep(for: .milliseconds(100))
                 }
@@ -215,6 +221,7 @@ struct MultiInstanceTests {
         let recovered = all.filter { $0.phase == Phase.recovered.rawValue }
         #expect(all.filter { $0.kind != "api" }.allSatisfy { $0.status == 200 }, "association files or pages failed")
         let downAPI = down.filter { $0.kind == "api" }
+        #expect(downPage.value == 503, "the landing page while the store was down answered \(downPage.value)")
         #expect(downAPI.count >= 3)
         #expect(downAPI.allSatisfy { $0.status == 503 && $0.body.contains("UNAVAILABLE") },
             "while down: \(downAPI.filter { $0.status != 503 }.prefix(5).map { "\($0.status) \($0.body)" })")
@@ -233,7 +240,7 @@ struct MultiInstanceTests {
         let reset = try await server.api("resetPassword", ["oobCode": before.code, "newPassword": "a long new password 1"])
         #expect(reset.status == 200, "\(reset.text)")
         let recovery = recoveredAt.value.flatMap { end in restartedAt.value.map { end - $0 } }
-        print("outage test: \(downAPI.count) API calls while down (all 503), first success \(recovery.map { "\($0)" } ?? "never") after the restart, \(codes.count) codes acknowledged in all")
+        print("outage test: \(downAPI.count) API calls while down (all 503), first success \(recovery.map { "\($0)" } ?? "never") after pg_ctl start returned, \(codes.count) codes acknowledged in all")
     }
 
     @Test("an instance whose PostgreSQL is unreachable at start says so and exits")

@@ -119,11 +119,18 @@ final class PrivatePostgresCluster: Sendable {
             try? FileManager.default.removeItem(at: outputFile)
             try? FileManager.default.removeItem(at: errorFile)
         }
-        // posix_spawn and waitpid rather than Foundation's Process: the script leaves a PostgreSQL
-        // server running behind it, and Process was seen never to notice the script's exit then
-        // (the script stayed a zombie). Output goes to files, not pipes, because the server
+        // posix_spawn rather than Foundation's Process: the script leaves a PostgreSQL server
+        // running behind it, and Process was seen never to notice the script's exit then (the
+        // script stayed a zombie). Output goes to files, not pipes, because the server
         // inherits the script's descriptors and would hold a pipe open for its whole life.
-        let argv = ["/bin/bash", TestServer.root.appendingPathComponent("scripts/postgres-test-cluster.sh").path] + arguments
+        // The exit status goes to a file too: another part of the process (Foundation's child
+        // reaper) may collect the child before our waitpid does, and then its status is lost.
+        let statusFile = FileManager.default.temporaryDirectory.appendingPathComponent("pg-script-\(UUID().uuidString).status")
+        defer { try? FileManager.default.removeItem(at: statusFile) }
+        let argv = [
+            "/bin/bash", "-c", #"bash "$0" "$@"; echo $? > "$STATUS_FILE.tmp"; mv "$STATUS_FILE.tmp" "$STATUS_FILE""#,
+            TestServer.root.appendingPathComponent("scripts/postgres-test-cluster.sh").path,
+        ] + arguments
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -131,17 +138,29 @@ final class PrivatePostgresCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var pid: pid_t = 0
+        let environment = ProcessInfo.processInfo.environment.merging(["STATUS_FILE": statusFile.path]) { $1 }.map { "\($0.key)=\($0.value)" }
         let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, cArguments, environ)
+        let cEnvironment = environment.map { strdup($0) } + [nil]
+        defer {
+            cArguments.forEach { free($0) }
+            cEnvironment.forEach { free($0) }
+        }
+        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, cArguments, cEnvironment)
         guard spawned == 0 else { throw TestServerError(message: "cannot run postgres-test-cluster.sh: \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(50)) }
+        var exitStatus: Int32?
+        for _ in 0..<2400 {
+            if let text = try? String(contentsOf: statusFile, encoding: .utf8), let value = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                exitStatus = value
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        var ignored: Int32 = 0
+        _ = waitpid(pid, &ignored, 0)  // reap it, unless someone else did
         let output = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
-        let exited = status & 0x7f == 0
-        guard exited, (status >> 8) & 0xff == 0 else {
-            throw TestServerError(message: "postgres-test-cluster.sh \(arguments.joined(separator: " ")) failed (status \(status)):\n\(errors)")
+        guard exitStatus == 0 else {
+            throw TestServerError(message: "postgres-test-cluster.sh \(arguments.joined(separator: " ")) failed (exit status \(exitStatus.map(String.init) ?? "unknown after 120 s")):\n\(errors)")
         }
         return output
     }

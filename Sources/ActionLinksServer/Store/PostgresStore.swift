@@ -97,7 +97,9 @@ public final class PostgresStore: Sendable {
                         do {
                             result = .success(
                                 try await self.client.withConnection { connection in
-                                    race.leased()
+                                    // A connection that comes after the caller was told "unavailable"
+                                    // runs nothing: no code is consumed for a request that failed.
+                                    guard race.leased() else { throw CancellationError() }
                                     return try await body(connection)
                                 })
                         } catch {
@@ -290,7 +292,15 @@ final class LeaseRace<T: Sendable>: Sendable {
 
     func begin(_ continuation: CheckedContinuation<T, any Error>) { state.withLock { $0.continuation = continuation } }
 
-    func leased() { state.withLock { $0.leased = true } }
+    /// Records that a connection came; returns false (run nothing) when the caller has already been
+    /// answered with the deadline's error or has gone.
+    func leased() -> Bool {
+        state.withLock { state in
+            guard state.continuation != nil, !state.cancelled else { return false }
+            state.leased = true
+            return true
+        }
+    }
 
     func onCancel(_ cancel: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
