@@ -6,7 +6,8 @@
 #   bash scripts/postgres-test-cluster.sh kill DIR         # SIGKILL the postmaster (a crash)
 #
 # DIR holds the cluster (data/, socket/, log); it is created if missing and reused if it holds a
-# cluster already. The server listens on 127.0.0.1:PORT only and asks for a password (SCRAM). The
+# cluster already. With SSL=1 at its creation, the cluster also accepts TLS with a self-signed
+# certificate for localhost / 127.0.0.1 (DIR/server.crt, the file to trust). The server listens on 127.0.0.1:PORT only and asks for a password (SCRAM). The
 # role and database are both `actionlinks`, the password `actionlinks-test`.
 #
 # PostgreSQL refuses to run as root: when this script runs as root it runs the server as the
@@ -47,11 +48,24 @@ start)
         printf 'actionlinks-test\n' >"$dir/pwfile"
         chown -R "$owner" "$dir"
         chmod 700 "$dir"
+        as_owner test -w "$dir" || {
+            echo "postgres-test-cluster: the $owner user cannot write to $dir (a parent folder is not searchable by others?); use a folder such as /tmp/actionlinks-pg" >&2
+            exit 1
+        }
         as_owner "$bindir/initdb" -D "$dir/data" -U actionlinks --pwfile="$dir/pwfile" --auth=scram-sha-256 -E UTF8 \
             --locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
     fi
+    if [ "${SSL:-0}" = 1 ] && [ ! -f "$dir/server.crt" ]; then
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+            -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1
+        chown "$owner" "$dir/server.key" "$dir/server.crt"
+        chmod 600 "$dir/server.key"
+        chmod 644 "$dir/server.crt"
+    fi
+    tls=""
+    [ -f "$dir/server.crt" ] && tls="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
     as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/socket -c max_connections=300 -c shared_buffers=128MB" start >&2 ||
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/socket -c max_connections=300 -c shared_buffers=128MB $tls" start >&2 ||
         { tail -n 20 "$dir/log" >&2; exit 1; }
     if ! PGPASSWORD=actionlinks-test "$bindir/psql" -h 127.0.0.1 -p "$port" -U actionlinks -d postgres -tAc \
         "SELECT 1 FROM pg_database WHERE datname = 'actionlinks'" | grep -q 1; then

@@ -41,6 +41,7 @@ BIN=$(swift build -c release --show-bin-path)/actionlinks
 [ -x "$BIN" ] || die "no release build at $BIN"
 
 tmp=$(mktemp -d /tmp/actionlinks-store-bench.XXXXXX)
+chmod 755 "$tmp"  # the PostgreSQL cluster inside runs as another user when this runs as root
 pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -51,7 +52,7 @@ cleanup() {
 trap cleanup EXIT
 
 log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
-pg_url=$(bash scripts/postgres-test-cluster.sh start "$tmp/pg" "$PG_PORT" 2>/dev/null)
+pg_url=$(bash scripts/postgres-test-cluster.sh start "$tmp/pg" "$PG_PORT" 2>"$tmp/pg-start.log") || { cat "$tmp/pg-start.log" >&2; die "cannot start PostgreSQL"; }
 pg_base=${pg_url%/*}
 psql_run() { PGPASSWORD=actionlinks-test psql -h 127.0.0.1 -p "$PG_PORT" -U actionlinks -d postgres -qc "$1" >/dev/null; }
 

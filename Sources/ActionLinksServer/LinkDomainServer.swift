@@ -121,6 +121,9 @@ struct CodePurge: Service {
     func run() async throws {
         let week: Timestamp = 7 * 86_400_000
         try? await cancelWhenGracefulShutdown {
+            // The first purge waits a minute: services start before the server's start hooks,
+            // and with PostgreSQL the schema is made by one of them (the migrations).
+            try await Task.sleep(for: .seconds(60))
             while !Task.isCancelled {
                 do {
                     let removed = try await codes.purge(before: .now - week)

@@ -1,6 +1,6 @@
 import ActionLinks
 import ActionLinksConfiguration
-import ActionLinksServer
+@testable import ActionLinksServer
 import Foundation
 import Logging
 import Testing
@@ -81,5 +81,32 @@ struct PostgresStoreTests {
             #expect(error.description.contains("unavailable"), "\(error)")
         }
         #expect(clock.now - started < .seconds(3))
+    }
+
+    @Test("TLS: verify-full with the server's certificate encrypts and checks it; an untrusted certificate is refused")
+    func tls() async throws {
+        let cluster = try await PrivatePostgresCluster(tls: true)
+        defer { Task { await cluster.remove() } }
+        let base = cluster.url.replacingOccurrences(of: "@127.0.0.1:", with: "@localhost:")
+
+        let trusted = try PostgresStore(
+            location: try PostgresLocation(url: base + "?sslmode=verify-full&sslrootcert=\(cluster.certificate)"), logger: Logger(label: "tls"))
+        let runner = Task { await trusted.client.run() }
+        defer { runner.cancel() }
+        try await trusted.migrate()
+        try await trusted.codes.issue(record("over-tls"))
+        guard case .live = try await trusted.codes.lookup(hashes: [Data("over-tls".utf8)], now: now) else { Issue.record("expected a live code"); return }
+        let encrypted = try await trusted.withConnection { connection in
+            try await connection.query("SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: Logger(label: "tls"))
+                .decode(String.self).first { _ in true }
+        }
+        #expect(encrypted == "true")
+
+        // The system's authorities do not know the self-signed certificate.
+        let untrusted = try PostgresStore(
+            location: try PostgresLocation(url: base + "?sslmode=verify-full&connect_timeout=1"), logger: Logger(label: "untrusted"))
+        let other = Task { await untrusted.client.run() }
+        defer { other.cancel() }
+        await #expect(throws: PostgresStoreError.self) { try await untrusted.codes.lookup(hashes: [Data("over-tls".utf8)], now: now) }
     }
 }

@@ -81,11 +81,16 @@ final class PrivatePostgresCluster: Sendable {
     let port: Int
     let url: String
 
-    init() async throws {
+    /// Starts a new cluster; with `tls`, it also accepts TLS with a self-signed certificate (``certificate``).
+    init(tls: Bool = false) async throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("actionlinks-pg-\(UUID().uuidString.prefix(8))")
         port = try Self.freePort()
-        url = try await Self.script(["start", directory.path, String(port)]).trimmingCharacters(in: .whitespacesAndNewlines)
+        url = try await Self.script(["start", directory.path, String(port)], environment: tls ? ["SSL": "1"] : [:])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
     }
+
+    /// The server's self-signed certificate (a cluster started with `tls`).
+    var certificate: String { directory.appendingPathComponent("server.crt").path }
 
     func stop() async throws { _ = try await Self.script(["stop", directory.path]) }
     func start() async throws { _ = try await Self.script(["start", directory.path, String(port)]) }
@@ -112,7 +117,7 @@ final class PrivatePostgresCluster: Sendable {
     }
 
     @discardableResult
-    static func script(_ arguments: [String]) async throws -> String {
+    static func script(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> String {
         let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("pg-script-\(UUID().uuidString).out")
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("pg-script-\(UUID().uuidString).err")
         defer {
@@ -138,7 +143,7 @@ final class PrivatePostgresCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var pid: pid_t = 0
-        let environment = ProcessInfo.processInfo.environment.merging(["STATUS_FILE": statusFile.path]) { $1 }.map { "\($0.key)=\($0.value)" }
+        let environment = ProcessInfo.processInfo.environment.merging(extra.merging(["STATUS_FILE": statusFile.path]) { $1 }) { $1 }.map { "\($0.key)=\($0.value)" }
         let cArguments = argv.map { strdup($0) } + [nil]
         let cEnvironment = environment.map { strdup($0) } + [nil]
         defer {
