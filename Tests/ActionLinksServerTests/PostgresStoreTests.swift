@@ -80,7 +80,10 @@ struct PostgresStoreTests {
         } catch let error as PostgresStoreError {
             #expect(error.description.contains("unavailable"), "\(error)")
         }
-        #expect(clock.now - started < .seconds(3))
+        // Without the deadline the pool keeps the request queued for 60 s (its circuit breaker).
+        // The deadline is 0.5 s; the bound is loose because tests running in parallel in this
+        // process can hold the cooperative threads that the deadline's timer needs (seen: 11 s).
+        #expect(clock.now - started < .seconds(30))
     }
 
     @Test("TLS: verify-full with the server's certificate encrypts and checks it; an untrusted certificate is refused")
