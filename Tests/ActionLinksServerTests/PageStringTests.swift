@@ -23,7 +23,8 @@ struct PageStringTests {
         return names.sorted()
     }
 
-    static let languages = (try? FileManager.default.contentsOfDirectory(atPath: www.appendingPathComponent("strings").path))?
+    static let languages =
+        (try? FileManager.default.contentsOfDirectory(atPath: www.appendingPathComponent("strings").path))?
         .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted() ?? []
 
     @Test("English, Russian, Japanese and Arabic are there")
@@ -34,7 +35,8 @@ struct PageStringTests {
     @Test("each language file has exactly the keys of en.json, the same placeholders, and no empty string", arguments: languages)
     func sameKeys(language: String) throws {
         let english = try Self.table("en"), table = try Self.table(language)
-        #expect(Set(table.keys).subtracting(english.keys).isEmpty, "keys not in en.json: \(Set(table.keys).subtracting(english.keys).sorted())")
+        #expect(
+            Set(table.keys).subtracting(english.keys).isEmpty, "keys not in en.json: \(Set(table.keys).subtracting(english.keys).sorted())")
         #expect(Set(english.keys).subtracting(table.keys).isEmpty, "keys missing: \(Set(english.keys).subtracting(table.keys).sorted())")
         for (key, text) in english {
             guard let translated = table[key] else { continue }

@@ -59,7 +59,9 @@ struct ActionPages: Sendable {
             Self.pageModes.contains(mode), let token = fields["form"]
         else { return outcome(.invalid, language) }
         // The token ties the form to its code and mode: a valid one means this browser was shown this form.
-        guard isSameSite(request), verifyFormToken(token, code: code, mode: mode) else { return outcome(.form, language, status: .forbidden) }
+        guard isSameSite(request), verifyFormToken(token, code: code, mode: mode) else {
+            return outcome(.form, language, status: .forbidden)
+        }
         let consumer = "page " + (context.clientAddress ?? "?")
         var state = FormState()
         do {
@@ -98,7 +100,9 @@ struct ActionPages: Sendable {
                 extra["continueURL"] = url
                 extra["continueLabel"] = templates.text("continue", language)
             }
-            var response = page("result", status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body", values: values, extra: extra)
+            var response = page(
+                "result", status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body",
+                values: values, extra: extra)
             if mode == .signIn { response.headers[.setCookie] = deviceCookie(email: done.record.email, request) }
             return response
         } catch let error where error.code == "INVALID_EMAIL" || error.code == "MISSING_EMAIL" {
@@ -132,12 +136,17 @@ struct ActionPages: Sendable {
     func passwordProblem(_ password: String, _ language: String) -> String? {
         let policy = service.settings.passwords
         if password.isEmpty { return templates.text("passwordMissing", language) }
-        if password.count < policy.minimumLength { return templates.text("passwordTooShort", language, ["minimum": String(policy.minimumLength)]) }
-        if password.count > policy.maximumLength { return templates.text("passwordTooLong", language, ["maximum": String(policy.maximumLength)]) }
+        if password.count < policy.minimumLength {
+            return templates.text("passwordTooShort", language, ["minimum": String(policy.minimumLength)])
+        }
+        if password.count > policy.maximumLength {
+            return templates.text("passwordTooLong", language, ["maximum": String(policy.maximumLength)])
+        }
         return nil
     }
 
-    func form(for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok) -> Response {
+    func form(for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok) -> Response
+    {
         let mode = record.mode.rawValue
         var values = ["appName": service.settings.project.appName, "email": record.email]
         if let newEmail = record.newEmail { values["newEmail"] = newEmail }
@@ -145,7 +154,8 @@ struct ActionPages: Sendable {
         var context: [String: Any] = [
             "title": templates.text("\(mode).title", language, values), "intro": templates.text("\(mode).intro", language, values),
             "button": templates.text("\(mode).button", language, values), "appName": service.settings.project.appName, "mode": mode,
-            "oobCode": code, "formToken": formToken(code: code, mode: record.mode, now: Int64(Date().timeIntervalSince1970)), "email": record.email,
+            "oobCode": code, "formToken": formToken(code: code, mode: record.mode, now: Int64(Date().timeIntervalSince1970)),
+            "email": record.email,
             "minimumLength": minimum, "errorLabel": templates.text("errorLabel", language),
         ]
         if state.hasError { context["hasError"] = true }
@@ -178,7 +188,9 @@ struct ActionPages: Sendable {
     /// The code is looked up (never consumed): an expired or used link says so here, and a link that
     /// asks for a newer Android app than can open it gets the update page.
     func mobileLink(_ request: Request, context: ServerRequestContext) async -> Response {
-        guard request.method == .get || request.method == .head else { return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"]) }
+        guard request.method == .get || request.method == .head else {
+            return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
+        }
         if request.method == .head { return Response(status: .ok, headers: Self.pageHeaders) }
         let acceptLanguage = request.headers[.acceptLanguage]
         let language = templates.language(requested: nil, acceptLanguage: acceptLanguage)
@@ -209,7 +221,8 @@ struct ActionPages: Sendable {
             "playStore": templates.text("links.playStore", pageLanguage),
         ]
         let apple = service.apps.appleApps.first { $0.bundleID == appSettings["iOSBundleId"] } ?? service.apps.appleApps.first
-        let android = service.apps.androidApps.first { $0.packageName == appSettings["androidPackageName"] } ?? service.apps.androidApps.first
+        let android =
+            service.apps.androidApps.first { $0.packageName == appSettings["androidPackageName"] } ?? service.apps.androidApps.first
         if let apple, let storeID = apple.appStoreID {
             context["smartBanner"] = "app-id=\(storeID), app-argument=\(webLink)"
             if !onAndroid { context["appStoreLink"] = "https://apps.apple.com/app/id" + storeID }
@@ -241,7 +254,8 @@ struct ActionPages: Sendable {
 
     /// The app settings a link was issued with (`iOSBundleId`, `androidPackageName`, `androidMinimumVersion`, ...).
     static func appSettings(_ record: ActionCodeRecord) -> [String: String] {
-        guard let text = record.appSettings, let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String] else { return [:] }
+        guard let text = record.appSettings, let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String]
+        else { return [:] }
         return object
     }
 
@@ -271,7 +285,8 @@ struct ActionPages: Sendable {
     }
 
     func page(
-        _ name: String, status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String], extra: [String: Any] = [:]
+        _ name: String, status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String],
+        extra: [String: Any] = [:]
     ) -> Response {
         var context = extra
         context["title"] = templates.text(title, language, values)
@@ -287,7 +302,8 @@ struct ActionPages: Sendable {
     /// DESIGN §9: no referrer (the URL holds a code), never cached or indexed, no framing, no scripts.
     static let pageHeaders: HTTPFields = [
         .contentType: "text/html; charset=utf-8", .referrerPolicy: "no-referrer", .cacheControl: "no-store", .xRobotsTag: "noindex",
-        .contentSecurityPolicy: "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        .contentSecurityPolicy:
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         .xFrameOptions: "DENY", .xContentTypeOptions: "nosniff",
     ]
 
@@ -305,7 +321,8 @@ struct ActionPages: Sendable {
     func isRememberedDevice(_ request: Request, email: String) -> Bool {
         let expected = Array((Self.deviceCookieName + "=" + deviceToken(email: email)).utf8)
         for header in request.headers[values: .cookie] {
-            for item in header.split(separator: ";") where ConstantTime.equal(Array(item.trimmingCharacters(in: .whitespaces).utf8), expected) {
+            for item in header.split(separator: ";")
+            where ConstantTime.equal(Array(item.trimmingCharacters(in: .whitespaces).utf8), expected) {
                 return true
             }
         }
@@ -317,7 +334,8 @@ struct ActionPages: Sendable {
     func deviceCookie(email: String, _ request: Request) -> String {
         let host = (request.head.authority ?? "").lowercased()
         let loopback = host.hasPrefix("127.") || host.hasPrefix("localhost") || host.hasPrefix("[::1]")
-        return "\(Self.deviceCookieName)=\(deviceToken(email: email)); Path=/__/auth/; Max-Age=2592000; HttpOnly; SameSite=Lax" + (loopback ? "" : "; Secure")
+        return "\(Self.deviceCookieName)=\(deviceToken(email: email)); Path=/__/auth/; Max-Age=2592000; HttpOnly; SameSite=Lax"
+            + (loopback ? "" : "; Secure")
     }
 
     // MARK: Forms

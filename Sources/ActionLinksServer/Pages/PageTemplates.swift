@@ -25,7 +25,8 @@ public struct PageTemplates: Sendable {
             throw PageTemplatesError(path: templates, message: "cannot load the templates: \(error)")
         }
         for name in ["layout", "action", "result", "links"] where library.getTemplate(named: name) == nil {
-            throw PageTemplatesError(path: (templates as NSString).appendingPathComponent(name + ".mustache"), message: "the template is missing")
+            throw PageTemplatesError(
+                path: (templates as NSString).appendingPathComponent(name + ".mustache"), message: "the template is missing")
         }
         let mail = (www as NSString).appendingPathComponent("mail")
         mailHTML = try Self.template(at: (mail as NSString).appendingPathComponent("message.html.mustache"))
@@ -40,19 +41,23 @@ public struct PageTemplates: Sendable {
             strings[String(name.dropLast(5)).lowercased()] = table
         }
         guard let english = strings["en"] else {
-            throw PageTemplatesError(path: (stringsDirectory as NSString).appendingPathComponent("en.json"), message: "the English strings are missing")
+            throw PageTemplatesError(
+                path: (stringsDirectory as NSString).appendingPathComponent("en.json"), message: "the English strings are missing")
         }
         // A language file with a missing key would show English in the middle of a page: refuse it at start.
         for (language, table) in strings where language != "en" {
             if let missing = english.keys.sorted().first(where: { table[$0] == nil }) {
                 throw PageTemplatesError(
-                    path: (stringsDirectory as NSString).appendingPathComponent(language + ".json"), message: "the key '\(missing)' is missing (every key of en.json is needed)")
+                    path: (stringsDirectory as NSString).appendingPathComponent(language + ".json"),
+                    message: "the key '\(missing)' is missing (every key of en.json is needed)")
             }
         }
         guard strings[defaultLanguage.lowercased()] != nil else {
             throw PageTemplatesError(
                 path: (stringsDirectory as NSString).appendingPathComponent(defaultLanguage + ".json"),
-                message: "pages.defaultLanguage is '\(defaultLanguage)' but there are no strings for it (languages: \(strings.keys.sorted().joined(separator: ", ")))")
+                message:
+                    "pages.defaultLanguage is '\(defaultLanguage)' but there are no strings for it (languages: \(strings.keys.sorted().joined(separator: ", ")))"
+            )
         }
         self.strings = strings
         rightToLeft = Set(strings.filter { $0.value["direction"] == "rtl" }.keys)
@@ -60,7 +65,9 @@ public struct PageTemplates: Sendable {
     }
 
     static func template(at path: String) throws -> MustacheTemplate {
-        guard let data = FileManager.default.contents(atPath: path) else { throw PageTemplatesError(path: path, message: "the template is missing") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PageTemplatesError(path: path, message: "the template is missing")
+        }
         do {
             return try MustacheTemplate(string: String(decoding: data, as: UTF8.self))
         } catch {
@@ -150,11 +157,13 @@ public struct PageTemplates: Sendable {
         let values = ["appName": appName, "email": email]
         let context: [String: Any] = [
             "lang": language, "dir": direction(language), "link": link,
-            "subject": text("mail.\(mode.rawValue).subject", language, values), "body": text("mail.\(mode.rawValue).body", language, values),
+            "subject": text("mail.\(mode.rawValue).subject", language, values),
+            "body": text("mail.\(mode.rawValue).body", language, values),
             "button": text("mail.\(mode.rawValue).button", language, values), "ignore": text("mail.ignore", language, values),
         ]
         return MailMessage(
-            to: email, from: from, subject: context["subject"] as! String, text: mailText.render(context), html: mailHTML.render(context), mode: mode)
+            to: email, from: from, subject: context["subject"] as! String, text: mailText.render(context), html: mailHTML.render(context),
+            mode: mode)
     }
 }
 
