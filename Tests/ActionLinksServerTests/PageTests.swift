@@ -211,6 +211,7 @@ struct PageTests {
         let setCookie = try #require(done.header("Set-Cookie"))
         #expect(setCookie.hasPrefix("actionlinks_device=") && setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Lax"))
         #expect(setCookie.contains("Path=/__/auth/") && !setCookie.contains("pat@example.com"), "an HMAC of the address, never the address")
+        #expect(!setCookie.contains("Secure"), "plain HTTP on a loopback development host")
         let cookie = ["Cookie": "other=1; " + String(setCookie.prefix { $0 != ";" })]
 
         let secondPath = try await link(server, "EMAIL_SIGNIN", "pat@example.com", "en", ["continueUrl": "https://app.example.com/"])
@@ -224,6 +225,10 @@ struct PageTests {
             "and the code is live")
         let signedIn = try await server.submitForm(of: second, [:], headers: cookie)
         #expect(signedIn.status == 200 && signedIn.text.contains("You are signed in"), "\(signedIn.text)")
+
+        let proxied = try await server.request("GET", try await link(server, "EMAIL_SIGNIN", "ray@example.com", "en", ["continueUrl": "https://app.example.com/"]))
+        let behindProxy = try await server.submitForm(of: proxied, ["email": "ray@example.com"], headers: ["Host": "links.example.com"])
+        #expect(behindProxy.header("Set-Cookie")?.hasSuffix("; Secure") == true, "Secure for every host but loopback (TLS is at the proxy)")
 
         let other = try await server.request(
             "GET", try await link(server, "EMAIL_SIGNIN", "sam@example.com", "en", ["continueUrl": "https://app.example.com/"]),

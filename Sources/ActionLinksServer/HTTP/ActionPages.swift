@@ -332,8 +332,9 @@ struct ActionPages: Sendable {
     /// `HttpOnly`, only for `/__/auth/`, `SameSite=Lax` (sent when a link is tapped in a webmail),
     /// `Secure` except on a loopback development host.
     func deviceCookie(email: String, _ request: Request) -> String {
-        let host = (request.head.authority ?? "").lowercased()
-        let loopback = host.hasPrefix("127.") || host.hasPrefix("localhost") || host.hasPrefix("[::1]")
+        let authority = (request.head.authority ?? "").lowercased()
+        let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }) + "]" : String(authority.prefix { $0 != ":" })
+        let loopback = host == "localhost" || host == "[::1]" || (host.hasPrefix("127.") && host.allSatisfy { $0.isNumber || $0 == "." })
         return "\(Self.deviceCookieName)=\(deviceToken(email: email)); Path=/__/auth/; Max-Age=2592000; HttpOnly; SameSite=Lax"
             + (loopback ? "" : "; Secure")
     }
