@@ -34,7 +34,7 @@ if [ "${#browser_packages[@]}" -gt 0 ]; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${browser_packages[@]}"
 fi
-if ! python3 -c "import selenium, axe_selenium_python" >/dev/null 2>&1; then
-    echo "installing selenium and axe-selenium-python (pip)"
+if ! python3 -c "import selenium, axe_selenium_python, axe_core_python" >/dev/null 2>&1; then
+    echo "installing selenium, axe-selenium-python and axe-core-python (pip)"
     python3 -m pip install --quiet -r Tests/Browser/requirements.txt
 fi

@@ -16,7 +16,7 @@ import Testing
 struct BrowserTests {
     static let script = TestServer.root.appendingPathComponent("Tests/Browser/pages_test.py").path
     static let install =
-        "the browser tests need Debian's chromium and chromium-driver and pip's selenium and axe-selenium-python; "
+        "the browser tests need Debian's chromium and chromium-driver and pip's selenium, axe-selenium-python and axe-core-python; "
         + "run `bash scripts/install-test-dependencies.sh` (or `apt-get install chromium chromium-driver` and "
         + "`python3 -m pip install -r Tests/Browser/requirements.txt`)"
 
@@ -72,13 +72,13 @@ struct BrowserTests {
         }
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import selenium, axe_selenium_python"]
+        probe.arguments = ["python3", "-c", "import selenium, axe_selenium_python, axe_core_python"]
         probe.standardOutput = FileHandle.nullDevice
         probe.standardError = FileHandle.nullDevice
         try probe.run()
         probe.waitUntilExit()
         if probe.terminationStatus != 0 {
-            throw TestServerError(message: "Python cannot import selenium and axe_selenium_python: " + install)
+            throw TestServerError(message: "Python cannot import selenium, axe_selenium_python and axe_core_python: " + install)
         }
     }
 

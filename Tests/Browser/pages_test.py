@@ -3,9 +3,9 @@
 
 Every flow runs in every language (en, ru, ja, ar) in a 320 px wide mobile viewport with JavaScript
 turned off (Chrome's content setting; a check page proves it is off). Every page the flows reach is
-also checked by axe-core, in light and dark colour schemes, in a second browser session that has
-JavaScript on: axe is JavaScript, and with scripts blocked its promises and timers do not run. The
-second session loads the exact HTML the first one shows (same origin, same stylesheet), so both see
+also checked by axe-core (3.1 from axe-selenium-python and 4.4 from axe-core-python), in light and
+dark colour schemes, in a second browser session that has JavaScript on: axe is JavaScript, and
+with scripts blocked its promises and timers do not run. The second session loads the exact HTML the first one shows (same origin, same stylesheet), so both see
 the same page. Screenshots of every page in English and Arabic go to --screenshots.
 
 Run by Tests/ActionLinksServerTests/BrowserTests.swift, which starts the server:
@@ -24,6 +24,7 @@ import urllib.error
 import urllib.request
 
 try:
+    import axe_core_python
     from axe_selenium_python import Axe
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -43,6 +44,12 @@ WIDTH = 320
 # Addresses are unique per run, so the script can run again against the same server.
 RUN = str(int(time.time() * 1000) % 100000000)
 ISOLATES = re.compile("[\u2068\u2069]")
+
+# axe-core 3.1 as axe-selenium-python ships it, and axe-core 4.4 (WCAG 2.1 rules) from axe-core-python.
+AXE_SCRIPTS = {
+    "axe 3.1": os.path.join(os.path.dirname(sys.modules["axe_selenium_python"].__file__), "node_modules", "axe-core", "axe.min.js"),
+    "axe 4.4": os.path.join(os.path.dirname(axe_core_python.__file__), "axe.min.js"),
+}
 
 STRINGS = {}
 for language in LANGUAGES:
@@ -203,14 +210,15 @@ class Pages:
             self.failures.check(False, f"{where}: the stylesheet did not load in the audit session")
         for scheme in ("light", "dark"):
             auditor.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
-            axe = Axe(auditor)
-            axe.inject()
-            results = axe.run()
-            self.audited += 1
-            for violation in results["violations"]:
-                nodes = "; ".join(" ".join(node["target"]) + " → " + (node.get("failureSummary") or "").replace("\n", " ")
-                                  for node in violation["nodes"][:3])
-                self.failures.check(False, f"{where} ({scheme}): axe {violation['id']}: {violation['help']}: {nodes}")
+            for version, script in AXE_SCRIPTS.items():
+                axe = Axe(auditor, script_url=script)
+                axe.inject()
+                results = axe.run()
+                self.audited += 1
+                for violation in results["violations"]:
+                    nodes = "; ".join(" ".join(map(str, node["target"])) + " → " + (node.get("failureSummary") or "").replace("\n", " ")
+                                      for node in violation["nodes"][:3])
+                    self.failures.check(False, f"{where} ({scheme}, {version}): {violation['id']}: {violation['help']}: {nodes}")
 
     # Helpers for clicking.
     def open(self, url):
