@@ -25,3 +25,19 @@ if ! python3 -c "import firebase_admin" >/dev/null 2>&1; then
     echo "installing firebase-admin (pip)"
     python3 -m pip install --quiet -r Tests/FirebaseAdmin/requirements.txt
 fi
+
+# --- Browser tests (Tests/Browser, run by BrowserTests.swift): headless Chromium and its driver from
+# Debian, Selenium and axe-core (axe-selenium-python) from pip, pinned in Tests/Browser/requirements.txt.
+browser_packages=()
+for package in chromium chromium-driver; do
+    dpkg -s "$package" >/dev/null 2>&1 || browser_packages+=("$package")
+done
+if [ "${#browser_packages[@]}" -gt 0 ]; then
+    echo "installing ${browser_packages[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${browser_packages[@]}"
+fi
+if ! python3 -c "import selenium, axe_selenium_python, axe_core_python" >/dev/null 2>&1; then
+    echo "installing selenium, axe-selenium-python and axe-core-python (pip)"
+    python3 -m pip install --quiet -r Tests/Browser/requirements.txt
+fi

@@ -105,6 +105,13 @@ public struct LimitSettings: Sendable, Hashable {
     public var sendsPerIPPerHour = 100
 }
 
+/// The hosted pages (`pages`).
+public struct PageSettings: Sendable, Hashable {
+    /// The language of pages and emails when neither the link's `lang` nor the browser's
+    /// `Accept-Language` names one there are strings for (`www/strings/<language>.json`).
+    public var defaultLanguage = "en"
+}
+
 /// Everything `actionlinks serve` reads beyond the allow-list and the apps.
 public struct ServiceSettings: Sendable {
     /// `server`.
@@ -131,6 +138,8 @@ public struct ServiceSettings: Sendable {
     public var mail = MailSettings()
     /// `limits`.
     public var limits = LimitSettings()
+    /// `pages`.
+    public var pages = PageSettings()
 
     /// The default settings: a development server on `http://localhost:8080`.
     public init() {
@@ -272,6 +281,15 @@ extension Reader {
         if let value = limits["sendsPerIPPerHour"] {
             settings.limits.sendsPerIPPerHour = try integer(value, key: "limits.sendsPerIPPerHour", in: 1...100_000_000)
         }
+
+        let pages = try mapping(top["pages"], key: "pages", known: ["defaultLanguage"])
+        if let node = pages["defaultLanguage"] {
+            let language = try string(node, key: "pages.defaultLanguage")
+            guard !language.isEmpty, language.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x41...0x5A).contains($0) || $0 == UInt8(ascii: "-") }) else {
+                throw fail(node, "pages.defaultLanguage", "expected a language code such as en, ru or pt-BR; got '\(language)'")
+            }
+            settings.pages.defaultLanguage = language.lowercased()
+        }
         return settings
     }
 
@@ -319,7 +337,7 @@ public enum EnvironmentOverrides {
             "linkDomains", "continueUrls.allow", "continueUrls.defaultOrigin", "store", "dataDirectory",
             "passwords.minimumLength", "passwords.maximumLength", "signUp", "emulatorListing", "mail.backend", "mail.from",
             "mail.sendmailCommand", "mail.webhookUrl", "mail.webhookToken", "mail.attempts", "limits.sendsPerAddressPerHour",
-            "limits.sendsPerIPPerHour",
+            "limits.sendsPerIPPerHour", "pages.defaultLanguage",
         ] + ActionCodeLink.Mode.allCases.map { "codes.lifetimes." + $0.rawValue }
 
     static let listKeys: Set<String> = ["linkDomains", "continueUrls.allow"]

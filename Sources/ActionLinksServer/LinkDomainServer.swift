@@ -51,7 +51,7 @@ public enum LinkDomainServer {
         } catch {
             throw ServerStartError("dataDirectory: \(error)")
         }
-        let templates = try await PageTemplates(www: www)
+        let templates = try await PageTemplates(www: www, defaultLanguage: settings.pages.defaultLanguage)
         let staticFiles = try StaticFiles(www: www)
         let metrics = ServerMetrics()
         let mailer = Mailer(settings: settings.mail, templates: templates, metrics: metrics, logger: logger)

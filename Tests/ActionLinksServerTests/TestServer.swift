@@ -105,7 +105,13 @@ final class TestServer: Sendable {
         return Reply(status: http.statusCode, headers: fields, body: data)
     }
 
-    static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+    /// No redirects followed and no cookies kept: a test sends exactly the cookies it means to.
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
+    }()
 
     /// A REST call: as the admin (`Bearer owner`), or as a client with the API key.
     func api(_ operation: String, _ fields: [String: Any], admin: Bool = false, tenant: String? = nil, headers: [String: String] = [:]) async throws -> Reply {

@@ -25,19 +25,26 @@ struct ActionPages: Sendable {
     }
 
     func landing(_ request: Request) async -> Response {
-        let language = self.language(request.uri.queryParameters["lang"].map(String.init), request)
+        let acceptLanguage = request.headers[.acceptLanguage]
+        let language = templates.language(requested: request.uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
         guard let link = ActionCodeLink.parse("https://link.invalid" + request.uri.string),
             link.apiKey == nil || link.apiKey == service.settings.project.apiKey
-        else { return failure(.invalidCode, language) }
+        else { return outcome(.invalid, language) }
         let record: ActionCodeRecord
         do {
             record = try await service.check(code: link.oobCode, tenantID: link.tenantID ?? "")
         } catch {
             return failure(error, language)
         }
-        guard record.mode == link.mode else { return failure(.invalidCode, language) }
-        return form(for: record, code: link.oobCode, language: self.language(link.languageCode ?? record.languageCode, request), error: nil)
+        guard record.mode == link.mode, Self.pageModes.contains(record.mode) else { return outcome(.invalid, language) }
+        let pageLanguage = templates.language(requested: link.languageCode ?? record.languageCode, acceptLanguage: acceptLanguage)
+        var state = FormState()
+        state.remembered = record.mode == .signIn && isRememberedDevice(request, email: record.email)
+        return form(for: record, code: link.oobCode, language: pageLanguage, state: state)
     }
+
+    /// The modes that have a page (a second-factor revert is completed in the app).
+    static let pageModes: Set<ActionCodeLink.Mode> = [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail, .recoverEmail]
 
     func confirm(_ request: Request, context: ServerRequestContext) async -> Response {
         var request = request
@@ -45,32 +52,45 @@ struct ActionPages: Sendable {
         do {
             fields = Self.formFields(try await request.collectBody(upTo: service.settings.server.maximumBodyBytes))
         } catch {
-            return page("result", status: .contentTooLarge, language: "en", title: "error.form.title", body: "error.form.body", values: [:])
+            return outcome(.form, templates.defaultLanguage, status: .contentTooLarge)
         }
-        let language = self.language(fields["lang"], request)
+        let language = templates.language(requested: fields["lang"], acceptLanguage: request.headers[.acceptLanguage])
         guard let code = fields["oobCode"], let modeText = fields["mode"], let mode = ActionCodeLink.Mode(rawValue: modeText),
-            let token = fields["form"]
-        else { return failure(.invalidCode, language) }
-        guard isSameSite(request), verifyFormToken(token, code: code) else {
-            return page("result", status: .forbidden, language: language, title: "error.form.title", body: "error.form.body", values: [:])
+            Self.pageModes.contains(mode), let token = fields["form"]
+        else { return outcome(.invalid, language) }
+        // The token ties the form to its code and mode: a valid one means this browser was shown this form.
+        guard isSameSite(request), verifyFormToken(token, code: code, mode: mode) else {
+            return outcome(.form, language, status: .forbidden)
         }
         let consumer = "page " + (context.clientAddress ?? "?")
+        var state = FormState()
         do {
             let done: ActionService.Completion
             switch mode {
             case .signIn:
-                done = try await service.signIn(code: code, email: fields["email"] ?? "", tenantID: nil, consumer: consumer)
+                var email = (fields["email"] ?? "").trimmingCharacters(in: .whitespaces)
+                state.emailValue = email
+                if email.isEmpty, fields["remembered"] == "1" {
+                    let record = try await service.check(code: code)
+                    if isRememberedDevice(request, email: record.email) { email = record.email }
+                }
+                if email.isEmpty {
+                    state.emailError = templates.text("emailMissing", language)
+                    return form(for: try await service.check(code: code), code: code, language: language, state: state, status: .badRequest)
+                }
+                done = try await service.signIn(code: code, email: email, tenantID: nil, consumer: consumer)
             case .resetPassword:
                 let password = fields["password"] ?? ""
-                if password != fields["passwordAgain"] {
-                    let record = try await service.check(code: code)
-                    return form(for: record, code: code, language: language, error: templates.text("passwordsDiffer", language), status: .badRequest)
+                state.passwordError = passwordProblem(password, language)
+                if state.passwordError == nil, password != fields["passwordAgain"] {
+                    state.passwordAgainError = templates.text("passwordsDiffer", language)
+                }
+                if state.hasError {
+                    return form(for: try await service.check(code: code), code: code, language: language, state: state, status: .badRequest)
                 }
                 done = try await service.resetPassword(code: code, newPassword: password, tenantID: nil, consumer: consumer)
-            case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
+            default:
                 done = try await service.apply(code: code, expectedMode: mode, tenantID: nil, consumer: consumer)
-            case .revertSecondFactorAddition:
-                return failure(.invalidCode, language)
             }
             var values = ["email": done.account.email ?? done.record.email, "appName": service.settings.project.appName]
             if let newEmail = done.record.newEmail { values["newEmail"] = newEmail }
@@ -80,22 +100,53 @@ struct ActionPages: Sendable {
                 extra["continueURL"] = url
                 extra["continueLabel"] = templates.text("continue", language)
             }
-            return page("result", status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body", values: values, extra: extra)
-        } catch let error where error.code == "INVALID_EMAIL" || error.code == "WEAK_PASSWORD" || error.code == "MISSING_PASSWORD" || error.code == "MISSING_EMAIL" {
-            guard let record = try? await service.check(code: code) else { return failure(.invalidCode, language) }
-            let message =
-                error.code == "INVALID_EMAIL" || error.code == "MISSING_EMAIL"
-                ? templates.text("signIn.emailMismatch", language)
-                : templates.text("passwordHelp", language, ["minimum": String(service.settings.passwords.minimumLength)])
-            return form(for: record, code: code, language: language, error: message, status: .badRequest, emailValue: fields["email"])
+            var response = page(
+                "result", status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body",
+                values: values, extra: extra)
+            if mode == .signIn { response.headers[.setCookie] = deviceCookie(email: done.record.email, request) }
+            return response
+        } catch let error where error.code == "INVALID_EMAIL" || error.code == "MISSING_EMAIL" {
+            guard let record = try? await service.check(code: code) else { return outcome(.invalid, language) }
+            state.emailError = templates.text(error.code == "MISSING_EMAIL" ? "emailMissing" : "signIn.emailMismatch", language)
+            return form(for: record, code: code, language: language, state: state, status: .badRequest)
+        } catch let error where error.code == "WEAK_PASSWORD" || error.code == "MISSING_PASSWORD" {
+            guard let record = try? await service.check(code: code) else { return outcome(.invalid, language) }
+            state.passwordError = passwordProblem(fields["password"] ?? "", language) ?? templates.text("passwordMissing", language)
+            return form(for: record, code: code, language: language, state: state, status: .badRequest)
+        } catch let error where error.code == FirebaseError.invalidCode.code {
+            // The form was ours, for this code and mode, and the code no longer works: the usual cause
+            // is a second submission of the same form (a double tap, or the back button).
+            return outcome(.used, language)
         } catch {
             return failure(error, language)
         }
     }
 
-    func form(
-        for record: ActionCodeRecord, code: String, language: String, error: String?, status: HTTPResponse.Status = .ok, emailValue: String? = nil
-    ) -> Response {
+    /// What the person typed and what was wrong with it, for a form shown again.
+    struct FormState {
+        var remembered = false
+        var emailValue: String?
+        var emailError: String?
+        var passwordError: String?
+        var passwordAgainError: String?
+        var hasError: Bool { emailError != nil || passwordError != nil || passwordAgainError != nil }
+    }
+
+    /// Why a new password is refused, in `language`, or `nil` when the policy accepts it.
+    func passwordProblem(_ password: String, _ language: String) -> String? {
+        let policy = service.settings.passwords
+        if password.isEmpty { return templates.text("passwordMissing", language) }
+        if password.count < policy.minimumLength {
+            return templates.text("passwordTooShort", language, ["minimum": String(policy.minimumLength)])
+        }
+        if password.count > policy.maximumLength {
+            return templates.text("passwordTooLong", language, ["maximum": String(policy.maximumLength)])
+        }
+        return nil
+    }
+
+    func form(for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok) -> Response
+    {
         let mode = record.mode.rawValue
         var values = ["appName": service.settings.project.appName, "email": record.email]
         if let newEmail = record.newEmail { values["newEmail"] = newEmail }
@@ -103,21 +154,30 @@ struct ActionPages: Sendable {
         var context: [String: Any] = [
             "title": templates.text("\(mode).title", language, values), "intro": templates.text("\(mode).intro", language, values),
             "button": templates.text("\(mode).button", language, values), "appName": service.settings.project.appName, "mode": mode,
-            "oobCode": code, "formToken": formToken(code: code, now: Int64(Date().timeIntervalSince1970)), "email": record.email,
-            "minimumLength": minimum,
+            "oobCode": code, "formToken": formToken(code: code, mode: record.mode, now: Int64(Date().timeIntervalSince1970)),
+            "email": record.email,
+            "minimumLength": minimum, "errorLabel": templates.text("errorLabel", language),
         ]
-        if let error { context["error"] = error }
+        if state.hasError { context["hasError"] = true }
         if record.mode == .signIn {
-            context["askEmail"] = true
-            context["emailLabel"] = templates.text("emailLabel", language)
-            context["emailHelp"] = templates.text("emailHelp", language)
-            if let emailValue { context["emailValue"] = emailValue }
+            if state.remembered {
+                context["remembered"] = true
+                context["intro"] = templates.text("signIn.knownIntro", language, values)
+            } else {
+                context["askEmail"] = true
+                context["emailLabel"] = templates.text("emailLabel", language)
+                context["emailHelp"] = templates.text("emailHelp", language)
+                if let value = state.emailValue, !value.isEmpty { context["emailValue"] = value }
+                if let error = state.emailError { context["emailError"] = error }
+            }
         }
         if record.mode == .resetPassword {
             context["askPassword"] = true
             context["passwordLabel"] = templates.text("passwordLabel", language)
             context["passwordHelp"] = templates.text("passwordHelp", language, ["minimum": minimum])
             context["passwordAgainLabel"] = templates.text("passwordAgainLabel", language)
+            if let error = state.passwordError { context["passwordError"] = error }
+            if let error = state.passwordAgainError { context["passwordAgainError"] = error }
         }
         return html(templates.page("action", language: language, context: context), status: status)
     }
@@ -125,58 +185,108 @@ struct ActionPages: Sendable {
     // MARK: /__/auth/links
 
     /// The browser fallback of a mobile link: only an inner link to our own action handler is shown.
+    /// The code is looked up (never consumed): an expired or used link says so here, and a link that
+    /// asks for a newer Android app than can open it gets the update page.
     func mobileLink(_ request: Request, context: ServerRequestContext) async -> Response {
-        guard request.method == .get || request.method == .head else { return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"]) }
+        guard request.method == .get || request.method == .head else {
+            return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
+        }
         if request.method == .head { return Response(status: .ok, headers: Self.pageHeaders) }
-        let language = self.language(nil, request)
+        let acceptLanguage = request.headers[.acceptLanguage]
+        let language = templates.language(requested: nil, acceptLanguage: acceptLanguage)
         guard let inner = request.uri.queryParameters["link"].flatMap({ PercentEncoding.decode(String($0)) }),
             let parts = try? URLParts(inner), let host = parts.host,
             service.settings.linkDomains.contains(where: { $0.host == host.lowercased() && $0.port == parts.port.flatMap { Int($0) } }),
             parts.path == ActionCodeLink.actionPath, let link = ActionCodeLink.parse(inner)
-        else { return failure(.invalidCode, language) }
+        else { return outcome(.invalid, language) }
+        let pageLanguage = templates.language(requested: link.languageCode, acceptLanguage: acceptLanguage)
+        let record: ActionCodeRecord
+        do {
+            record = try await service.check(code: link.oobCode, tenantID: link.tenantID ?? "")
+        } catch {
+            return failure(error, pageLanguage)
+        }
+        guard record.mode == link.mode else { return outcome(.invalid, pageLanguage) }
+        let appSettings = Self.appSettings(record)
         let domain = service.settings.linkDomains.first { $0.host == host.lowercased() } ?? service.settings.linkDomains[0]
         let webLink = link.webLink(on: domain)
-        let pageLanguage = self.language(link.languageCode, request)
-        let values = ["appName": service.settings.project.appName]
+        let userAgent = request.headers[.userAgent] ?? ""
+        let onAndroid = userAgent.contains("Android")
+        let onIOS = !onAndroid && (userAgent.contains("iPhone") || userAgent.contains("iPad") || userAgent.contains("iPod"))
+        let appName = service.settings.project.appName
+        var values = ["appName": appName]
         var context: [String: Any] = [
-            "title": templates.text("links.title", pageLanguage, values), "intro": templates.text("links.intro", pageLanguage, values),
-            "appName": service.settings.project.appName, "webLink": webLink, "openApp": templates.text("links.openApp", pageLanguage),
+            "appName": appName, "webLink": webLink, "openApp": templates.text("links.openApp", pageLanguage),
             "continueWeb": templates.text("links.continueWeb", pageLanguage), "appStore": templates.text("links.appStore", pageLanguage),
             "playStore": templates.text("links.playStore", pageLanguage),
         ]
-        if let apple = service.apps.appleApps.first, let storeID = apple.appStoreID {
-            context["appStoreLink"] = "https://apps.apple.com/app/id" + storeID
+        let apple = service.apps.appleApps.first { $0.bundleID == appSettings["iOSBundleId"] } ?? service.apps.appleApps.first
+        let android =
+            service.apps.androidApps.first { $0.packageName == appSettings["androidPackageName"] } ?? service.apps.androidApps.first
+        if let apple, let storeID = apple.appStoreID {
             context["smartBanner"] = "app-id=\(storeID), app-argument=\(webLink)"
+            if !onAndroid { context["appStoreLink"] = "https://apps.apple.com/app/id" + storeID }
         }
-        if let android = service.apps.androidApps.first {
-            context["playStoreLink"] = "https://play.google.com/store/apps/details?id=" + android.packageName
-            if request.headers[.userAgent]?.contains("Android") == true, let query = webLink.split(separator: "?", maxSplits: 1).last {
-                context["appLink"] =
-                    "intent://\(domain.description)\(ActionCodeLink.actionPath)?\(query)#Intent;scheme=\(domain.scheme);package=\(android.packageName);"
-                    + "S.browser_fallback_url=\(PercentEncoding.encodeComponent(webLink));end"
-            }
+        if let android, !onIOS { context["playStoreLink"] = "https://play.google.com/store/apps/details?id=" + android.packageName }
+        if onAndroid, let android, let minimum = appSettings["androidMinimumVersion"] {
+            // The link asks for a newer app than the one that may be installed: update first.
+            values["version"] = minimum
+            context["title"] = templates.text("minimumVersion.title", pageLanguage, values)
+            context["intro"] = templates.text("minimumVersion.intro", pageLanguage, values)
+            context["updateLink"] = "https://play.google.com/store/apps/details?id=" + android.packageName
+            context["update"] = templates.text("minimumVersion.update", pageLanguage)
+            context["playStoreLink"] = nil
+            return html(templates.page("links", language: pageLanguage, context: context), status: .ok)
+        }
+        context["title"] = templates.text("links.title", pageLanguage, values)
+        context["intro"] = templates.text("links.intro", pageLanguage, values)
+        if onAndroid, let android, let query = webLink.split(separator: "?", maxSplits: 1).last {
+            context["appLink"] =
+                "intent://\(domain.description)\(ActionCodeLink.actionPath)?\(query)#Intent;scheme=\(domain.scheme);package=\(android.packageName);"
+                + "S.browser_fallback_url=\(PercentEncoding.encodeComponent(webLink));end"
+        } else if onIOS, let bundle = appSettings["iOSBundleId"], service.apps.appleApps.contains(where: { $0.bundleID == bundle }) {
+            // A universal link to the page's own domain stays in Safari; the custom scheme that
+            // Firebase Dynamic Links used (the bundle ID) hands the link to the app.
+            context["appLink"] = "\(bundle)://google/link/?deep_link_id=\(PercentEncoding.encodeComponent(webLink))"
         }
         return html(templates.page("links", language: pageLanguage, context: context), status: .ok)
     }
 
+    /// The app settings a link was issued with (`iOSBundleId`, `androidPackageName`, `androidMinimumVersion`, ...).
+    static func appSettings(_ record: ActionCodeRecord) -> [String: String] {
+        guard let text = record.appSettings, let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String]
+        else { return [:] }
+        return object
+    }
+
     // MARK: Outcomes
 
+    /// The pages that end a flow without a form.
+    enum Outcome: String {
+        case expired, used, invalid, unavailable, form, notFound
+    }
+
     func notFound(_ request: Request) -> Response {
-        page("result", status: .notFound, language: language(nil, request), title: "error.notFound.title", body: "error.notFound.body", values: [:])
+        outcome(.notFound, templates.language(requested: nil, acceptLanguage: request.headers[.acceptLanguage]), status: .notFound)
     }
 
     func failure(_ error: FirebaseError, _ language: String) -> Response {
-        let values = ["appName": service.settings.project.appName]
         switch error.code {
-        case "EXPIRED_OOB_CODE": return page("result", status: .gone, language: language, title: "error.expired.title", body: "error.expired.body", values: values)
-        case "UNAVAILABLE":
-            return page("result", status: .serviceUnavailable, language: language, title: "error.unavailable.title", body: "error.unavailable.body", values: values)
-        default: return page("result", status: .badRequest, language: language, title: "error.invalid.title", body: "error.invalid.body", values: values)
+        case "EXPIRED_OOB_CODE": outcome(.expired, language, status: .gone)
+        case "UNAVAILABLE": outcome(.unavailable, language, status: .serviceUnavailable)
+        default: outcome(.invalid, language)
         }
     }
 
+    func outcome(_ outcome: Outcome, _ language: String, status: HTTPResponse.Status = .badRequest) -> Response {
+        page(
+            "result", status: status, language: language, title: "error.\(outcome.rawValue).title", body: "error.\(outcome.rawValue).body",
+            values: ["appName": service.settings.project.appName])
+    }
+
     func page(
-        _ name: String, status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String], extra: [String: Any] = [:]
+        _ name: String, status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String],
+        extra: [String: Any] = [:]
     ) -> Response {
         var context = extra
         context["title"] = templates.text(title, language, values)
@@ -192,47 +302,58 @@ struct ActionPages: Sendable {
     /// DESIGN §9: no referrer (the URL holds a code), never cached or indexed, no framing, no scripts.
     static let pageHeaders: HTTPFields = [
         .contentType: "text/html; charset=utf-8", .referrerPolicy: "no-referrer", .cacheControl: "no-store", .xRobotsTag: "noindex",
-        .contentSecurityPolicy: "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        .contentSecurityPolicy:
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         .xFrameOptions: "DENY", .xContentTypeOptions: "nosniff",
     ]
 
-    // MARK: Language
+    // MARK: Remembered device
 
-    /// `lang` if there are strings for it, then `Accept-Language`, then English.
-    func language(_ requested: String?, _ request: Request) -> String {
-        if let requested, !requested.isEmpty {
-            let chosen = templates.language(requested)
-            if chosen != "en" || requested.lowercased().hasPrefix("en") { return chosen }
-        }
-        if let header = request.headers[.acceptLanguage] {
-            let ranked = header.split(separator: ",").compactMap { item -> (String, Double)? in
-                let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-                guard let tag = parts.first, !tag.isEmpty, tag != "*" else { return nil }
-                let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-                return (tag, quality)
-            }.sorted { $0.1 > $1.1 }
-            for (tag, _) in ranked {
-                let chosen = templates.language(tag)
-                if chosen != "en" || tag.lowercased().hasPrefix("en") { return chosen }
+    /// The cookie that lets a browser which already proved an address sign in with that address's
+    /// next link without typing it again (Firebase's web SDK keeps the address in local storage for
+    /// the same reason). It holds an HMAC of the address, never the address.
+    static let deviceCookieName = "actionlinks_device"
+
+    func deviceToken(email: String) -> String {
+        Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data("device|\(email)".utf8), using: service.keys.formKey)))
+    }
+
+    func isRememberedDevice(_ request: Request, email: String) -> Bool {
+        let expected = Array((Self.deviceCookieName + "=" + deviceToken(email: email)).utf8)
+        for header in request.headers[values: .cookie] {
+            for item in header.split(separator: ";")
+            where ConstantTime.equal(Array(item.trimmingCharacters(in: .whitespaces).utf8), expected) {
+                return true
             }
         }
-        return "en"
+        return false
+    }
+
+    /// `HttpOnly`, only for `/__/auth/`, `SameSite=Lax` (sent when a link is tapped in a webmail),
+    /// `Secure` except on a loopback development host.
+    func deviceCookie(email: String, _ request: Request) -> String {
+        let authority = (request.head.authority ?? "").lowercased()
+        let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }) + "]" : String(authority.prefix { $0 != ":" })
+        let loopback = host == "localhost" || host == "[::1]" || (host.hasPrefix("127.") && host.allSatisfy { $0.isNumber || $0 == "." })
+        return "\(Self.deviceCookieName)=\(deviceToken(email: email)); Path=/__/auth/; Max-Age=2592000; HttpOnly; SameSite=Lax"
+            + (loopback ? "" : "; Secure")
     }
 
     // MARK: Forms
 
-    /// `<seconds>.<HMAC(form key, "form|" + code + "|" + seconds)>`: ties a form to its code and its time.
-    func formToken(code: String, now: Int64) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("form|\(code)|\(now)".utf8), using: service.keys.formKey)
+    /// `<seconds>.<HMAC(form key, "form|" + code + "|" + mode + "|" + seconds)>`: ties a form to its
+    /// code, its mode and its time.
+    func formToken(code: String, mode: ActionCodeLink.Mode, now: Int64) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("form|\(code)|\(mode.rawValue)|\(now)".utf8), using: service.keys.formKey)
         return "\(now)." + Base64URL.encode(Data(mac))
     }
 
-    func verifyFormToken(_ token: String, code: String) -> Bool {
+    func verifyFormToken(_ token: String, code: String, mode: ActionCodeLink.Mode) -> Bool {
         let parts = token.split(separator: ".", maxSplits: 1)
         guard parts.count == 2, let issued = Int64(parts[0]) else { return false }
         let now = Int64(Date().timeIntervalSince1970)
         guard issued <= now + 60, now - issued <= Self.formLifetime else { return false }
-        let expected = formToken(code: code, now: issued)
+        let expected = formToken(code: code, mode: mode, now: issued)
         return ConstantTime.equal(Array(token.utf8), Array(expected.utf8))
     }
 

@@ -8,11 +8,16 @@ public struct PageTemplates: Sendable {
     let library: MustacheLibrary
     let mailHTML: MustacheTemplate
     let mailText: MustacheTemplate
-    /// Strings per language code; `en` is always there.
+    /// Strings per language code (the file name, lower-cased); `en` is always there.
     let strings: [String: [String: String]]
+    /// The right-to-left languages (`"direction": "rtl"` in their strings).
+    let rightToLeft: Set<String>
+    /// The language when nothing else names one with strings (`pages.defaultLanguage`).
+    let defaultLanguage: String
 
-    /// Loads `<www>/templates/*.mustache`, `<www>/mail/` and `<www>/strings/*.json`.
-    public init(www: String) async throws {
+    /// Loads `<www>/templates/*.mustache`, `<www>/mail/` and `<www>/strings/*.json`; `defaultLanguage`
+    /// must have a strings file.
+    public init(www: String, defaultLanguage: String = "en") async throws {
         let templates = (www as NSString).appendingPathComponent("templates")
         do {
             library = try await MustacheLibrary(directory: templates)
@@ -20,7 +25,8 @@ public struct PageTemplates: Sendable {
             throw PageTemplatesError(path: templates, message: "cannot load the templates: \(error)")
         }
         for name in ["layout", "action", "result", "links"] where library.getTemplate(named: name) == nil {
-            throw PageTemplatesError(path: (templates as NSString).appendingPathComponent(name + ".mustache"), message: "the template is missing")
+            throw PageTemplatesError(
+                path: (templates as NSString).appendingPathComponent(name + ".mustache"), message: "the template is missing")
         }
         let mail = (www as NSString).appendingPathComponent("mail")
         mailHTML = try Self.template(at: (mail as NSString).appendingPathComponent("message.html.mustache"))
@@ -32,16 +38,36 @@ public struct PageTemplates: Sendable {
             guard let data = FileManager.default.contents(atPath: path),
                 let table = try? JSONSerialization.jsonObject(with: data) as? [String: String]
             else { throw PageTemplatesError(path: path, message: "expected a JSON object of string keys to string values") }
-            strings[String(name.dropLast(5))] = table
+            strings[String(name.dropLast(5)).lowercased()] = table
         }
-        guard strings["en"] != nil else {
-            throw PageTemplatesError(path: (stringsDirectory as NSString).appendingPathComponent("en.json"), message: "the English strings are missing")
+        guard let english = strings["en"] else {
+            throw PageTemplatesError(
+                path: (stringsDirectory as NSString).appendingPathComponent("en.json"), message: "the English strings are missing")
+        }
+        // A language file with a missing key would show English in the middle of a page: refuse it at start.
+        for (language, table) in strings where language != "en" {
+            if let missing = english.keys.sorted().first(where: { table[$0] == nil }) {
+                throw PageTemplatesError(
+                    path: (stringsDirectory as NSString).appendingPathComponent(language + ".json"),
+                    message: "the key '\(missing)' is missing (every key of en.json is needed)")
+            }
+        }
+        guard strings[defaultLanguage.lowercased()] != nil else {
+            throw PageTemplatesError(
+                path: (stringsDirectory as NSString).appendingPathComponent(defaultLanguage + ".json"),
+                message:
+                    "pages.defaultLanguage is '\(defaultLanguage)' but there are no strings for it (languages: \(strings.keys.sorted().joined(separator: ", ")))"
+            )
         }
         self.strings = strings
+        rightToLeft = Set(strings.filter { $0.value["direction"] == "rtl" }.keys)
+        self.defaultLanguage = defaultLanguage.lowercased()
     }
 
     static func template(at path: String) throws -> MustacheTemplate {
-        guard let data = FileManager.default.contents(atPath: path) else { throw PageTemplatesError(path: path, message: "the template is missing") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PageTemplatesError(path: path, message: "the template is missing")
+        }
         do {
             return try MustacheTemplate(string: String(decoding: data, as: UTF8.self))
         } catch {
@@ -49,18 +75,51 @@ public struct PageTemplates: Sendable {
         }
     }
 
-    /// The language to use: `requested` if there are strings for it (or for its base language), else English.
+    /// The language there are strings for that best fits a language tag (`ru-RU` and `ru_RU` → `ru`,
+    /// `zh-Hant-TW` → `zh-hant` or `zh`), or `nil`.
+    func match(_ tag: some StringProtocol) -> String? {
+        var candidate = tag.lowercased().replacingOccurrences(of: "_", with: "-")
+        while !candidate.isEmpty {
+            if strings[candidate] != nil { return candidate }
+            guard let dash = candidate.lastIndex(of: "-") else { return nil }
+            candidate = String(candidate[..<dash])
+        }
+        return nil
+    }
+
+    /// The language to use: `requested` if there are strings for it (or for its base language), else the default.
     func language(_ requested: String?) -> String {
-        guard let requested = requested?.lowercased(), !requested.isEmpty else { return "en" }
-        if strings[requested] != nil { return requested }
-        let base = String(requested.split(separator: "-").first ?? "")
-        return strings[base] != nil ? base : "en"
+        requested.flatMap { match($0) } ?? defaultLanguage
+    }
+
+    /// The language for a page: the link's or form's `lang`, then the best of `Accept-Language`
+    /// (by q-value, `q=0` refused, the first of equals), then the default.
+    func language(requested: String?, acceptLanguage: String?) -> String {
+        if let requested, let chosen = match(requested) { return chosen }
+        if let header = acceptLanguage {
+            var best: (language: String, quality: Double)?
+            for item in header.split(separator: ",") {
+                let parts = item.split(separator: ";")
+                let tag = parts[0].trimmingCharacters(in: .whitespaces)
+                guard !tag.isEmpty, tag != "*", let chosen = match(tag) else { continue }
+                var quality = 1.0
+                for parameter in parts.dropFirst() {
+                    let parameter = parameter.trimmingCharacters(in: .whitespaces)
+                    if parameter.hasPrefix("q=") || parameter.hasPrefix("Q=") { quality = Double(parameter.dropFirst(2)) ?? 0 }
+                }
+                if quality > 0, quality > best?.quality ?? 0 { best = (chosen, quality) }
+            }
+            if let best { return best.language }
+        }
+        return defaultLanguage
     }
 
     /// The string `key` in `language`, with `{{name}}` placeholders filled in (escaping happens when
-    /// the template renders it).
+    /// the template renders it). In a right-to-left language each value is a bidi isolate, so an
+    /// address or an app name written left to right keeps its order inside the sentence.
     func text(_ key: String, _ language: String, _ values: [String: String] = [:]) -> String {
         let template = strings[language]?[key] ?? strings["en"]?[key] ?? key
+        let isolate = rightToLeft.contains(language)
         // One pass over the template: a value (an address may contain "{{appName}}") is never scanned again.
         var text = ""
         var rest = template[...]
@@ -71,17 +130,24 @@ public struct PageTemplates: Sendable {
                 break
             }
             let name = String(rest[open.upperBound..<close.lowerBound])
-            text += values[name] ?? "{{\(name)}}"
+            if let value = values[name] {
+                text += isolate ? "\u{2068}" + value + "\u{2069}" : value
+            } else {
+                text += "{{\(name)}}"
+            }
             rest = rest[close.upperBound...]
         }
         return text + rest
     }
 
+    /// The text direction of `language`.
+    func direction(_ language: String) -> String { rightToLeft.contains(language) ? "rtl" : "ltr" }
+
     /// Renders the page `name` with `context` plus the language's `lang` and `dir`.
     func page(_ name: String, language: String, context: [String: Any]) -> String {
         var context = context
         context["lang"] = language
-        context["dir"] = strings[language]?["direction"] ?? "ltr"
+        context["dir"] = direction(language)
         return library.render(context, withTemplate: name) ?? ""
     }
 
@@ -90,12 +156,14 @@ public struct PageTemplates: Sendable {
         let language = language(languageCode)
         let values = ["appName": appName, "email": email]
         let context: [String: Any] = [
-            "lang": language, "dir": strings[language]?["direction"] ?? "ltr", "link": link,
-            "subject": text("mail.\(mode.rawValue).subject", language, values), "body": text("mail.\(mode.rawValue).body", language, values),
+            "lang": language, "dir": direction(language), "link": link,
+            "subject": text("mail.\(mode.rawValue).subject", language, values),
+            "body": text("mail.\(mode.rawValue).body", language, values),
             "button": text("mail.\(mode.rawValue).button", language, values), "ignore": text("mail.ignore", language, values),
         ]
         return MailMessage(
-            to: email, from: from, subject: context["subject"] as! String, text: mailText.render(context), html: mailHTML.render(context), mode: mode)
+            to: email, from: from, subject: context["subject"] as! String, text: mailText.render(context), html: mailHTML.render(context),
+            mode: mode)
     }
 }
 
