@@ -20,38 +20,11 @@ struct BrowserTests {
         + "run `bash scripts/install-test-dependencies.sh` (or `apt-get install chromium chromium-driver` and "
         + "`python3 -m pip install -r Tests/Browser/requirements.txt`)"
 
-    /// A loopback port nobody listens on now. The server's link domain must name its port before it
-    /// starts, so that every link in a page leads back to it.
-    static func freePort() throws -> Int {
-        #if canImport(Glibc)
-            let stream = Int32(SOCK_STREAM.rawValue)
-        #else
-            let stream = SOCK_STREAM
-        #endif
-        let descriptor = socket(AF_INET, stream, 0)
-        guard descriptor >= 0 else { throw TestServerError(message: "socket() failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
-        guard bound == 0 else { throw TestServerError(message: "bind() failed") }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard named == 0 else { throw TestServerError(message: "getsockname() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// A server whose link domain is itself (`http://localhost:<port>`), so a browser can follow every link.
     static func server(_ environment: [String: String] = [:]) async throws -> (TestServer, String) {
         var lastError: (any Error)?
         for _ in 0..<3 {
-            let port = try freePort()
+            let port = try TestServer.freePort()
             var all = environment
             all["ACTIONLINKS_SERVER_PORT"] = String(port)
             all["ACTIONLINKS_LINK_DOMAINS"] = "http://localhost:\(port)"

@@ -245,7 +245,7 @@ struct MultiInstanceTests {
 
     @Test("an instance whose PostgreSQL is unreachable at start says so and exits")
     func unreachableAtStart() async throws {
-        let port = try PrivatePostgresCluster.freePort()
+        let port = try TestServer.freePort()
         do {
             _ = try await TestServer(environment: ["ACTIONLINKS_STORE": "postgres://links:secret@127.0.0.1:\(port)/links?connect_timeout=0.5"])
             Issue.record("the server started without its store")

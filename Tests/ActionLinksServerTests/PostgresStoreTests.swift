@@ -67,7 +67,7 @@ struct PostgresStoreTests {
 
     @Test("with no server listening, a call fails as unavailable within connect_timeout instead of waiting")
     func noServer() async throws {
-        let port = try PrivatePostgresCluster.freePort()
+        let port = try TestServer.freePort()
         let store = try PostgresStore(
             location: try PostgresLocation(url: "postgres://nobody:x@127.0.0.1:\(port)/none?connect_timeout=0.5"), logger: Logger(label: "down"))
         let runner = Task { await store.client.run() }

@@ -84,7 +84,7 @@ final class PrivatePostgresCluster: Sendable {
     /// Starts a new cluster; with `tls`, it also accepts TLS with a self-signed certificate (``certificate``).
     init(tls: Bool = false) async throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("actionlinks-pg-\(UUID().uuidString.prefix(8))")
-        port = try Self.freePort()
+        port = try TestServer.freePort()
         url = try await Self.script(["start", directory.path, String(port)], environment: tls ? ["SSL": "1"] : [:])
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -99,21 +99,6 @@ final class PrivatePostgresCluster: Sendable {
     func remove() async {
         _ = try? await Self.script(["stop", directory.path])
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    static func freePort() throws -> Int {
-        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-        }
-        guard bound else { throw TestServerError(message: "cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     @discardableResult
@@ -169,4 +154,24 @@ final class PrivatePostgresCluster: Sendable {
         }
         return output
     }
+}
+
+extension TestServer {
+    /// A loopback port nobody listens on now (for a server whose address must be known before it
+    /// starts: a link domain naming its port, a PostgreSQL cluster).
+    static func freePort() throws -> Int {
+        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        guard bound else { throw TestServerError(message: "cannot find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
 }

@@ -45,6 +45,25 @@ public struct Account: Sendable, Hashable {
     }
 }
 
+extension Account {
+    /// What an email-link sign-in does to an existing account, the same in every store: the address
+    /// is verified and the sign-in recorded; an unverified password is removed and sessions before
+    /// now are void. Returns whether a password was removed (the store then deletes the sessions).
+    mutating func completeEmailLinkSignIn(now: Timestamp) -> Bool {
+        var removed = false
+        if !emailVerified, passwordHash != nil {
+            // Whoever set that password never proved they own the address: it goes, and so do their sessions.
+            passwordHash = nil
+            passwordUpdatedAt = nil
+            validSince = now / 1000
+            removed = true
+        }
+        emailVerified = true
+        lastLoginAt = now
+        return removed
+    }
+}
+
 /// Why an account operation was refused.
 public enum AccountStoreError: Error, Hashable, Sendable {
     /// Another account of the tenant already has the address.

@@ -44,17 +44,8 @@ public struct PostgresAccountStore: AccountStore {
                 try await Self.insert(connection, account, database: database)
                 return EmailLinkSignIn(account: account, isNewUser: true, removedUnverifiedPassword: false)
             }
-            var removed = false
-            if !account.emailVerified, account.passwordHash != nil {
-                // Whoever set that password never proved they own the address: it goes, and so do their sessions.
-                account.passwordHash = nil
-                account.passwordUpdatedAt = nil
-                account.validSince = now / 1000
-                try await Self.revokeSessions(connection, accountID: account.localID, tenantID: tenantID, database: database)
-                removed = true
-            }
-            account.emailVerified = true
-            account.lastLoginAt = now
+            let removed = account.completeEmailLinkSignIn(now: now)
+            if removed { try await Self.revokeSessions(connection, accountID: account.localID, tenantID: tenantID, database: database) }
             try await Self.update(connection, account, database: database)
             return EmailLinkSignIn(account: account, isNewUser: false, removedUnverifiedPassword: removed)
         }

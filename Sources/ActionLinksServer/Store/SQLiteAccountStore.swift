@@ -42,17 +42,8 @@ public struct SQLiteAccountStore: AccountStore {
                 try Self.insert(db, account)
                 return EmailLinkSignIn(account: account, isNewUser: true, removedUnverifiedPassword: false)
             }
-            var removed = false
-            if !account.emailVerified, account.passwordHash != nil {
-                // Whoever set that password never proved they own the address: it goes, and so do their sessions.
-                account.passwordHash = nil
-                account.passwordUpdatedAt = nil
-                account.validSince = now / 1000
-                try Self.revokeSessions(db, accountID: account.localID, tenantID: tenantID)
-                removed = true
-            }
-            account.emailVerified = true
-            account.lastLoginAt = now
+            let removed = account.completeEmailLinkSignIn(now: now)
+            if removed { try Self.revokeSessions(db, accountID: account.localID, tenantID: tenantID) }
             try Self.update(db, account)
             return EmailLinkSignIn(account: account, isNewUser: false, removedUnverifiedPassword: removed)
         }
