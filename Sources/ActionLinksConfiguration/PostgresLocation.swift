@@ -1,3 +1,4 @@
+import ActionLinks
 import Foundation
 
 /// A PostgreSQL server that several `actionlinks serve` instances share (`store: postgres://...`).
@@ -117,7 +118,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the host is this machine (an unencrypted connection never leaves it).
-    public var isLoopback: Bool { host == "localhost" || host == "::1" || host.hasPrefix("127.") }
+    public var isLoopback: Bool { Loopback.isLoopback(host) }
 
     /// `postgres://user:***@host:port/database`: the URL without its password, for logs.
     public var description: String {

@@ -28,7 +28,7 @@ public struct ServerSettings: Sendable, Hashable {
     }
 
     /// Whether `host` only accepts connections from this machine.
-    public var isLoopback: Bool { ["127.0.0.1", "::1", "localhost"].contains(host) || host.hasPrefix("127.") }
+    public var isLoopback: Bool { Loopback.isLoopback(host) }
 }
 
 /// The project the server stands in for (`project`).

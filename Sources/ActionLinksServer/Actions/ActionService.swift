@@ -371,14 +371,29 @@ public final class ActionService: Sendable {
         return account
     }
 
+    /// Why the password policy (`passwords`) refuses a new password.
+    enum PasswordProblem: Equatable {
+        case missing
+        case tooShort(minimum: Int)
+        case tooLong(maximum: Int)
+    }
+
+    /// What the policy has against `password`, or `nil` when it accepts it (the API's error and the
+    /// page's inline message both come from here).
+    func passwordProblem(_ password: String) -> PasswordProblem? {
+        let policy = settings.passwords
+        if password.isEmpty { return .missing }
+        if password.count < policy.minimumLength { return .tooShort(minimum: policy.minimumLength) }
+        if password.count > policy.maximumLength { return .tooLong(maximum: policy.maximumLength) }
+        return nil
+    }
+
     func checkPasswordPolicy(_ password: String) throws(FirebaseError) {
-        guard !password.isEmpty else { throw FirebaseError(400, "MISSING_PASSWORD") }
-        let minimum = settings.passwords.minimumLength
-        guard password.count >= minimum else {
-            throw FirebaseError(400, "WEAK_PASSWORD", "Password should be at least \(minimum) characters")
-        }
-        guard password.count <= settings.passwords.maximumLength else {
-            throw FirebaseError(400, "WEAK_PASSWORD", "Password should be at most \(settings.passwords.maximumLength) characters")
+        switch passwordProblem(password) {
+        case nil: return
+        case .missing: throw FirebaseError(400, "MISSING_PASSWORD")
+        case .tooShort(let minimum): throw FirebaseError(400, "WEAK_PASSWORD", "Password should be at least \(minimum) characters")
+        case .tooLong(let maximum): throw FirebaseError(400, "WEAK_PASSWORD", "Password should be at most \(maximum) characters")
         }
     }
 

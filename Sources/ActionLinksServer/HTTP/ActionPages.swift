@@ -134,15 +134,12 @@ struct ActionPages: Sendable {
 
     /// Why a new password is refused, in `language`, or `nil` when the policy accepts it.
     func passwordProblem(_ password: String, _ language: String) -> String? {
-        let policy = service.settings.passwords
-        if password.isEmpty { return templates.text("passwordMissing", language) }
-        if password.count < policy.minimumLength {
-            return templates.text("passwordTooShort", language, ["minimum": String(policy.minimumLength)])
+        switch service.passwordProblem(password) {
+        case nil: nil
+        case .missing: templates.text("passwordMissing", language)
+        case .tooShort(let minimum): templates.text("passwordTooShort", language, ["minimum": String(minimum)])
+        case .tooLong(let maximum): templates.text("passwordTooLong", language, ["maximum": String(maximum)])
         }
-        if password.count > policy.maximumLength {
-            return templates.text("passwordTooLong", language, ["maximum": String(policy.maximumLength)])
-        }
-        return nil
     }
 
     func form(for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok) -> Response
@@ -334,7 +331,7 @@ struct ActionPages: Sendable {
     func deviceCookie(email: String, _ request: Request) -> String {
         let authority = (request.head.authority ?? "").lowercased()
         let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }) + "]" : String(authority.prefix { $0 != ":" })
-        let loopback = host == "localhost" || host == "[::1]" || (host.hasPrefix("127.") && host.allSatisfy { $0.isNumber || $0 == "." })
+        let loopback = Loopback.isLoopback(host)
         return "\(Self.deviceCookieName)=\(deviceToken(email: email)); Path=/__/auth/; Max-Age=2592000; HttpOnly; SameSite=Lax"
             + (loopback ? "" : "; Secure")
     }

@@ -80,7 +80,7 @@ public struct LinkDomainResponder: HTTPResponder {
 
     /// Prometheus metrics, for a scraper on this machine or one that sends the admin credential.
     func metrics(_ request: Request, context: Context) -> Response {
-        let loopback = context.clientAddress.map { $0 == "::1" || $0.hasPrefix("127.") || $0 == "::ffff:127.0.0.1" } ?? false
+        let loopback = context.clientAddress.map { Loopback.isLoopback($0) } ?? false
         let admin = request.headers[.authorization].map { RESTAPI.isAdmin($0, service.settings.server) } ?? false
         guard loopback || admin else {
             return Response(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "metrics need the admin credential\n")))
