@@ -63,6 +63,8 @@ if [ "$SKIP_BUILD" != 1 ]; then
     swift build -c release --product actionlinks
 fi
 BIN=${ACTIONLINKS_BIN:-"$(swift build -c release --show-bin-path)/actionlinks"}
+CUSTOM_BIN=${ACTIONLINKS_BIN:-}
+unset ACTIONLINKS_BIN  # the server refuses ACTIONLINKS_ variables that name no configuration key
 [ -x "$BIN" ] || die "no release build at $BIN (run without SKIP_BUILD=1)"
 
 for port in "$PORT" "$NGINX_PORT"; do
@@ -272,7 +274,7 @@ verdict() { if awk "BEGIN { exit !($1) }" </dev/null; then echo PASS; else echo 
 cores=$(nproc)
 echo
 echo "ActionLinks load test — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -m), $cores cores, commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-[ -z "${ACTIONLINKS_BIN:-}" ] || echo "binary: $BIN (not necessarily built from that commit)"
+[ -z "$CUSTOM_BIN" ] || echo "binary: $BIN (not necessarily built from that commit)"
 echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency (after a $WARMUP warm-up); $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}'); $("$NGINX" -v 2>&1 | sed 's/.*: //')"
 echo "NOTE: wrk, nginx and the server all share these $cores cores: absolute numbers are lower than on"
 echo "      a dedicated server and wrk's own CPU use is included; compare the rows with each other."

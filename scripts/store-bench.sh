@@ -16,7 +16,8 @@
 # whatever the numbers, non-zero only when it cannot measure.
 #
 # Settings (environment): PORT (19180; instances use PORT and PORT+1), PG_PORT (19190),
-# CONNECTIONS (64), DURATION (10s), SKIP_BUILD=1 (use the existing release build), KEEP_TMP=1.
+# CONNECTIONS (64), DURATION (10s), SKIP_BUILD=1 (use the existing release build), ACTIONLINKS_BIN
+# (measure another binary, e.g. a copy of an earlier build, for before/after), KEEP_TMP=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,7 +38,8 @@ if [ "$SKIP_BUILD" != 1 ]; then
     log "building actionlinks (release)"
     swift build -c release --product actionlinks >&2
 fi
-BIN=$(swift build -c release --show-bin-path)/actionlinks
+BIN=${ACTIONLINKS_BIN:-$(swift build -c release --show-bin-path)/actionlinks}
+unset ACTIONLINKS_BIN  # the server refuses ACTIONLINKS_ variables that name no configuration key
 [ -x "$BIN" ] || die "no release build at $BIN"
 
 tmp=$(mktemp -d /tmp/actionlinks-store-bench.XXXXXX)
