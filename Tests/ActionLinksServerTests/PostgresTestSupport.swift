@@ -47,6 +47,9 @@ enum PostgresTestServer {
         try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
         var components = URLComponents(string: base)!
         components.path = "/" + name
+        // A generous wait for a connection: the suite runs many tests (and a browser) at once on few
+        // cores, and these tests are about behaviour, not the 503 deadline (tested on its own).
+        components.queryItems = [URLQueryItem(name: "connect_timeout", value: "20")]
         return components.string!
     }
 
