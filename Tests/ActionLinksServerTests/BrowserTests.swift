@@ -78,8 +78,15 @@ struct BrowserTests {
             try await Task.sleep(for: .seconds(900))
             if process.isRunning { process.terminate() }
         }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        // The script runs for minutes: read and wait on a thread of its own, not on one of the few
+        // cooperative threads every other test in this process needs (blocking one starved them).
+        let text: String = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+        }
         watchdog.cancel()
         withExtendedLifetime((server, expiring)) {}
         if process.terminationStatus == 3 { throw TestServerError(message: Self.install + "\n" + text) }
