@@ -13,6 +13,12 @@
 //   swift build -c release -Xswiftc -sanitize=fuzzer,address --product EmailFuzzer
 //   mkdir -p corpus-email-run && cp corpus-email/* corpus-email-run/
 //   .build/release/EmailFuzzer corpus-email-run -max_total_time=600
+//
+// HeaderFuzzer does the same for the request-header parsers (Sources/ActionLinksHeaders):
+//
+//   swift build -c release -Xswiftc -sanitize=fuzzer,address --product HeaderFuzzer
+//   mkdir -p corpus-headers-run && cp corpus-headers/* corpus-headers-run/
+//   .build/release/HeaderFuzzer corpus-headers-run -max_total_time=600
 
 import PackageDescription
 
@@ -27,6 +33,8 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .target(name: "ActionLinksEmail", dependencies: ["ActionLinks", "CLibXML2"]),
         .executableTarget(name: "EmailFuzzer", dependencies: ["ActionLinksEmail"]),
+        .target(name: "ActionLinksHeaders"),
+        .executableTarget(name: "HeaderFuzzer", dependencies: ["ActionLinksHeaders"]),
     ],
     swiftLanguageModes: [.v6]
 )
