@@ -26,10 +26,14 @@ let package = Package(
     targets: [
         // The parsing library: no package dependencies and no Foundation, so it stays usable inside an app.
         .target(name: "ActionLinks"),
+        // HTTP request-header parsers (Accept-Language, Cookie, Authorization, Content-Type, Forwarded,
+        // X-Forwarded-For, Origin, IP addresses and CIDR blocks): total functions on bytes, no
+        // dependencies and no Foundation, so the fuzz package compiles them as they are.
+        .target(name: "ActionLinksHeaders"),
         // Reads config/actionlinks.yaml into library values; shared by the CLI and (later) the server.
         .target(
             name: "ActionLinksConfiguration",
-            dependencies: ["ActionLinks", .product(name: "Yams", package: "Yams")]
+            dependencies: ["ActionLinks", "ActionLinksHeaders", .product(name: "Yams", package: "Yams")]
         ),
         // The hosted link domain: routes, handlers, stores, mail and pages. Depends on the library, never the reverse.
         .target(
@@ -37,6 +41,7 @@ let package = Package(
             dependencies: [
                 "ActionLinks",
                 "ActionLinksConfiguration",
+                "ActionLinksHeaders",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -68,10 +73,13 @@ let package = Package(
         // Links only the library, so a test can prove that the library pulls in no Foundation.
         .executableTarget(name: "ActionLinksLinkageProbe", dependencies: ["ActionLinks"], path: "Tests/LinkageProbe"),
         .testTarget(name: "ActionLinksTests", dependencies: ["ActionLinks"]),
-        .testTarget(name: "ActionLinksConfigurationTests", dependencies: ["ActionLinksConfiguration"]),
+        .testTarget(name: "ActionLinksHeadersTests", dependencies: ["ActionLinksHeaders"]),
+        .testTarget(name: "ActionLinksConfigurationTests", dependencies: ["ActionLinksConfiguration", "ActionLinksHeaders"]),
         .testTarget(
             name: "ActionLinksServerTests",
-            dependencies: ["ActionLinksServer", "actionlinks", .product(name: "PostgresNIO", package: "postgres-nio")]),
+            dependencies: [
+                "ActionLinksServer", "actionlinks", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksCLITests",

@@ -47,6 +47,27 @@ public struct ContinueURLPolicy: Sendable {
         }
     }
 
+    /// Whether a web page on `origin` (a serialised origin, `scheme://host[:port]`, as browsers send
+    /// it in `Origin`) is one the allow-list names: an entry's scheme, host and port, whatever its
+    /// path. App schemes, `null` and anything with a path, query or user information are not origins.
+    public func allowsOrigin(_ origin: String) -> Bool {
+        guard origin.utf8.count <= 300, origin.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }),
+            let url = try? URLParts(origin), url.userinfo == nil, url.query == nil, url.fragment == nil, url.path.isEmpty,
+            let rawHost = url.host, !rawHost.isEmpty, !rawHost.utf8.contains(UInt8(ascii: "%"))
+        else { return false }
+        let scheme = url.scheme.lowercased()
+        guard scheme == "https" || scheme == "http" else { return false }
+        var port: Int?
+        if let digits = url.port, !digits.isEmpty {
+            guard digits.utf8.count <= 5, let value = Int(digits), value <= 65535 else { return false }
+            port = value == Self.defaultPort(scheme) ? nil : value
+        }
+        let host = rawHost.lowercased()
+        return entries.contains { entry in
+            entry.kind != .appScheme && entry.matches(scheme: scheme, host: host, port: port, path: (entry.pathPrefix ?? "") + "/")
+        }
+    }
+
     /// Decides whether `input` may be used as a continue URL, and if so, the URL to use instead of it.
     public func evaluate(_ input: String) -> Decision {
         let utf8 = input.utf8

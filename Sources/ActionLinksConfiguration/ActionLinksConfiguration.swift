@@ -20,7 +20,7 @@ public struct ActionLinksConfiguration: Sendable {
     /// The top-level keys a configuration file may have.
     static let topLevelKeys = [
         "server", "project", "linkDomains", "continueUrls", "apps", "codes", "store", "dataDirectory", "passwords", "signUp",
-        "emulatorListing", "mail", "limits", "pages",
+        "emulatorListing", "mail", "limits", "pages", "tenants",
     ]
 
     /// Reads and checks the configuration file at `path`, with the overrides in `environment`

@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksHeaders
 import Foundation
 import Yams
 
@@ -13,11 +14,17 @@ public struct ServerSettings: Sendable, Hashable {
     public var development = false
     /// The admin credential (`Authorization: Bearer <token>`) of a production server.
     public var adminToken: String?
+    /// The credential a Prometheus scraper sends for `/metrics` (`Authorization: Bearer <token>`);
+    /// the admin credential works too.
+    public var metricsToken: String?
     /// TLS certificate and key files (PEM); without them the server speaks plain HTTP, for a proxy
     /// that terminates TLS in front of it.
     public var tls: TLSFiles?
     /// The largest request body accepted; larger ones get 413.
     public var maximumBodyBytes = 64 * 1024
+    /// The reverse proxies whose `Forwarded` / `X-Forwarded-For` / `X-Forwarded-Proto` headers are
+    /// believed (addresses or CIDR blocks). From any other peer those headers are ignored.
+    public var trustedProxies: [IPNetwork] = []
 
     /// PEM files for TLS.
     public struct TLSFiles: Sendable, Hashable {
@@ -140,6 +147,15 @@ public struct ServiceSettings: Sendable {
     public var limits = LimitSettings()
     /// `pages`.
     public var pages = PageSettings()
+    /// `tenants`: the tenant IDs this project has. A REST call or link that names any other tenant
+    /// gets `TENANT_NOT_FOUND`.
+    public var tenants: Set<String> = []
+
+    /// Whether `id` has the shape of a tenant ID: 1 to 64 ASCII letters, digits and hyphens.
+    public static func isWellFormedTenantID(_ id: some StringProtocol) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64
+            && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-") }
+    }
 
     /// The default settings: a development server on `http://localhost:8080`.
     public init() {
@@ -169,7 +185,7 @@ extension Reader {
     func service(_ top: [String: Node]) throws(ConfigurationError) -> ServiceSettings {
         var settings = ServiceSettings()
 
-        let server = try mapping(top["server"], key: "server", known: ["host", "port", "development", "adminToken", "tls", "maximumBodyBytes"])
+        let server = try mapping(top["server"], key: "server", known: ["host", "port", "development", "adminToken", "metricsToken", "trustedProxies", "tls", "maximumBodyBytes"])
         if let host = try optionalString(server["host"], key: "server.host") { settings.server.host = host }
         if let port = server["port"] { settings.server.port = try integer(port, key: "server.port", in: 0...65535) }
         if let flag = server["development"] { settings.server.development = try boolean(flag, key: "server.development") }
@@ -190,6 +206,21 @@ extension Reader {
         }
         if let token = settings.server.adminToken, token.count < 32 {
             throw fail(server["adminToken"], "server.adminToken", "expected at least 32 characters (use `openssl rand -hex 32`)")
+        }
+        settings.server.metricsToken = try optionalString(server["metricsToken"], key: "server.metricsToken")
+        if let token = settings.server.metricsToken,
+            token.utf8.count < 32 || !token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        {
+            throw fail(server["metricsToken"], "server.metricsToken", "expected at least 32 printable ASCII characters without spaces (use `openssl rand -hex 32`)")
+        }
+        if let proxies = server["trustedProxies"] {
+            for (index, item) in try sequence(proxies, key: "server.trustedProxies").enumerated() {
+                let text = try string(item, key: "server.trustedProxies[\(index)]")
+                guard let network = IPNetwork(text) else {
+                    throw fail(item, "server.trustedProxies[\(index)]", "expected an IP address or a CIDR block such as 10.0.0.0/8 or ::1/128; got '\(text)'")
+                }
+                settings.server.trustedProxies.append(network)
+            }
         }
 
         let project = try mapping(top["project"], key: "project", known: ["id", "apiKey", "appName"])
@@ -251,7 +282,13 @@ extension Reader {
             settings.passwords.maximumLength = try integer(value, key: "passwords.maximumLength", in: settings.passwords.minimumLength...4096)
         }
         if let flag = top["signUp"] { settings.signUpAllowed = try boolean(flag, key: "signUp") }
-        if let flag = top["emulatorListing"] { settings.emulatorListing = try boolean(flag, key: "emulatorListing") }
+        if let flag = top["emulatorListing"] {
+            settings.emulatorListing = try boolean(flag, key: "emulatorListing")
+            if settings.emulatorListing, !settings.server.development {
+                throw fail(flag, "emulatorListing",
+                    "the listing shows every live code to anyone who asks, as Firebase's Auth emulator does, so it is only allowed with server.development: true; set emulatorListing: false for this server")
+            }
+        }
 
         let mail = try mapping(top["mail"], key: "mail", known: ["backend", "from", "sendmailCommand", "webhookUrl", "webhookToken", "attempts"])
         if let from = try optionalString(mail["from"], key: "mail.from") { settings.mail.from = from }
@@ -280,6 +317,16 @@ extension Reader {
         }
         if let value = limits["sendsPerIPPerHour"] {
             settings.limits.sendsPerIPPerHour = try integer(value, key: "limits.sendsPerIPPerHour", in: 1...100_000_000)
+        }
+
+        if let tenants = top["tenants"] {
+            for (index, item) in try sequence(tenants, key: "tenants").enumerated() {
+                let id = try string(item, key: "tenants[\(index)]")
+                guard ServiceSettings.isWellFormedTenantID(id) else {
+                    throw fail(item, "tenants[\(index)]", "expected a tenant ID of 1 to 64 letters, digits and hyphens; got '\(id)'")
+                }
+                settings.tenants.insert(id)
+            }
         }
 
         let pages = try mapping(top["pages"], key: "pages", known: ["defaultLanguage"])
@@ -332,15 +379,16 @@ public enum EnvironmentOverrides {
     /// Every key that an environment variable may set.
     public static let keys: [String] =
         [
-            "server.host", "server.port", "server.development", "server.adminToken", "server.maximumBodyBytes",
+            "server.host", "server.port", "server.development", "server.adminToken", "server.metricsToken", "server.trustedProxies",
+            "server.maximumBodyBytes",
             "server.tls.certificate", "server.tls.privateKey", "project.id", "project.apiKey", "project.appName",
             "linkDomains", "continueUrls.allow", "continueUrls.defaultOrigin", "store", "dataDirectory",
             "passwords.minimumLength", "passwords.maximumLength", "signUp", "emulatorListing", "mail.backend", "mail.from",
             "mail.sendmailCommand", "mail.webhookUrl", "mail.webhookToken", "mail.attempts", "limits.sendsPerAddressPerHour",
-            "limits.sendsPerIPPerHour", "pages.defaultLanguage",
+            "limits.sendsPerIPPerHour", "pages.defaultLanguage", "tenants",
         ] + ActionCodeLink.Mode.allCases.map { "codes.lifetimes." + $0.rawValue }
 
-    static let listKeys: Set<String> = ["linkDomains", "continueUrls.allow"]
+    static let listKeys: Set<String> = ["linkDomains", "continueUrls.allow", "tenants", "server.trustedProxies"]
 
     /// `ACTIONLINKS_` variables that are not configuration keys (read by the CLI and the tests).
     static let otherVariables: Set<String> = ["ACTIONLINKS_ADMIN_TOKEN", "ACTIONLINKS_VECTORS"]

@@ -37,7 +37,7 @@ struct EndToEndTests {
         let account = try #require(try await server.lookup(email: "ann@example.com"))
         #expect(account["passwordUpdatedAt"] != nil)
 
-        let metrics = try await server.request("GET", "/metrics")
+        let metrics = try await server.request("GET", "/metrics", headers: ["Authorization": "Bearer owner"])
         #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         #expect(metrics.text.contains(#"actionlinks_codes_issued_total{mode="resetPassword"} 1"#))
         #expect(metrics.text.contains(#"actionlinks_codes_consumed_total{mode="resetPassword"} 1"#))
@@ -311,7 +311,7 @@ struct EndToEndTests {
 
     @Test("tenants: a tenant's code works only under that tenant")
     func tenants() async throws {
-        let server = try await TestServer()
+        let server = try await TestServer(environment: ["ACTIONLINKS_TENANTS": "tenant-a,tenant-b"])
         let create = try await server.api("create", ["email": "ola@example.com"], admin: true, tenant: "tenant-a")
         #expect(create.status == 200)
         let reply = try await server.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "ola@example.com", "returnOobLink": true], admin: true, tenant: "tenant-a")
@@ -415,8 +415,10 @@ struct ServerVariantTests {
             "POST", "/identitytoolkit.googleapis.com/v1/accounts:resetPassword", body: try JSONSerialization.data(withJSONObject: ["oobCode": link.oobCode]),
             headers: ["Content-Type": "application/json", "x-goog-api-key": TestServer.apiKey])
         #expect(check.json["requestType"] as? String == "VERIFY_EMAIL", "\(check.text)")
-        let preflight = try await server.request("OPTIONS", "/v1/accounts:sendOobCode", headers: ["Access-Control-Request-Headers": "content-type,x-goog-api-key"])
-        #expect(preflight.status == 204 && preflight.header("Access-Control-Allow-Origin") == "*")
+        let preflight = try await server.request(
+            "OPTIONS", "/v1/accounts:sendOobCode",
+            headers: ["Access-Control-Request-Headers": "content-type,x-goog-api-key", "Origin": "https://app.example.com"])
+        #expect(preflight.status == 204 && preflight.header("Access-Control-Allow-Origin") == "https://app.example.com")
         #expect(try await server.request("GET", "/v1/projects/other-project/accounts:lookup").status == 400)
     }
 

@@ -159,12 +159,13 @@ final class TestServer: Sendable {
         (try await api("lookup", ["email": [email]], admin: true).json["users"] as? [[String: Any]])?.first
     }
 
-    /// Submits the form of a landing page with extra fields, as a browser would.
+    /// Submits the form of a landing page with extra fields, as a browser on the link domain would
+    /// (`Origin: https://links.test.example` unless `headers` says otherwise).
     func submitForm(of page: Reply, _ fields: [String: String], headers: [String: String] = [:]) async throws -> Reply {
         var values = Self.hiddenFields(page.text)
         for (key, value) in fields { values[key] = value }
         let body = values.map { "\(Self.formEncode($0.key))=\(Self.formEncode($0.value))" }.joined(separator: "&")
-        var all = ["Content-Type": "application/x-www-form-urlencoded"]
+        var all = ["Content-Type": "application/x-www-form-urlencoded", "Origin": "https://links.test.example"]
         for (name, value) in headers { all[name] = value }
         return try await request("POST", "/__/auth/action", body: Data(body.utf8), headers: all)
     }

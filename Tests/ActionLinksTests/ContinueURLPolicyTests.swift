@@ -182,4 +182,22 @@ struct ContinueURLPolicyTests {
             #expect(policy.evaluate(url) == .allowed(url: url))
         }
     }
+
+    @Test("web origins (for CORS): an entry's scheme, host and port whatever its path; never app schemes or non-origins")
+    func origins() {
+        for origin in [
+            "https://app.example.com", "https://a.example.org", "https://shop.example.net:8443", "https://docs.example.net",
+            "http://127.0.0.1:5000", "http://[::1]:9000", "https://x.tenant.example.io", "HTTPS://APP.example.com:443",
+        ] {
+            #expect(policy.allowsOrigin(origin), "\(origin)")
+        }
+        for origin in [
+            "null", "", "https://example.org", "http://app.example.com", "https://shop.example.net", "https://app.example.com/",
+            "https://app.example.com/x", "com.example.app://callback", "https://user@app.example.com", "https://evil.example",
+            "https://app.example.com.evil.example", "https://app.example.com?x", "https://%61pp.example.com", "http://[::1]:9001",
+            "https://app.example.com:99999", "javascript://app.example.com",
+        ] {
+            #expect(!policy.allowsOrigin(origin), "\(origin)")
+        }
+    }
 }

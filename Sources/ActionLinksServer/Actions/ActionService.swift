@@ -17,6 +17,7 @@ public final class ActionService: Sendable {
     let tokens: TokenIssuer
     let mailer: Mailer
     let listing: IssuedLinkListing?
+    let origins: WebOrigins
     let metrics: ServerMetrics
     let logger: Logger
 
@@ -35,6 +36,7 @@ public final class ActionService: Sendable {
         self.mailer = mailer
         tokens = TokenIssuer(key: keys.signingKey, projectID: configuration.service.project.id)
         listing = configuration.service.emulatorListing ? IssuedLinkListing() : nil
+        origins = WebOrigins(settings: configuration.service, policy: configuration.continueURLs)
         self.metrics = metrics
         self.logger = logger
     }
@@ -86,13 +88,17 @@ public final class ActionService: Sendable {
         public var link: String
         /// The code in it.
         public var code: String
-        /// The address it was sent (or is for).
+        /// The address it was sent (or is for), in canonical form.
         public var email: String
+        /// Whether it was sent (or returned): `false` when the address has no account, so nothing
+        /// went out; the caller answers exactly as if it had.
+        public var delivered: Bool
     }
 
-    /// Issues a code and returns the link (`returnLink`) or emails it. Returns `nil` when nothing was
-    /// sent because the address has no account: the caller answers exactly as if it had been sent.
-    public func issue(_ request: IssueRequest) async throws(FirebaseError) -> IssuedLink? {
+    /// Issues a code and returns the link (`returnLink`) or emails it. When the address has no
+    /// account nothing is sent (``IssuedLink/delivered`` is `false`) and the caller answers exactly
+    /// as if it had been.
+    public func issue(_ request: IssueRequest) async throws(FirebaseError) -> IssuedLink {
         let now = Timestamp.now
         if request.returnLink, !request.isAdmin { throw FirebaseError.insufficientPermission }
         let domain = try linkDomain(request.linkDomain)
@@ -128,14 +134,18 @@ public final class ActionService: Sendable {
             throw FirebaseError(400, "INVALID_REQ_TYPE", "\(request.mode.requestType) links are sent by the server itself, not on request")
         }
 
-        if !request.isAdmin { try await checkSendLimits(email: email, tenantID: request.tenantID, clientAddress: request.clientAddress, now: now) }
+        if !request.isAdmin {
+            try await checkSendLimits(addresses: [email] + (newEmail.map { [$0] } ?? []), clientAddress: request.clientAddress, now: now)
+        }
 
         if account == nil { account = try await storeCall { try await self.accounts.account(email: email, tenantID: request.tenantID) } }
+        // An address with no account gets no mail, but the same answer, byte for byte, after the same
+        // work: a code is stored (for no account, so it can never be completed, and never shown to
+        // anyone), counted and its message rendered. Only the admin learns that nothing was sent.
+        var deliver = true
         if account == nil, request.mode != .signIn || !settings.signUpAllowed {
-            // The same answer whether or not the address exists; only the admin learns which.
             if request.isAdmin { throw FirebaseError.emailNotFound }
-            logger.info("link not sent: no such account", metadata: ["mode": "\(request.mode.rawValue)"])
-            return nil
+            deliver = false
         }
         if let newEmail, let taken = try await storeCall({ try await self.accounts.account(email: newEmail, tenantID: request.tenantID) }),
             taken.localID != account?.localID
@@ -165,14 +175,17 @@ public final class ActionService: Sendable {
         let mobile = request.canHandleCodeInApp && (request.iOSBundleID != nil || request.androidPackageName != nil)
         let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
         let recipient = newEmail ?? email
+        guard deliver else {
+            _ = mailer.render(mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
+            return IssuedLink(link: link, code: code, email: recipient, delivered: false)
+        }
         listing?.record(email: recipient, mode: request.mode, code: code, link: link)
         if !request.returnLink {
             await mailer.send(mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
         }
-        return IssuedLink(link: link, code: code, email: recipient)
+        return IssuedLink(link: link, code: code, email: recipient, delivered: true)
     }
 
-    /// Issues the `recoverEmail` code that lets the old address undo an email change, and mails it.
     func issueRecovery(account: Account, oldEmail: String, newEmail: String, languageCode: String?, now: Timestamp) async throws(FirebaseError) {
         let code = Secrets.token()
         let record = ActionCodeRecord(
@@ -424,13 +437,29 @@ public final class ActionService: Sendable {
         }
     }
 
-    func checkSendLimits(email: String, tenantID: String, clientAddress: String?, now: Timestamp) async throws(FirebaseError) {
+    /// Counts a send against every address it involves (the requester's and the recipient's, in
+    /// canonical form and whatever the tenant: one mailbox is one mailbox) and the client's IP, and
+    /// refuses it when any of them is over its hourly limit.
+    func checkSendLimits(addresses: [String], clientAddress: String?, now: Timestamp) async throws(FirebaseError) {
         let hour: Timestamp = 3_600_000
-        var keys = ["address:\(tenantID):\(email)"]
+        var keys: [String] = []
+        for address in addresses where !keys.contains("address:" + address) { keys.append("address:" + address) }
+        let addressCount = keys.count
         if let clientAddress { keys.append("ip:" + clientAddress) }
         let counts = try await storeCall { try await self.codes.countEvents(keys: keys, windowStart: now - now % hour) }
-        if counts[0] > settings.limits.sendsPerAddressPerHour { throw FirebaseError.tooManyAttempts }
-        if counts.count > 1, counts[1] > settings.limits.sendsPerIPPerHour { throw FirebaseError.tooManyAttempts }
+        if counts.prefix(addressCount).contains(where: { $0 > settings.limits.sendsPerAddressPerHour }) { throw FirebaseError.tooManyAttempts }
+        if counts.count > addressCount, counts[addressCount] > settings.limits.sendsPerIPPerHour { throw FirebaseError.tooManyAttempts }
+    }
+
+    /// The tenant a call names, checked: "" for the project itself; `INVALID_TENANT_ID` for an ID
+    /// that cannot be one, `TENANT_NOT_FOUND` for one that is not configured.
+    public func knownTenant(_ id: String?) throws(FirebaseError) -> String {
+        guard let id, !id.isEmpty else { return "" }
+        guard ServiceSettings.isWellFormedTenantID(id) else {
+            throw FirebaseError(400, "INVALID_TENANT_ID", "a tenant ID is 1 to 64 letters, digits and hyphens")
+        }
+        guard settings.tenants.contains(id) else { throw FirebaseError(400, "TENANT_NOT_FOUND", "There is no tenant with this ID.") }
+        return id
     }
 
     /// Runs a store call, turning a store failure into `UNAVAILABLE` (logged without secrets).

@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksHeaders
 import Crypto
 import Foundation
 import HTTPTypes
@@ -39,7 +40,7 @@ struct ActionPages: Sendable {
         guard record.mode == link.mode, Self.pageModes.contains(record.mode) else { return outcome(.invalid, language) }
         let pageLanguage = templates.language(requested: link.languageCode ?? record.languageCode, acceptLanguage: acceptLanguage)
         var state = FormState()
-        state.remembered = record.mode == .signIn && isRememberedDevice(request, email: record.email)
+        state.remembered = record.mode == .signIn && isRememberedDevice(request, email: record.email, tenantID: record.tenantID)
         return form(for: record, code: link.oobCode, language: pageLanguage, state: state)
     }
 
@@ -72,7 +73,7 @@ struct ActionPages: Sendable {
                 state.emailValue = email
                 if email.isEmpty, fields["remembered"] == "1" {
                     let record = try await service.check(code: code)
-                    if isRememberedDevice(request, email: record.email) { email = record.email }
+                    if isRememberedDevice(request, email: record.email, tenantID: record.tenantID) { email = record.email }
                 }
                 if email.isEmpty {
                     state.emailError = templates.text("emailMissing", language)
@@ -103,7 +104,7 @@ struct ActionPages: Sendable {
             var response = page(
                 "result", status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body",
                 values: values, extra: extra)
-            if mode == .signIn { response.headers[.setCookie] = deviceCookie(email: done.record.email, request) }
+            if mode == .signIn { response.headers[.setCookie] = deviceCookie(email: done.record.email, tenantID: done.record.tenantID, context: context) }
             return response
         } catch let error where error.code == "INVALID_EMAIL" || error.code == "MISSING_EMAIL" {
             guard let record = try? await service.check(code: code) else { return outcome(.invalid, language) }
@@ -191,22 +192,30 @@ struct ActionPages: Sendable {
         if request.method == .head { return Response(status: .ok, headers: Self.pageHeaders) }
         let acceptLanguage = request.headers[.acceptLanguage]
         let language = templates.language(requested: nil, acceptLanguage: acceptLanguage)
-        guard let inner = request.uri.queryParameters["link"].flatMap({ PercentEncoding.decode(String($0)) }),
-            let parts = try? URLParts(inner), let host = parts.host,
-            service.settings.linkDomains.contains(where: { $0.host == host.lowercased() && $0.port == parts.port.flatMap { Int($0) } }),
-            parts.path == ActionCodeLink.actionPath, let link = ActionCodeLink.parse(inner)
+        // The library unwraps the wrapper exactly as the SDKs do, decoding `link` once. Only a
+        // wrapper around a link to our own action handler, with nothing nested further, is shown.
+        let (layers, unwrapped) = LinkUnwrapper.unwrap("https://link.invalid" + request.uri.string)
+        guard layers.count == 2, layers[0].kind == .mobileLinkWrapper, layers[0].innerParameter == "link",
+            case .success(let parts) = unwrapped, let host = parts.host?.lowercased(), parts.path == ActionCodeLink.actionPath,
+            let domain = service.settings.linkDomains.first(where: { $0.host == host && $0.port == parts.port.flatMap { Int($0) } }),
+            let link = ActionCodeLink.parse(parts.string)
         else { return outcome(.invalid, language) }
-        let pageLanguage = templates.language(requested: link.languageCode, acceptLanguage: acceptLanguage)
         let record: ActionCodeRecord
         do {
             record = try await service.check(code: link.oobCode, tenantID: link.tenantID ?? "")
         } catch {
-            return failure(error, pageLanguage)
+            return failure(error, templates.language(requested: link.languageCode, acceptLanguage: acceptLanguage))
         }
+        let pageLanguage = templates.language(requested: record.languageCode ?? link.languageCode, acceptLanguage: acceptLanguage)
         guard record.mode == link.mode else { return outcome(.invalid, pageLanguage) }
         let appSettings = Self.appSettings(record)
-        let domain = service.settings.linkDomains.first { $0.host == host.lowercased() } ?? service.settings.linkDomains[0]
-        let webLink = link.webLink(on: domain)
+        // Every URL on this page is rebuilt from what was stored with the code: the wrapper's own
+        // parameters (a continueUrl appended to the link, say) never reach the page.
+        let webLink = ActionCodeLink(
+            mode: record.mode, oobCode: link.oobCode, apiKey: service.settings.project.apiKey,
+            continueURL: record.continueURL.flatMap { service.policy.evaluate($0).url }, languageCode: record.languageCode,
+            tenantID: record.tenantID
+        ).webLink(on: domain)
         let userAgent = request.headers[.userAgent] ?? ""
         let onAndroid = userAgent.contains("Android")
         let onIOS = !onAndroid && (userAgent.contains("iPhone") || userAgent.contains("iPad") || userAgent.contains("iPod"))
@@ -225,7 +234,10 @@ struct ActionPages: Sendable {
             if !onAndroid { context["appStoreLink"] = "https://apps.apple.com/app/id" + storeID }
         }
         if let android, !onIOS { context["playStoreLink"] = "https://play.google.com/store/apps/details?id=" + android.packageName }
-        if onAndroid, let android, let minimum = appSettings["androidMinimumVersion"] {
+        // Checked again here: a code issued before versions were checked may carry free text.
+        if onAndroid, let android, let minimum = appSettings["androidMinimumVersion"], !minimum.isEmpty, minimum.utf8.count <= 10,
+            minimum.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+        {
             // The link asks for a newer app than the one that may be installed: update first.
             values["version"] = minimum
             context["title"] = templates.text("minimumVersion.title", pageLanguage, values)
@@ -311,29 +323,32 @@ struct ActionPages: Sendable {
     /// the same reason). It holds an HMAC of the address, never the address.
     static let deviceCookieName = "actionlinks_device"
 
-    func deviceToken(email: String) -> String {
-        Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data("device|\(email)".utf8), using: service.keys.formKey)))
+    /// How long a remembered device stays remembered.
+    static let deviceLifetime: Int64 = 30 * 86_400
+
+    /// `<expiry>.<HMAC(form key, "device|" + tenant + "|" + address + "|" + expiry)>`: the cookie is
+    /// bound to the tenant and the address, and the server refuses it after its expiry whatever the
+    /// browser does with `Max-Age`.
+    func deviceToken(email: String, tenantID: String, expires: Int64) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("device|\(tenantID)|\(email)|\(expires)".utf8), using: service.keys.formKey)
+        return "\(expires)." + Base64URL.encode(Data(mac))
     }
 
-    func isRememberedDevice(_ request: Request, email: String) -> Bool {
-        let expected = Array((Self.deviceCookieName + "=" + deviceToken(email: email)).utf8)
-        for header in request.headers[values: .cookie] {
-            for item in header.split(separator: ";")
-            where ConstantTime.equal(Array(item.trimmingCharacters(in: .whitespaces).utf8), expected) {
-                return true
-            }
-        }
-        return false
+    func isRememberedDevice(_ request: Request, email: String, tenantID: String, now: Int64 = Int64(Date().timeIntervalSince1970)) -> Bool {
+        guard let value = CookieHeader.value(named: Self.deviceCookieName, in: request.headers[values: .cookie]) else { return false }
+        let parts = value.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, parts[0].utf8.count <= 12, let expires = Int64(parts[0]), expires > now,
+            expires <= now + Self.deviceLifetime
+        else { return false }
+        return ConstantTime.equal(Array(value.utf8), Array(deviceToken(email: email, tenantID: tenantID, expires: expires).utf8))
     }
 
     /// `HttpOnly`, only for `/__/auth/`, `SameSite=Lax` (sent when a link is tapped in a webmail),
-    /// `Secure` except on a loopback development host.
-    func deviceCookie(email: String, _ request: Request) -> String {
-        let authority = (request.head.authority ?? "").lowercased()
-        let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }) + "]" : String(authority.prefix { $0 != ":" })
-        let loopback = Loopback.isLoopback(host)
-        return "\(Self.deviceCookieName)=\(deviceToken(email: email)); Path=/__/auth/; Max-Age=2592000; HttpOnly; SameSite=Lax"
-            + (loopback ? "" : "; Secure")
+    /// `Secure` unless the server itself is a plain-HTTP development server on loopback.
+    func deviceCookie(email: String, tenantID: String, context: ServerRequestContext) -> String {
+        let expires = Int64(Date().timeIntervalSince1970) + Self.deviceLifetime
+        return "\(Self.deviceCookieName)=\(deviceToken(email: email, tenantID: tenantID, expires: expires)); Path=/__/auth/; "
+            + "Max-Age=\(Self.deviceLifetime); HttpOnly; SameSite=Lax" + (context.isSecure ? "; Secure" : "")
     }
 
     // MARK: Forms
@@ -354,12 +369,19 @@ struct ActionPages: Sendable {
         return ConstantTime.equal(Array(token.utf8), Array(expected.utf8))
     }
 
-    /// Refuses a form posted from another site: `Sec-Fetch-Site` when the browser sends it, else `Origin`.
+    /// Whether a form post comes from one of our own pages. `Sec-Fetch-Site` decides when the
+    /// browser sends it; otherwise the `Origin` must be one of the link domains (`null`, which
+    /// sandboxed frames and some redirects send, is not); without either, the `Referer`'s origin
+    /// must be. A post that carries none of the three is refused: every browser that can show the
+    /// page sends at least one of them.
     func isSameSite(_ request: Request) -> Bool {
-        if let site = request.headers[.secFetchSite] { return site == "same-origin" || site == "none" }
-        guard let origin = request.headers[.origin], origin != "null" else { return true }
-        guard let host = request.head.authority else { return false }
-        return origin == "https://" + host || origin == "http://" + host
+        if let site = request.headers[.secFetchSite] { return site == "same-origin" }
+        if let origin = request.headers[.origin] { return service.origins.isLinkDomain(origin) }
+        if let referer = request.headers[.referer], let parts = try? URLParts(referer), let host = parts.host {
+            let origin = parts.scheme + "://" + host + (parts.port.map { $0.isEmpty ? "" : ":" + $0 } ?? "")
+            return service.origins.isLinkDomain(origin)
+        }
+        return false
     }
 
     /// `application/x-www-form-urlencoded` fields (`+` is a space); malformed ones are left out.

@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksConfiguration
+import ActionLinksHeaders
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -9,12 +10,18 @@ import NIOCore
 /// The request context: what the responder needs beyond the request itself.
 public struct ServerRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The client's IP address (of the socket; a proxy's when one is in front).
-    public let clientAddress: String?
+    /// The socket peer's IP address (a proxy's when one is in front).
+    public let peerAddress: String?
+    /// The client's IP address: the peer's, or the one a trusted proxy names (``ClientIdentity``).
+    public var clientAddress: String?
+    /// Whether the client reached us over HTTPS: TLS here, a trusted proxy's `https`, or, without
+    /// either, any server that is not a development server (production sits behind a TLS proxy).
+    public var isSecure = true
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        clientAddress = source.channel.remoteAddress?.ipAddress
+        peerAddress = source.channel.remoteAddress?.ipAddress
+        clientAddress = peerAddress
     }
 }
 
@@ -45,6 +52,11 @@ public struct LinkDomainResponder: HTTPResponder {
 
     public func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
+        var context = context
+        let server = service.settings.server
+        let (client, forwardedScheme) = ClientIdentity.resolve(peer: context.peerAddress, headers: request.headers, trustedProxies: server.trustedProxies)
+        context.clientAddress = client
+        context.isSecure = server.tls != nil || (forwardedScheme.map { $0 == "https" } ?? !server.development)
         let (route, response) = await route(request, context: context)
         service.metrics.request(route, status: response.status.code, duration: ContinuousClock.now - start)
         return response
@@ -78,12 +90,20 @@ public struct LinkDomainResponder: HTTPResponder {
         }
     }
 
-    /// Prometheus metrics, for a scraper on this machine or one that sends the admin credential.
+    /// Prometheus metrics, for a scraper that sends `server.metricsToken` (or the admin credential)
+    /// as a bearer token. Where the request comes from proves nothing: behind a proxy on the same
+    /// machine, every request comes from loopback.
     func metrics(_ request: Request, context: Context) -> Response {
-        let loopback = context.clientAddress.map { Loopback.isLoopback($0) } ?? false
-        let admin = request.headers[.authorization].map { RESTAPI.isAdmin($0, service.settings.server) } ?? false
-        guard loopback || admin else {
-            return Response(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "metrics need the admin credential\n")))
+        let settings = service.settings.server
+        let authorized = request.headers[values: .authorization].contains { header in
+            if RESTAPI.isAdmin(header, settings) { return true }
+            guard let token = settings.metricsToken, let bearer = AuthorizationHeader(header)?.bearerToken else { return false }
+            return ConstantTime.equal(Array(bearer.utf8), Array(token.utf8))
+        }
+        guard authorized else {
+            return Response(
+                status: .unauthorized, headers: [.contentType: "text/plain; charset=utf-8", .wwwAuthenticate: "Bearer"],
+                body: .init(byteBuffer: ByteBuffer(string: "metrics need Authorization: Bearer <server.metricsToken>\n")))
         }
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
@@ -166,10 +186,15 @@ public struct StaticFiles: Sendable {
             else { continue }
             let bytes = [UInt8](data)
             let etag = "\"" + Self.digest(bytes) + "\""
-            let headers: HTTPFields = [
+            var headers: HTTPFields = [
                 .contentType: Self.contentType(of: relative), .eTag: etag, .cacheControl: "public, max-age=300",
                 .xContentTypeOptions: "nosniff", .referrerPolicy: "no-referrer",
             ]
+            // Every HTML page, ours or the site's own, gets the pages' headers (CSP, no framing, ...).
+            if relative.lowercased().hasSuffix(".html") || relative.lowercased().hasSuffix(".htm") {
+                headers = ActionPages.pageHeaders
+                headers[.eTag] = etag
+            }
             let file = File(body: ByteBuffer(bytes: bytes), headers: headers, etag: etag)
             files["/" + relative] = file
             if relative == "index.html" { files["/"] = file } else if relative.hasSuffix("/index.html") {

@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksConfiguration
+import ActionLinksHeaders
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -25,7 +26,18 @@ struct RESTAPI: Sendable {
     }
 
     func respond(to request: Request, context: ServerRequestContext) async -> Response {
-        if request.method == .options { return preflight(request) }
+        let origin = request.headers[.origin]
+        let allowedOrigin = origin.flatMap { service.origins.allowsAPI($0) ? $0 : nil }
+        var response = await answer(request, context: context, origin: origin, allowedOrigin: allowedOrigin)
+        if let allowedOrigin {
+            response.headers[.accessControlAllowOrigin] = allowedOrigin
+            response.headers[.vary] = "Origin"
+        }
+        return response
+    }
+
+    func answer(_ request: Request, context: ServerRequestContext, origin: String?, allowedOrigin: String?) async -> Response {
+        if request.method == .options { return preflight(request, allowed: allowedOrigin != nil) }
         var request = request
         do {
             let path = request.uri.path.hasPrefix("/identitytoolkit.googleapis.com/")
@@ -34,6 +46,12 @@ struct RESTAPI: Sendable {
             let call = try parse(path)
             guard request.method == .post else { throw FirebaseError(404, "NOT_FOUND", "\(request.method) \(path) is not a method of this API") }
             let caller = try authenticate(request)
+            // A browser page on an origin we do not know never gets to use the admin credential
+            // (on a developer's machine, `Bearer owner` would otherwise be one fetch away).
+            if caller == .admin, let origin, allowedOrigin == nil {
+                throw FirebaseError(
+                    403, "INSUFFICIENT_PERMISSION", "the admin credential is not accepted from a browser page on \(origin.prefix(100))")
+            }
             let fields = try await body(&request)
             let response = try await perform(call, caller: caller, fields: fields, request: request, context: context)
             return json(response, status: .ok)
@@ -71,8 +89,9 @@ struct RESTAPI: Sendable {
     func notFound(_ path: String) -> FirebaseError { FirebaseError(404, "NOT_FOUND", "no method at \(path)") }
 
     func authenticate(_ request: Request) throws(FirebaseError) -> Caller {
-        if let authorization = request.headers[.authorization] {
-            guard authorization.hasPrefix("Bearer ") else { throw FirebaseError(401, "UNAUTHENTICATED", "expected Authorization: Bearer <admin token>") }
+        // A bearer token claims the admin credential and must be it; any other scheme (a browser's
+        // `Basic`, say) is no claim at all, and the call is a client's.
+        if let authorization = request.headers[.authorization], AuthorizationHeader(authorization)?.bearerToken != nil {
             guard Self.isAdmin(authorization, service.settings.server) else {
                 throw FirebaseError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
             }
@@ -91,8 +110,8 @@ struct RESTAPI: Sendable {
     /// Whether an `Authorization` header carries the admin credential: `Bearer owner` on a development
     /// server, else `Bearer <server.adminToken>` (compared in constant time).
     static func isAdmin(_ authorization: String, _ settings: ServerSettings) -> Bool {
-        guard authorization.hasPrefix("Bearer ") else { return false }
-        let token = Array(authorization.utf8.dropFirst(7))
+        guard let bearer = AuthorizationHeader(authorization)?.bearerToken else { return false }
+        let token = Array(bearer.utf8)
         if settings.development, token == Array("owner".utf8) { return true }
         return settings.adminToken.map { ConstantTime.equal(token, Array($0.utf8)) } ?? false
     }
@@ -123,7 +142,11 @@ struct RESTAPI: Sendable {
         -> [String: Any]
     {
         let bodyTenant = try fields.string("tenantId")
-        let tenantID = call.tenantID ?? bodyTenant ?? ""
+        // Only configured tenants exist; the one in the path (if any) is the one a code must belong to.
+        var pathTenant: String?
+        if let named = call.tenantID { pathTenant = try service.knownTenant(named) }
+        let tenantID: String
+        if let pathTenant { tenantID = pathTenant } else { tenantID = try service.knownTenant(bodyTenant) }
         let admin = caller == .admin
         switch call.operation {
         case "sendOobCode":
@@ -147,9 +170,9 @@ struct RESTAPI: Sendable {
             issue.returnLink = try fields.bool("returnOobLink") ?? false
             issue.clientAddress = context.clientAddress
             let issued = try await service.issue(issue)
-            var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse"]
-            if let email = issued?.email ?? issue.email { response["email"] = email }
-            if issue.returnLink, let issued {
+            // The same bytes whether or not the address has an account: the canonical address either way.
+            var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": issued.email]
+            if issue.returnLink, issued.delivered {
                 response["oobLink"] = issued.link
                 response["oobCode"] = issued.code
             }
@@ -158,13 +181,15 @@ struct RESTAPI: Sendable {
         case "resetPassword":
             guard let code = try fields.string("oobCode"), !code.isEmpty else { throw FirebaseError.missingCode }
             if let newPassword = try fields.string("newPassword") {
-                let done = try await service.resetPassword(code: code, newPassword: newPassword, tenantID: call.tenantID, consumer: consumer(context))
+                let done = try await service.resetPassword(code: code, newPassword: newPassword, tenantID: pathTenant, consumer: consumer(context))
                 return ["kind": "identitytoolkit#ResetPasswordResponse", "email": done.record.email, "requestType": "PASSWORD_RESET"]
             }
-            let record = try await service.check(code: code, tenantID: call.tenantID)
-            var response: [String: Any] = [
-                "kind": "identitytoolkit#ResetPasswordResponse", "email": record.email, "requestType": record.mode.requestType,
-            ]
+            let record = try await service.check(code: code, tenantID: pathTenant)
+            var response: [String: Any] = ["kind": "identitytoolkit#ResetPasswordResponse", "requestType": record.mode.requestType]
+            // As Firebase does, an email sign-in code does not tell whom it was sent to: whoever holds a
+            // forwarded link must still type the address.
+            guard record.mode != .signIn else { return response }
+            response["email"] = record.email
             if let newEmail = record.newEmail { response["newEmail"] = newEmail }
             return response
 
@@ -172,14 +197,14 @@ struct RESTAPI: Sendable {
             guard let code = try fields.string("oobCode"), !code.isEmpty else {
                 throw FirebaseError.invalidArgument("this server applies action codes with accounts:update (oobCode); other account updates are not supported")
             }
-            let done = try await service.apply(code: code, tenantID: call.tenantID, consumer: consumer(context))
+            let done = try await service.apply(code: code, tenantID: pathTenant, consumer: consumer(context))
             var response = user(done.account)
             response["kind"] = "identitytoolkit#SetAccountInfoResponse"
             return response
 
         case "signInWithEmailLink":
             guard let code = try fields.string("oobCode"), !code.isEmpty else { throw FirebaseError.missingCode }
-            let done = try await service.signIn(code: code, email: try fields.string("email") ?? "", tenantID: call.tenantID, consumer: consumer(context))
+            let done = try await service.signIn(code: code, email: try fields.string("email") ?? "", tenantID: pathTenant, consumer: consumer(context))
             return [
                 "kind": "identitytoolkit#EmailLinkSigninResponse", "idToken": done.idToken ?? "", "refreshToken": done.refreshToken ?? "",
                 "email": done.account.email ?? "", "localId": done.account.localID, "expiresIn": String(TokenIssuer.lifetime),
@@ -325,19 +350,23 @@ struct RESTAPI: Sendable {
         Response(status: .init(code: error.status), headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: error.body)))
     }
 
-    /// JSON, never cached, readable by web apps on any origin (as Google's endpoint is).
+    /// JSON, never cached; `respond` adds CORS headers for an allowed origin.
     static let headers: HTTPFields = [
-        .contentType: "application/json; charset=utf-8", .cacheControl: "no-store", .accessControlAllowOrigin: "*",
-        .xContentTypeOptions: "nosniff",
+        .contentType: "application/json; charset=utf-8", .cacheControl: "no-store", .xContentTypeOptions: "nosniff",
     ]
 
-    func preflight(_ request: Request) -> Response {
-        var headers: HTTPFields = [
-            .accessControlAllowOrigin: "*", .accessControlAllowMethods: "POST, GET, OPTIONS", .accessControlMaxAge: "3600",
-        ]
-        headers[.accessControlAllowHeaders] =
-            request.headers[.accessControlRequestHeaders] ?? "content-type, x-goog-api-key, x-firebase-locale, x-client-version, x-firebase-gmpid"
-        return Response(status: .noContent, headers: headers)
+    /// The headers a web app's Firebase SDK sends; a preflight allows these and no others.
+    static let allowedRequestHeaders = "authorization, content-type, x-goog-api-key, x-firebase-locale, x-client-version, x-firebase-gmpid, x-firebase-client, x-firebase-appcheck"
+
+    /// A CORS preflight: allowed (for `respond` to add the origin) only for an allowed origin.
+    func preflight(_ request: Request, allowed: Bool) -> Response {
+        guard allowed else { return Response(status: .noContent, headers: [.vary: "Origin"]) }
+        return Response(
+            status: .noContent,
+            headers: [
+                .accessControlAllowMethods: "POST, GET, OPTIONS", .accessControlMaxAge: "3600",
+                .accessControlAllowHeaders: Self.allowedRequestHeaders,
+            ])
     }
 }
 
@@ -365,12 +394,26 @@ struct Fields {
         throw FirebaseError.invalidArgument("'\(name)' must be true or false")
     }
 
-    /// A version given as a string or a number (`androidMinimumVersion` is either, depending on the SDK).
+    /// An Android version code given as a string or a number (`androidMinimumVersion` is either,
+    /// depending on the SDK): a whole number from 0 to 2100000000 (Play's largest versionCode). It
+    /// is shown on a page, so nothing else is accepted.
     func version(_ name: String) throws(FirebaseError) -> String? {
         guard let value = values[name], !(value is NSNull) else { return nil }
-        if let text = value as? String { return text.isEmpty ? nil : String(text.prefix(64)) }
-        if let number = value as? NSNumber { return number.stringValue }
-        throw FirebaseError.invalidArgument("'\(name)' must be a string or a number")
+        let problem = FirebaseError.invalidArgument("'\(name)' must be an Android version code: a whole number from 0 to 2100000000")
+        var text: String
+        if let string = value as? String {
+            text = string
+        } else if let number = value as? NSNumber {
+            text = number.stringValue
+        } else {
+            throw problem
+        }
+        if text.isEmpty { return nil }
+        guard text.utf8.count <= 10, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(text), code <= 2_100_000_000 else {
+            throw problem
+        }
+        text = String(code)
+        return text
     }
 
     func strings(_ name: String) throws(FirebaseError) -> [String] {

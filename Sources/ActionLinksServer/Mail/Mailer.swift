@@ -55,8 +55,12 @@ public final class Mailer: Service, Sendable {
 
     /// Renders the email for a link and queues it.
     public func send(mode: ActionCodeLink.Mode, to recipient: String, link: String, languageCode: String?, appName: String) async {
-        let message = templates.mail(mode: mode, link: link, email: recipient, appName: appName, languageCode: languageCode, from: settings.from)
-        continuation.yield(message)
+        continuation.yield(render(mode: mode, to: recipient, link: link, languageCode: languageCode, appName: appName))
+    }
+
+    /// The message `send` would queue.
+    func render(mode: ActionCodeLink.Mode, to recipient: String, link: String, languageCode: String?, appName: String) -> MailMessage {
+        templates.mail(mode: mode, link: link, email: recipient, appName: appName, languageCode: languageCode, from: settings.from)
     }
 
     /// Delivers queued messages until graceful shutdown, then delivers what is left and returns.

@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksHeaders
 import Foundation
 import Mustache
 
@@ -78,6 +79,9 @@ public struct PageTemplates: Sendable {
     /// The language there are strings for that best fits a language tag (`ru-RU` and `ru_RU` → `ru`,
     /// `zh-Hant-TW` → `zh-hant` or `zh`), or `nil`.
     func match(_ tag: some StringProtocol) -> String? {
+        // A language tag is short (BCP 47 advises 35 characters); a longer one names nothing we have,
+        // and trimming it dash by dash would cost time quadratic in its length.
+        guard tag.utf8.count <= 35 else { return nil }
         var candidate = tag.lowercased().replacingOccurrences(of: "_", with: "-")
         while !candidate.isEmpty {
             if strings[candidate] != nil { return candidate }
@@ -96,21 +100,7 @@ public struct PageTemplates: Sendable {
     /// (by q-value, `q=0` refused, the first of equals), then the default.
     func language(requested: String?, acceptLanguage: String?) -> String {
         if let requested, let chosen = match(requested) { return chosen }
-        if let header = acceptLanguage {
-            var best: (language: String, quality: Double)?
-            for item in header.split(separator: ",") {
-                let parts = item.split(separator: ";")
-                let tag = parts[0].trimmingCharacters(in: .whitespaces)
-                guard !tag.isEmpty, tag != "*", let chosen = match(tag) else { continue }
-                var quality = 1.0
-                for parameter in parts.dropFirst() {
-                    let parameter = parameter.trimmingCharacters(in: .whitespaces)
-                    if parameter.hasPrefix("q=") || parameter.hasPrefix("Q=") { quality = Double(parameter.dropFirst(2)) ?? 0 }
-                }
-                if quality > 0, quality > best?.quality ?? 0 { best = (chosen, quality) }
-            }
-            if let best { return best.language }
-        }
+        if let header = acceptLanguage, let best = AcceptLanguage.best(header, available: { match($0) }) { return best }
         return defaultLanguage
     }
 

@@ -1,0 +1,61 @@
+import ActionLinksHeaders
+import Testing
+
+@testable import ActionLinksConfiguration
+
+/// The settings the security issue added: each refuses what would open a hole, naming the key.
+@Suite("Security settings")
+struct SecuritySettingsTests {
+    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
+        try ActionLinksConfiguration.parse(yaml: yaml, file: "test.yaml", environment: environment).service
+    }
+
+    func error(_ yaml: String, environment: [String: String] = [:]) -> ConfigurationError? {
+        do {
+            _ = try parse(yaml, environment: environment)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("emulatorListing is refused on a production server, in the file or from the environment")
+    func listingNeedsDevelopment() throws {
+        let production = "server:\n  development: false\n  adminToken: \(String(repeating: "a", count: 32))\nemulatorListing: true\n"
+        let refused = try #require(error(production))
+        #expect(refused.key == "emulatorListing" && refused.line == 4)
+        #expect(refused.message.contains("only allowed with server.development: true"))
+        let fromEnvironment = try #require(
+            error("server:\n  development: false\n", environment: ["ACTIONLINKS_EMULATOR_LISTING": "true"]))
+        #expect(fromEnvironment.key == "emulatorListing" && fromEnvironment.description.contains("ACTIONLINKS_EMULATOR_LISTING"))
+        #expect(try parse("server:\n  development: true\nemulatorListing: true\n").emulatorListing)
+    }
+
+    @Test("tenants are listed IDs of letters, digits and hyphens")
+    func tenants() throws {
+        #expect(try parse("tenants: [corp-1, School2]\n").tenants == ["corp-1", "School2"])
+        #expect(try parse("", environment: ["ACTIONLINKS_TENANTS": "a,b-c"]).tenants == ["a", "b-c"])
+        let bad = try #require(error("tenants:\n  - ok\n  - \"bad id\"\n"))
+        #expect(bad.key == "tenants[1]" && bad.line == 3 && bad.message.contains("letters, digits and hyphens"))
+        #expect(!ServiceSettings.isWellFormedTenantID("t\u{0}x") && !ServiceSettings.isWellFormedTenantID(""))
+        #expect(!ServiceSettings.isWellFormedTenantID(String(repeating: "a", count: 65)))
+    }
+
+    @Test("trusted proxies are addresses or CIDR blocks")
+    func trustedProxies() throws {
+        let settings = try parse("server:\n  trustedProxies: [10.0.0.0/8, \"::1\", 192.0.2.7]\n")
+        #expect(settings.server.trustedProxies.count == 3)
+        #expect(settings.server.trustedProxies[0].contains(try #require(IPAddress("10.200.3.4"))))
+        let bad = try #require(error("server:\n  trustedProxies:\n    - 10.0.0.0/33\n"))
+        #expect(bad.key == "server.trustedProxies[0]" && bad.message.contains("CIDR"))
+        let fromEnvironment = try parse("", environment: ["ACTIONLINKS_SERVER_TRUSTED_PROXIES": "127.0.0.1, fd00::/8"])
+        #expect(fromEnvironment.server.trustedProxies.count == 2)
+    }
+
+    @Test("a metrics token is long and printable")
+    func metricsToken() throws {
+        #expect(try parse("server:\n  metricsToken: \(String(repeating: "m", count: 32))\n").server.metricsToken?.count == 32)
+        let short = try #require(error("server:\n  metricsToken: short\n"))
+        #expect(short.key == "server.metricsToken" && short.message.contains("at least 32"))
+    }
+}
