@@ -245,5 +245,61 @@ struct StoreTests {
             _ = try await store.accounts.changeEmail(accountID: "u1", tenantID: "", from: "ann@example.com", to: "x@example.com", now: self.now)
         }
     }
+
+    @Test("completing consumes and applies in one transaction: a failed effect leaves the code live", arguments: StoreFactory.kinds)
+    func completeIsAtomic(kind: String) async throws {
+        let store = try await StoreFactory.make(kind)
+        try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", createdAt: now))
+        try await store.accounts.create(Account(localID: "u2", email: "taken@example.com", createdAt: now))
+        var change = record("change", mode: .verifyAndChangeEmail, account: "u1")
+        change.newEmail = "taken@example.com"
+        try await store.codes.issue(change)
+        let hashes = [Data("change".utf8)]
+        let effect = CodeEffect.changeEmail(recoveryHash: Data("recover".utf8), recoveryExpiresAt: now + 7_200_000)
+        await #expect(throws: AccountStoreError.emailExists) {
+            _ = try await store.accounts.complete(hashes: hashes, modes: [.verifyAndChangeEmail], effect: effect, now: self.now + 1, by: "test")
+        }
+        guard case .live = try await store.codes.lookup(hashes: hashes, now: now + 2) else {
+            Issue.record("the code must still be live after its effect failed"); return
+        }
+        #expect(try await store.accounts.account(id: "u1", tenantID: "")?.email == "ann@example.com")
+        #expect(try await store.codes.lookup(hashes: [Data("recover".utf8)], now: now + 2) == .invalid, "no recovery code either")
+
+        var free = record("change-2", mode: .verifyAndChangeEmail, account: "u1")
+        free.newEmail = "new@example.com"
+        try await store.codes.issue(free)
+        let outcome = try await store.accounts.complete(
+            hashes: [Data("change-2".utf8)], modes: [.verifyAndChangeEmail], effect: effect, now: now + 3, by: "test")
+        guard case .completed(let done) = outcome else { Issue.record("expected completion, got \(outcome)"); return }
+        #expect(done.account.email == "new@example.com" && done.record.consumedAt == now + 3)
+        guard case .live(let recovery) = try await store.codes.lookup(hashes: [Data("recover".utf8)], now: now + 4) else {
+            Issue.record("the recovery code is stored with the change"); return
+        }
+        #expect(recovery.mode == .recoverEmail && recovery.email == "ann@example.com" && recovery.newEmail == "new@example.com")
+        #expect(try await store.codes.lookup(hashes: hashes, now: now + 4) == .invalid, "the change retired the other change code")
+        #expect(
+            try await store.accounts.complete(hashes: [Data("change-2".utf8)], modes: [.verifyAndChangeEmail], effect: effect, now: now + 5, by: "t")
+                == .invalid)
+    }
+
+    @Test("a completed sign-in creates the account and its session with the consumption, or nothing", arguments: StoreFactory.kinds)
+    func completeSignIn(kind: String) async throws {
+        let store = try await StoreFactory.make(kind)
+        try await store.codes.issue(record("sign-in", mode: .signIn, email: "new@example.com", account: nil))
+        let hashes = [Data("sign-in".utf8)]
+        let refused = CodeEffect.signIn(newAccountID: "n1", createIfMissing: false, refreshTokenHash: Data("r0".utf8))
+        await #expect(throws: AccountStoreError.signUpNotAllowed) {
+            _ = try await store.accounts.complete(hashes: hashes, modes: [.signIn], effect: refused, now: self.now + 1, by: "test")
+        }
+        guard case .live = try await store.codes.lookup(hashes: hashes, now: now + 2) else { Issue.record("still live"); return }
+        let effect = CodeEffect.signIn(newAccountID: "n1", createIfMissing: true, refreshTokenHash: Data("r1".utf8))
+        let outcome = try await store.accounts.complete(hashes: hashes, modes: [.signIn], effect: effect, now: now + 3, by: "test")
+        guard case .completed(let done) = outcome else { Issue.record("expected completion, got \(outcome)"); return }
+        #expect(done.isNewUser && done.account.localID == "n1" && done.account.emailVerified)
+        #expect(try await store.accounts.accountForRefreshToken(hash: Data("r1".utf8))?.localID == "n1")
+        #expect(try await store.accounts.complete(hashes: hashes, modes: [.signIn], effect: effect, now: now + 4, by: "t") == .invalid)
+        try await store.codes.issue(record("late", mode: .signIn, email: "new@example.com", account: nil, lifetime: 10))
+        #expect(try await store.accounts.complete(hashes: [Data("late".utf8)], modes: [.signIn], effect: effect, now: now + 11, by: "t") == .expired)
+    }
 }
 

@@ -186,20 +186,16 @@ public final class ActionService: Sendable {
         return IssuedLink(link: link, code: code, email: recipient, delivered: true)
     }
 
-    func issueRecovery(account: Account, oldEmail: String, newEmail: String, languageCode: String?, now: Timestamp) async throws(FirebaseError) {
-        let code = Secrets.token()
-        let record = ActionCodeRecord(
-            hash: keys.newCodeHash(code), mode: .recoverEmail, tenantID: account.tenantID, accountID: account.localID, email: oldEmail,
-            newEmail: newEmail, languageCode: languageCode, createdAt: now,
-            expiresAt: now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000)
-        try await storeCall { try await self.codes.issue(record) }
+    /// Lists and mails the `recoverEmail` code that a completed email change stored (in its own
+    /// transaction) for the old address.
+    func announceRecovery(code: String, change: ActionCodeRecord) async {
         metrics.codeIssued(.recoverEmail)
         let link = ActionCodeLink(
-            mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: languageCode,
-            tenantID: account.tenantID.isEmpty ? nil : account.tenantID
+            mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: change.languageCode,
+            tenantID: change.tenantID.isEmpty ? nil : change.tenantID
         ).webLink(on: settings.linkDomains[0])
-        listing?.record(email: oldEmail, mode: .recoverEmail, code: code, link: link)
-        await mailer.send(mode: .recoverEmail, to: oldEmail, link: link, languageCode: languageCode, appName: settings.project.appName)
+        listing?.record(email: change.email, mode: .recoverEmail, code: code, link: link)
+        await mailer.send(mode: .recoverEmail, to: change.email, link: link, languageCode: change.languageCode, appName: settings.project.appName)
     }
 
     // MARK: Look up and complete
@@ -254,12 +250,9 @@ public final class ActionService: Sendable {
         } catch {
             throw FirebaseError(500, "INTERNAL_ERROR", "the password could not be hashed")
         }
-        let consumed = try await consume(code: code, modes: [.resetPassword], consumer: consumer)
-        let account = try await storeCall {
-            try await self.accounts.resetPassword(accountID: accountID, tenantID: consumed.tenantID, passwordHash: hash, now: .now)
-        }
+        let done = try await complete(code: code, modes: [.resetPassword], effect: .setPassword(hash: hash), consumer: consumer)
         logger.info("password reset", metadata: ["account": "\(accountID)"])
-        return Completion(record: consumed, account: account)
+        return Completion(record: done.record, account: done.account)
     }
 
     /// Completes an email-link sign-in: `email` must be the address the link was sent to.
@@ -271,26 +264,18 @@ public final class ActionService: Sendable {
         guard canonical == record.email else {
             throw FirebaseError(400, "INVALID_EMAIL", "The email provided does not match the sign-in email address.")
         }
-        let consumed = try await consume(code: code, modes: [.signIn], consumer: consumer)
         let now = Timestamp.now
-        guard
-            let result = try await storeCall({
-                try await self.accounts.signInWithEmailLink(
-                    email: consumed.email, tenantID: consumed.tenantID, newAccountID: Secrets.accountID(), createIfMissing: self.settings.signUpAllowed,
-                    now: now)
-            })
-        else { throw FirebaseError(400, "ADMIN_ONLY_OPERATION", "signing up is turned off for this project") }
-        if result.removedUnverifiedPassword {
-            logger.notice("sign-in link removed an unverified password and revoked sessions", metadata: ["account": "\(result.account.localID)"])
-        }
         let refresh = Secrets.token()
-        try await storeCall {
-            try await self.accounts.addRefreshToken(
-                hash: Self.refreshTokenHash(refresh), accountID: result.account.localID, tenantID: result.account.tenantID, now: now)
+        let done = try await complete(
+            code: code, modes: [.signIn],
+            effect: .signIn(newAccountID: Secrets.accountID(), createIfMissing: settings.signUpAllowed, refreshTokenHash: Self.refreshTokenHash(refresh)),
+            consumer: consumer, now: now)
+        if done.removedUnverifiedPassword {
+            logger.notice("sign-in link removed an unverified password and revoked sessions", metadata: ["account": "\(done.account.localID)"])
         }
         return Completion(
-            record: consumed, account: result.account, isNewUser: result.isNewUser,
-            idToken: tokens.idToken(for: result.account, signInProvider: "password", now: now), refreshToken: refresh)
+            record: done.record, account: done.account, isNewUser: done.isNewUser,
+            idToken: tokens.idToken(for: done.account, signInProvider: "password", now: now), refreshToken: refresh)
     }
 
     /// Applies a `verifyEmail`, `verifyAndChangeEmail` or `recoverEmail` code; with `expectedMode`,
@@ -300,38 +285,39 @@ public final class ActionService: Sendable {
     {
         let record = try await check(code: code, tenantID: tenantID)
         guard [.verifyEmail, .verifyAndChangeEmail, .recoverEmail].contains(record.mode), expectedMode == nil || expectedMode == record.mode,
-            let accountID = record.accountID
+            record.accountID != nil
         else {
             throw FirebaseError.invalidCode
         }
-        let consumed = try await consume(code: code, modes: [record.mode], consumer: consumer)
-        let now = Timestamp.now
-        let account: Account
-        switch consumed.mode {
+        let effect: CodeEffect
+        var recoveryCode: String?
+        switch record.mode {
         case .verifyEmail:
-            account = try await storeCall {
-                try await self.accounts.verifyEmail(accountID: accountID, tenantID: consumed.tenantID, email: consumed.email, now: now)
-            }
+            effect = .verifyEmail
         case .verifyAndChangeEmail:
-            guard let newEmail = consumed.newEmail else { throw FirebaseError.invalidCode }
-            account = try await storeCall {
-                try await self.accounts.changeEmail(accountID: accountID, tenantID: consumed.tenantID, from: consumed.email, to: newEmail, now: now)
-            }
-            try await issueRecovery(account: account, oldEmail: consumed.email, newEmail: newEmail, languageCode: consumed.languageCode, now: now)
+            let code = Secrets.token()
+            recoveryCode = code
+            effect = .changeEmail(
+                recoveryHash: keys.newCodeHash(code), recoveryExpiresAt: .now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000)
         default:
-            guard let changedTo = consumed.newEmail else { throw FirebaseError.invalidCode }
-            account = try await storeCall {
-                try await self.accounts.changeEmail(accountID: accountID, tenantID: consumed.tenantID, from: changedTo, to: consumed.email, now: now)
-            }
+            effect = .restoreEmail
         }
-        return Completion(record: consumed, account: account)
+        let done = try await complete(code: code, modes: [record.mode], effect: effect, consumer: consumer)
+        if let recoveryCode { await announceRecovery(code: recoveryCode, change: done.record) }
+        return Completion(record: done.record, account: done.account)
     }
 
-    private func consume(code: String, modes: Set<ActionCodeLink.Mode>, consumer: String) async throws(FirebaseError) -> ActionCodeRecord {
-        switch try await storeCall({ try await self.codes.consume(hashes: self.keys.codeHashes(code), modes: modes, now: .now, by: consumer) }) {
-        case .consumed(let record):
-            metrics.codeConsumed(record.mode)
-            return record
+    /// Consumes the code and applies `effect` to its account in one store transaction.
+    private func complete(
+        code: String, modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, consumer: String, now: Timestamp = .now
+    ) async throws(FirebaseError) -> CompletedAction {
+        let outcome = try await storeCall {
+            try await self.accounts.complete(hashes: self.keys.codeHashes(code), modes: modes, effect: effect, now: now, by: consumer)
+        }
+        switch outcome {
+        case .completed(let done):
+            metrics.codeConsumed(done.record.mode)
+            return done
         case .expired:
             metrics.codeExpired()
             throw FirebaseError.expiredCode
@@ -474,6 +460,8 @@ public final class ActionService: Sendable {
             throw FirebaseError.userNotFound
         } catch AccountStoreError.emailChanged {
             throw FirebaseError.invalidCode
+        } catch AccountStoreError.signUpNotAllowed {
+            throw FirebaseError(400, "ADMIN_ONLY_OPERATION", "signing up is turned off for this project")
         } catch {
             throw unavailable(error)
         }

@@ -1,3 +1,4 @@
+import ActionLinks
 import Foundation
 
 /// An account: what the handlers change and `accounts:lookup` returns.
@@ -72,6 +73,47 @@ public enum AccountStoreError: Error, Hashable, Sendable {
     case accountNotFound
     /// The account's address changed since the link was issued.
     case emailChanged
+    /// A sign-in link for an address with no account, and sign-up is turned off.
+    case signUpNotAllowed
+}
+
+/// What completing a code does to its account, applied in the transaction that consumes the code.
+public enum CodeEffect: Sendable, Hashable {
+    /// `resetPassword`: sets this password hash, verifies the address, revokes sessions and retires
+    /// the account's codes.
+    case setPassword(hash: String)
+    /// `signIn`: signs in with the code's address (creating the account when `createIfMissing`) and
+    /// records the session's refresh token.
+    case signIn(newAccountID: String, createIfMissing: Bool, refreshTokenHash: Data)
+    /// `verifyEmail`: verifies the address, if it is still the account's.
+    case verifyEmail
+    /// `verifyAndChangeEmail`: moves the account to the code's new address and stores the
+    /// `recoverEmail` code (its hash and expiry) that lets the old address undo it.
+    case changeEmail(recoveryHash: Data, recoveryExpiresAt: Timestamp)
+    /// `recoverEmail`: moves the account back from the code's new address to its old one.
+    case restoreEmail
+}
+
+/// A code that was consumed and applied, in one transaction.
+public struct CompletedAction: Sendable, Hashable {
+    /// The consumed code.
+    public var record: ActionCodeRecord
+    /// The account afterwards.
+    public var account: Account
+    /// For a sign-in: whether the account was created by it.
+    public var isNewUser = false
+    /// For a sign-in: whether an unverified password was removed and earlier sessions revoked.
+    public var removedUnverifiedPassword = false
+}
+
+/// What completing a code did.
+public enum CodeCompletion: Sendable, Hashable {
+    /// The code was consumed and its effect applied; no other call will ever do either.
+    case completed(CompletedAction)
+    /// The code was issued but its lifetime is over (`EXPIRED_OOB_CODE`); nothing changed.
+    case expired
+    /// The code is unknown, used, retired or of another mode (`INVALID_OOB_CODE`); nothing changed.
+    case invalid
 }
 
 /// What signing in with an email link did.
@@ -111,6 +153,12 @@ public protocol AccountStore: Sendable {
     /// outstanding code of both addresses.
     func changeEmail(accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp) async throws
         -> Account
+
+    /// Consumes a live code of one of `modes` and applies `effect` to its account in one transaction:
+    /// a crash leaves either both done or neither, and an effect that fails (the address was taken
+    /// meanwhile, say) leaves the code unconsumed.
+    func complete(hashes: [Data], modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, now: Timestamp, by consumer: String) async throws
+        -> CodeCompletion
 
     /// Records a refresh token's hash for a session.
     func addRefreshToken(hash: Data, accountID: String, tenantID: String, now: Timestamp) async throws

@@ -61,6 +61,16 @@ public struct ActionCodeRecord: Sendable, Hashable {
     }
 }
 
+extension ActionCodeRecord {
+    /// The `recoverEmail` code that a consumed `verifyAndChangeEmail` code (this one) leaves for the
+    /// old address: it restores the address this code moved away from.
+    func recovery(hash: Data, now: Timestamp, expiresAt: Timestamp) -> ActionCodeRecord {
+        ActionCodeRecord(
+            hash: hash, mode: .recoverEmail, tenantID: tenantID, accountID: accountID, email: email, newEmail: newEmail,
+            languageCode: languageCode, createdAt: now, expiresAt: expiresAt)
+    }
+}
+
 /// What the store knows about a code that was presented.
 public enum CodeLookup: Sendable, Hashable {
     /// The code can still be used.

@@ -1,3 +1,4 @@
+import ActionLinks
 import Foundation
 import NIOCore
 import PostgresNIO
@@ -38,68 +39,91 @@ public struct PostgresAccountStore: AccountStore {
         // A unique violation means another instance created the account a moment ago: the
         // transaction runs again (``PostgresStore/transaction(retryOn:_:)``) and signs into that one.
         try await database.transaction { connection in
-            guard var account = try await Self.lockedAccount(connection, email: email, tenantID: tenantID, database: database) else {
-                guard createIfMissing else { return nil }
-                let account = Account(localID: newAccountID, tenantID: tenantID, email: email, emailVerified: true, createdAt: now, lastLoginAt: now)
-                try await Self.insert(connection, account, database: database)
-                return EmailLinkSignIn(account: account, isNewUser: true, removedUnverifiedPassword: false)
-            }
-            let removed = account.completeEmailLinkSignIn(now: now)
-            if removed { try await Self.revokeSessions(connection, accountID: account.localID, tenantID: tenantID, database: database) }
-            try await Self.update(connection, account, database: database)
-            return EmailLinkSignIn(account: account, isNewUser: false, removedUnverifiedPassword: removed)
+            try await Self.signIn(
+                connection, email: email, tenantID: tenantID, newAccountID: newAccountID, createIfMissing: createIfMissing, now: now,
+                database: database)
         }
     }
 
     public func resetPassword(accountID: String, tenantID: String, passwordHash: String, now: Timestamp) async throws -> Account {
         try await database.transaction { connection in
-            guard var account = try await Self.lockedAccount(connection, id: accountID, tenantID: tenantID, database: database) else {
-                throw AccountStoreError.accountNotFound
-            }
-            account.passwordHash = passwordHash
-            account.passwordUpdatedAt = now
-            account.emailVerified = true
-            account.validSince = now / 1000
-            try await Self.update(connection, account, database: database)
-            try await Self.revokeSessions(connection, accountID: accountID, tenantID: tenantID, database: database)
-            if let email = account.email {
-                _ = try await PostgresCodeStore.retire(connection, tenantID: tenantID, emails: [email], now: now, database: database)
-            }
-            return account
+            try await Self.resetPassword(connection, accountID: accountID, tenantID: tenantID, passwordHash: passwordHash, now: now, database: database)
         }
     }
 
     public func verifyEmail(accountID: String, tenantID: String, email: String, now: Timestamp) async throws -> Account {
         try await database.transaction { connection in
-            guard var account = try await Self.lockedAccount(connection, id: accountID, tenantID: tenantID, database: database) else {
-                throw AccountStoreError.accountNotFound
-            }
-            guard account.email == email else { throw AccountStoreError.emailChanged }
-            account.emailVerified = true
-            try await Self.update(connection, account, database: database)
-            return account
+            try await Self.verifyEmail(connection, accountID: accountID, tenantID: tenantID, email: email, database: database)
         }
     }
 
     public func changeEmail(accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp) async throws
         -> Account
     {
-        do {
-            return try await database.transaction(retryOn: ["40001", "40P01"]) { connection in
-                guard var account = try await Self.lockedAccount(connection, id: accountID, tenantID: tenantID, database: database) else {
-                    throw AccountStoreError.accountNotFound
-                }
-                guard account.email == oldEmail else { throw AccountStoreError.emailChanged }
-                account.email = newEmail
-                account.emailVerified = true
-                account.validSince = now / 1000
-                // The unique index on (tenant, email) refuses the address if another account has it,
-                // including one that took it a moment ago on another instance.
-                try await Self.update(connection, account, database: database)
-                try await Self.revokeSessions(connection, accountID: accountID, tenantID: tenantID, database: database)
-                _ = try await PostgresCodeStore.retire(connection, tenantID: tenantID, emails: [oldEmail, newEmail], now: now, database: database)
-                return account
+        try await Self.mappingEmailExists {
+            try await database.transaction(retryOn: ["40001", "40P01"]) { connection in
+                try await Self.changeEmail(connection, accountID: accountID, tenantID: tenantID, from: oldEmail, to: newEmail, now: now, database: database)
             }
+        }
+    }
+
+    public func complete(hashes: [Data], modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, now: Timestamp, by consumer: String)
+        async throws -> CodeCompletion
+    {
+        let database = database
+        // One transaction: an error thrown by the effect rolls the consumption back with it, and a
+        // retried transaction (a concurrent sign-up won the address) consumes again from scratch.
+        return try await Self.mappingEmailExists {
+            try await database.transaction { connection in
+                let record: ActionCodeRecord
+                switch try await PostgresCodeStore.consume(connection, hashes: hashes, modes: modes, now: now, by: consumer, database: database) {
+                case .consumed(let consumed): record = consumed
+                case .expired: return .expired
+                case .invalid: return .invalid
+                }
+                let tenantID = record.tenantID
+                switch effect {
+                case .signIn(let newAccountID, let createIfMissing, let refreshTokenHash):
+                    guard
+                        let signIn = try await Self.signIn(
+                            connection, email: record.email, tenantID: tenantID, newAccountID: newAccountID, createIfMissing: createIfMissing, now: now,
+                            database: database)
+                    else { throw AccountStoreError.signUpNotAllowed }
+                    try await Self.addRefreshToken(
+                        connection, hash: refreshTokenHash, accountID: signIn.account.localID, tenantID: tenantID, now: now, database: database)
+                    return .completed(
+                        CompletedAction(
+                            record: record, account: signIn.account, isNewUser: signIn.isNewUser,
+                            removedUnverifiedPassword: signIn.removedUnverifiedPassword))
+                case .setPassword(let hash):
+                    guard let accountID = record.accountID else { throw AccountStoreError.accountNotFound }
+                    let account = try await Self.resetPassword(
+                        connection, accountID: accountID, tenantID: tenantID, passwordHash: hash, now: now, database: database)
+                    return .completed(CompletedAction(record: record, account: account))
+                case .verifyEmail:
+                    guard let accountID = record.accountID else { throw AccountStoreError.accountNotFound }
+                    let account = try await Self.verifyEmail(connection, accountID: accountID, tenantID: tenantID, email: record.email, database: database)
+                    return .completed(CompletedAction(record: record, account: account))
+                case .changeEmail(let recoveryHash, let recoveryExpiresAt):
+                    guard let accountID = record.accountID, let newEmail = record.newEmail else { throw AccountStoreError.emailChanged }
+                    let account = try await Self.changeEmail(
+                        connection, accountID: accountID, tenantID: tenantID, from: record.email, to: newEmail, now: now, database: database)
+                    try await PostgresCodeStore.issue(connection, record.recovery(hash: recoveryHash, now: now, expiresAt: recoveryExpiresAt), database: database)
+                    return .completed(CompletedAction(record: record, account: account))
+                case .restoreEmail:
+                    guard let accountID = record.accountID, let changedTo = record.newEmail else { throw AccountStoreError.emailChanged }
+                    let account = try await Self.changeEmail(
+                        connection, accountID: accountID, tenantID: tenantID, from: changedTo, to: record.email, now: now, database: database)
+                    return .completed(CompletedAction(record: record, account: account))
+                }
+            }
+        }
+    }
+
+    /// Runs `body`, reporting a clash on the unique address index as ``AccountStoreError/emailExists``.
+    static func mappingEmailExists<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
         } catch let error as PostgresStoreError where error.sqlState == "23505" && error.constraint == "accounts_email" {
             throw AccountStoreError.emailExists
         }
@@ -107,11 +131,7 @@ public struct PostgresAccountStore: AccountStore {
 
     public func addRefreshToken(hash: Data, accountID: String, tenantID: String, now: Timestamp) async throws {
         try await database.withConnection { connection in
-            try await connection.query(
-                """
-                INSERT INTO refresh_tokens (hash, tenant_id, account_id, created_at)
-                VALUES (\(ByteBuffer(bytes: hash)), \(tenantID), \(accountID), \(now))
-                """, logger: database.logger)
+            try await Self.addRefreshToken(connection, hash: hash, accountID: accountID, tenantID: tenantID, now: now, database: database)
         }
     }
 
@@ -128,6 +148,81 @@ public struct PostgresAccountStore: AccountStore {
     }
 
     // MARK: - Inside a transaction
+
+    static func signIn(
+        _ connection: PostgresConnection, email: String, tenantID: String, newAccountID: String, createIfMissing: Bool, now: Timestamp,
+        database: PostgresStore
+    ) async throws -> EmailLinkSignIn? {
+        guard var account = try await Self.lockedAccount(connection, email: email, tenantID: tenantID, database: database) else {
+            guard createIfMissing else { return nil }
+            let account = Account(localID: newAccountID, tenantID: tenantID, email: email, emailVerified: true, createdAt: now, lastLoginAt: now)
+            try await Self.insert(connection, account, database: database)
+            return EmailLinkSignIn(account: account, isNewUser: true, removedUnverifiedPassword: false)
+        }
+        let removed = account.completeEmailLinkSignIn(now: now)
+        if removed { try await Self.revokeSessions(connection, accountID: account.localID, tenantID: tenantID, database: database) }
+        try await Self.update(connection, account, database: database)
+        return EmailLinkSignIn(account: account, isNewUser: false, removedUnverifiedPassword: removed)
+    }
+
+    static func resetPassword(
+        _ connection: PostgresConnection, accountID: String, tenantID: String, passwordHash: String, now: Timestamp, database: PostgresStore
+    ) async throws -> Account {
+        guard var account = try await Self.lockedAccount(connection, id: accountID, tenantID: tenantID, database: database) else {
+            throw AccountStoreError.accountNotFound
+        }
+        account.passwordHash = passwordHash
+        account.passwordUpdatedAt = now
+        account.emailVerified = true
+        account.validSince = now / 1000
+        try await Self.update(connection, account, database: database)
+        try await Self.revokeSessions(connection, accountID: accountID, tenantID: tenantID, database: database)
+        if let email = account.email {
+            _ = try await PostgresCodeStore.retire(connection, tenantID: tenantID, emails: [email], now: now, database: database)
+        }
+        return account
+    }
+
+    static func verifyEmail(_ connection: PostgresConnection, accountID: String, tenantID: String, email: String, database: PostgresStore)
+        async throws -> Account
+    {
+        guard var account = try await Self.lockedAccount(connection, id: accountID, tenantID: tenantID, database: database) else {
+            throw AccountStoreError.accountNotFound
+        }
+        guard account.email == email else { throw AccountStoreError.emailChanged }
+        account.emailVerified = true
+        try await Self.update(connection, account, database: database)
+        return account
+    }
+
+    static func changeEmail(
+        _ connection: PostgresConnection, accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp,
+        database: PostgresStore
+    ) async throws -> Account {
+        guard var account = try await Self.lockedAccount(connection, id: accountID, tenantID: tenantID, database: database) else {
+            throw AccountStoreError.accountNotFound
+        }
+        guard account.email == oldEmail else { throw AccountStoreError.emailChanged }
+        account.email = newEmail
+        account.emailVerified = true
+        account.validSince = now / 1000
+        // The unique index on (tenant, email) refuses the address if another account has it,
+        // including one that took it a moment ago on another instance.
+        try await Self.update(connection, account, database: database)
+        try await Self.revokeSessions(connection, accountID: accountID, tenantID: tenantID, database: database)
+        _ = try await PostgresCodeStore.retire(connection, tenantID: tenantID, emails: [oldEmail, newEmail], now: now, database: database)
+        return account
+    }
+
+    static func addRefreshToken(
+        _ connection: PostgresConnection, hash: Data, accountID: String, tenantID: String, now: Timestamp, database: PostgresStore
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO refresh_tokens (hash, tenant_id, account_id, created_at)
+            VALUES (\(ByteBuffer(bytes: hash)), \(tenantID), \(accountID), \(now))
+            """, logger: database.logger)
+    }
 
     static func lockedAccount(_ connection: PostgresConnection, id: String, tenantID: String, database: PostgresStore) async throws -> Account? {
         try await connection.query(

@@ -17,10 +17,7 @@ public struct PostgresCodeStore: CodeStore {
         // one address from several instances take turns. The unique index `codes_one_live` stays
         // as a safety net; a violation of it would be retried.
         try await database.retrying(["23505"]) {
-            try await database.withConnection { connection in
-                // Rows are read to the end: errors arrive with the result.
-                for try await _ in try await connection.execute(IssueCode(record: record), logger: database.logger) {}
-            }
+            try await database.withConnection { connection in try await Self.issue(connection, record, database: database) }
         }
     }
 
@@ -38,21 +35,36 @@ public struct PostgresCodeStore: CodeStore {
         -> CodeConsumption
     {
         guard !hashes.isEmpty, !modes.isEmpty else { return .invalid }
-        let modeNames = modes.map(\.rawValue)
         return try await database.withConnection { connection in
-            if let row = try await connection.execute(
-                ConsumeCode(now: now, consumer: consumer, hashes: hashes, modes: modeNames), logger: database.logger
-            ).first(where: { _ in true }), let record = row.record {
-                return .consumed(record)
-            }
-            let expired = try await connection.query(
-                """
-                SELECT 1 FROM codes WHERE hash = ANY(\(hashes.map(PostgresCodeStore.buffer))) AND coalesce(consumed_at, retired_at) IS NULL
-                  AND expires_at <= \(now) AND mode = ANY(\(modeNames))
-                """, logger: database.logger
-            ).decode(Int32.self).first { _ in true }
-            return expired != nil ? .expired : .invalid
+            try await Self.consume(connection, hashes: hashes, modes: modes, now: now, by: consumer, database: database)
         }
+    }
+
+    /// Consumes a live code with one statement (on its own, or inside a caller's transaction).
+    static func consume(
+        _ connection: PostgresConnection, hashes: [Data], modes: Set<ActionCodeLink.Mode>, now: Timestamp, by consumer: String,
+        database: PostgresStore
+    ) async throws -> CodeConsumption {
+        guard !hashes.isEmpty, !modes.isEmpty else { return .invalid }
+        let modeNames = modes.map(\.rawValue)
+        if let row = try await connection.execute(
+            ConsumeCode(now: now, consumer: consumer, hashes: hashes, modes: modeNames), logger: database.logger
+        ).first(where: { _ in true }), let record = row.record {
+            return .consumed(record)
+        }
+        let expired = try await connection.query(
+            """
+            SELECT 1 FROM codes WHERE hash = ANY(\(hashes.map(PostgresCodeStore.buffer))) AND coalesce(consumed_at, retired_at) IS NULL
+              AND expires_at <= \(now) AND mode = ANY(\(modeNames))
+            """, logger: database.logger
+        ).decode(Int32.self).first { _ in true }
+        return expired != nil ? .expired : .invalid
+    }
+
+    /// Issues a code (inside a caller's transaction, or on its own).
+    static func issue(_ connection: PostgresConnection, _ record: ActionCodeRecord, database: PostgresStore) async throws {
+        // Rows are read to the end: errors arrive with the result.
+        for try await _ in try await connection.execute(IssueCode(record: record), logger: database.logger) {}
     }
 
     @discardableResult

@@ -7,26 +7,30 @@ public struct SQLiteCodeStore: CodeStore {
     let pool: DatabasePool
 
     public func issue(_ record: ActionCodeRecord) async throws {
-        try await pool.write { db in
-            // Cached statements: these run on every request, so they are prepared once per connection.
-            try db.cachedStatement(
-                sql: """
-                    UPDATE codes SET retired_at = ?
-                    WHERE tenant_id = ? AND email = ? AND mode = ? AND consumed_at IS NULL AND retired_at IS NULL
-                    """
-            ).execute(arguments: [record.createdAt, record.tenantID, record.email, record.mode.rawValue])
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO codes (hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code,
-                                       app_settings, created_at, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(
-                arguments: [
-                    record.hash, record.mode.rawValue, record.tenantID, record.accountID, record.email, record.newEmail,
-                    record.continueURL, record.languageCode, record.appSettings, record.createdAt, record.expiresAt,
-                ])
-        }
+        try await pool.write { db in try Self.issue(db, record) }
+    }
+
+    /// Retires the live code of the record's tenant, address and mode and stores the record (inside a
+    /// caller's transaction).
+    static func issue(_ db: Database, _ record: ActionCodeRecord) throws {
+        // Cached statements: these run on every request, so they are prepared once per connection.
+        try db.cachedStatement(
+            sql: """
+                UPDATE codes SET retired_at = ?
+                WHERE tenant_id = ? AND email = ? AND mode = ? AND consumed_at IS NULL AND retired_at IS NULL
+                """
+        ).execute(arguments: [record.createdAt, record.tenantID, record.email, record.mode.rawValue])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO codes (hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code,
+                                   app_settings, created_at, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(
+            arguments: [
+                record.hash, record.mode.rawValue, record.tenantID, record.accountID, record.email, record.newEmail,
+                record.continueURL, record.languageCode, record.appSettings, record.createdAt, record.expiresAt,
+            ])
     }
 
     public func lookup(hashes: [Data], now: Timestamp) async throws -> CodeLookup {
@@ -46,35 +50,41 @@ public struct SQLiteCodeStore: CodeStore {
         -> CodeConsumption
     {
         guard !hashes.isEmpty, !modes.isEmpty else { return .invalid }
-        return try await pool.write { db in
-            let hashList = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
-            let modeList = Array(repeating: "?", count: modes.count).joined(separator: ", ")
-            var arguments: StatementArguments = [now, consumer]
-            arguments += StatementArguments(hashes)
-            arguments += [now]
-            arguments += StatementArguments(modes.map(\.rawValue))
-            // One statement decides: two concurrent consumers can never both see the row unconsumed.
-            if let row = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        UPDATE codes SET consumed_at = ?, consumed_by = ?
-                        WHERE hash IN (\(hashList)) AND consumed_at IS NULL AND retired_at IS NULL AND expires_at > ?
-                          AND mode IN (\(modeList))
-                        RETURNING *
-                        """),
-                arguments: arguments), let record = Self.record(row)
-            {
-                return .consumed(record)
-            }
-            let expired = try Bool.fetchOne(
-                db,
+        return try await pool.write { db in try Self.consume(db, hashes: hashes, modes: modes, now: now, by: consumer) }
+    }
+
+    /// Consumes a live code (inside a caller's transaction).
+    static func consume(_ db: Database, hashes: [Data], modes: Set<ActionCodeLink.Mode>, now: Timestamp, by consumer: String) throws
+        -> CodeConsumption
+    {
+        guard !hashes.isEmpty, !modes.isEmpty else { return .invalid }
+        let hashList = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
+        let modeList = Array(repeating: "?", count: modes.count).joined(separator: ", ")
+        var arguments: StatementArguments = [now, consumer]
+        arguments += StatementArguments(hashes)
+        arguments += [now]
+        arguments += StatementArguments(modes.map(\.rawValue))
+        // One statement decides: two concurrent consumers can never both see the row unconsumed.
+        if let row = try Row.fetchOne(
+            db.cachedStatement(
                 sql: """
-                    SELECT 1 FROM codes WHERE hash IN (\(hashList)) AND consumed_at IS NULL AND retired_at IS NULL
-                      AND expires_at <= ? AND mode IN (\(modeList))
-                    """,
-                arguments: StatementArguments(hashes) + [now] + StatementArguments(modes.map(\.rawValue)))
-            return expired == true ? .expired : .invalid
+                    UPDATE codes SET consumed_at = ?, consumed_by = ?
+                    WHERE hash IN (\(hashList)) AND consumed_at IS NULL AND retired_at IS NULL AND expires_at > ?
+                      AND mode IN (\(modeList))
+                    RETURNING *
+                    """),
+            arguments: arguments), let record = Self.record(row)
+        {
+            return .consumed(record)
         }
+        let expired = try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT 1 FROM codes WHERE hash IN (\(hashList)) AND consumed_at IS NULL AND retired_at IS NULL
+                  AND expires_at <= ? AND mode IN (\(modeList))
+                """,
+            arguments: StatementArguments(hashes) + [now] + StatementArguments(modes.map(\.rawValue)))
+        return expired == true ? .expired : .invalid
     }
 
     @discardableResult
