@@ -22,10 +22,13 @@ public final class SQLiteDatabase: Sendable {
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // FULL: each commit reaches the disk before it returns, so a consumed code stays consumed
+        // through a power cut (NORMAL in WAL mode may roll the last commits back, letting a code
+        // be used twice). Every write goes through the pool's one writer connection, which lives
+        // as long as the pool; it is set here because GRDB sets NORMAL when it turns on WAL, after
+        // `prepareDatabase` has run.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Self.migrator.migrate(pool)
     }
 
