@@ -278,7 +278,7 @@ echo "ActionLinks load test — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -m), $co
 echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency (after a $WARMUP warm-up); $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}'); $("$NGINX" -v 2>&1 | sed 's/.*: //')"
 echo "NOTE: wrk, nginx and the server all share these $cores cores: absolute numbers are lower than on"
 echo "      a dedicated server and wrk's own CPU use is included; compare the rows with each other."
-echo "SQLite store in $tmp (synchronous=NORMAL, WAL); issuing: $ISSUE_REQUEST_TYPE over $ISSUE_ADDRESSES addresses$([ "$ISSUE_REQUEST_TYPE" = EMAIL_SIGNIN ] && echo " per wrk thread") with returnOobLink."
+echo "SQLite store in $tmp (synchronous=FULL, WAL); issuing: $ISSUE_REQUEST_TYPE over $ISSUE_ADDRESSES addresses$([ "$ISSUE_REQUEST_TYPE" = EMAIL_SIGNIN ] && echo " per wrk thread") with returnOobLink."
 echo
 printf '%-34s %11s %8s %8s %7s %12s %7s\n' "run" "requests/s" "p50 ms" "p99 ms" "errors" "CPU us/req" "RSS MB"
 printf '%-34s %11s %8s %8s %7s %12s %7s\n' "----------------------------------" "-----------" "--------" "--------" "-------" "------------" "-------"

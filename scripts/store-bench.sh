@@ -12,7 +12,7 @@
 # With two instances, two wrk processes run at once, one per instance, each with half the
 # connections; their rates are added and the worse p99 is shown. PostgreSQL is a throw-away
 # cluster (scripts/postgres-test-cluster.sh) with its default settings (fsync on, synchronous
-# commit), and SQLite runs as shipped (WAL, synchronous=NORMAL). It is a measurement: it exits 0
+# commit), and SQLite runs as shipped (WAL, synchronous=FULL). It is a measurement: it exits 0
 # whatever the numbers, non-zero only when it cannot measure.
 #
 # Settings (environment): PORT (19180; instances use PORT and PORT+1), PG_PORT (19190),

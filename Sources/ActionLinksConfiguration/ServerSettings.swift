@@ -25,6 +25,19 @@ public struct ServerSettings: Sendable, Hashable {
     /// The reverse proxies whose `Forwarded` / `X-Forwarded-For` / `X-Forwarded-Proto` headers are
     /// believed (addresses or CIDR blocks). From any other peer those headers are ignored.
     public var trustedProxies: [IPNetwork] = []
+    /// Seconds a connection may stay open with no request on it.
+    public var idleTimeout = 60
+    /// Seconds a request's head (request line and headers) may take to arrive, from its first byte
+    /// (from the accept, for a connection's first request, so a TLS handshake counts too).
+    public var headerTimeout = 10
+    /// Seconds a request's body may take to arrive after its head.
+    public var bodyTimeout = 30
+    /// Connections open at once; beyond it new connections wait in the listen queue until one closes.
+    ///
+    /// Each open connection holds a file descriptor and, while it sends a request, up to about
+    /// 150 KB of buffers (80 KB of headers, the largest body); 1024 bounds that near 150 MB and fits
+    /// the usual descriptor limit (the server raises its soft limit to fit when the hard one allows).
+    public var maximumConnections = 1024
 
     /// PEM files for TLS.
     public struct TLSFiles: Sendable, Hashable {
@@ -185,13 +198,33 @@ extension Reader {
     func service(_ top: [String: Node]) throws(ConfigurationError) -> ServiceSettings {
         var settings = ServiceSettings()
 
-        let server = try mapping(top["server"], key: "server", known: ["host", "port", "development", "adminToken", "metricsToken", "trustedProxies", "tls", "maximumBodyBytes"])
+        let server = try mapping(
+            top["server"], key: "server",
+            known: [
+                "host", "port", "development", "adminToken", "metricsToken", "trustedProxies", "tls", "maximumBodyBytes", "idleTimeout",
+                "headerTimeout", "bodyTimeout", "maximumConnections",
+            ])
         if let host = try optionalString(server["host"], key: "server.host") { settings.server.host = host }
         if let port = server["port"] { settings.server.port = try integer(port, key: "server.port", in: 0...65535) }
         if let flag = server["development"] { settings.server.development = try boolean(flag, key: "server.development") }
         settings.server.adminToken = try optionalString(server["adminToken"], key: "server.adminToken")
         if let size = server["maximumBodyBytes"] {
             settings.server.maximumBodyBytes = try integer(size, key: "server.maximumBodyBytes", in: 1024...(16 << 20))
+        }
+        if let node = server["idleTimeout"] {
+            settings.server.idleTimeout = try duration(
+                node, key: "server.idleTimeout", in: 1...3600, kind: "a timeout", examples: "60s or 5m")
+        }
+        if let node = server["headerTimeout"] {
+            settings.server.headerTimeout = try duration(
+                node, key: "server.headerTimeout", in: 1...600, kind: "a timeout", examples: "10s or 1m")
+        }
+        if let node = server["bodyTimeout"] {
+            settings.server.bodyTimeout = try duration(
+                node, key: "server.bodyTimeout", in: 1...3600, kind: "a timeout", examples: "30s or 5m")
+        }
+        if let node = server["maximumConnections"] {
+            settings.server.maximumConnections = try integer(node, key: "server.maximumConnections", in: 1...1_000_000)
         }
         if let tlsNode = server["tls"] {
             let tls = try mapping(tlsNode, key: "server.tls", known: ["certificate", "privateKey"])
@@ -352,8 +385,12 @@ extension Reader {
         return value
     }
 
-    /// `90s`, `30m`, `1h`, `3d` or a number of seconds.
-    func duration(_ node: Node, key: String) throws(ConfigurationError) -> Int {
+    /// `90s`, `30m`, `1h`, `3d` or a number of seconds, within `range` (seconds); `kind` and
+    /// `examples` word the error.
+    func duration(
+        _ node: Node, key: String, in range: ClosedRange<Int> = 1...(30 * 86400), kind: String = "a lifetime",
+        examples: String = "90m, 1h or 3d"
+    ) throws(ConfigurationError) -> Int {
         let text = node.scalar?.string ?? ""
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         var seconds: Int?
@@ -362,10 +399,19 @@ extension Reader {
         } else if let count = Int(text) {
             seconds = count
         }
-        guard let seconds, (1...(30 * 86400)).contains(seconds) else {
-            throw fail(node, key, "expected a lifetime from 1s to 30d such as 90m, 1h or 3d; got '\(text)'")
+        guard let seconds, range.contains(seconds) else {
+            throw fail(
+                node, key,
+                "expected \(kind) from \(Self.spelled(range.lowerBound)) to \(Self.spelled(range.upperBound)) such as \(examples); got '\(text)'"
+            )
         }
         return seconds
+    }
+
+    /// `seconds` in the largest unit that divides it: `30d`, `1h`, `10m`, `45s`.
+    static func spelled(_ seconds: Int) -> String {
+        for (unit, size) in [("d", 86400), ("h", 3600), ("m", 60)] where seconds % size == 0 { return "\(seconds / size)\(unit)" }
+        return "\(seconds)s"
     }
 }
 
@@ -380,7 +426,7 @@ public enum EnvironmentOverrides {
     public static let keys: [String] =
         [
             "server.host", "server.port", "server.development", "server.adminToken", "server.metricsToken", "server.trustedProxies",
-            "server.maximumBodyBytes",
+            "server.maximumBodyBytes", "server.idleTimeout", "server.headerTimeout", "server.bodyTimeout", "server.maximumConnections",
             "server.tls.certificate", "server.tls.privateKey", "project.id", "project.apiKey", "project.appName",
             "linkDomains", "continueUrls.allow", "continueUrls.defaultOrigin", "store", "dataDirectory",
             "passwords.minimumLength", "passwords.maximumLength", "signUp", "emulatorListing", "mail.backend", "mail.from",

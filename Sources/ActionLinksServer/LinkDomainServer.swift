@@ -63,25 +63,33 @@ public enum LinkDomainServer {
         let server: HTTPServerBuilder
         let scheme: String
         let files = responder.prebuiltFiles
-        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [AssociationFastPath(files: files)])
+        let limits = settings.server
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [AssociationFastPath(files: files)], idleTimeout: .seconds(Int64(limits.idleTimeout)))
+        let timeouts = ConnectionGuard.Timeouts(header: .seconds(Int64(limits.headerTimeout)), body: .seconds(Int64(limits.bodyTimeout)))
+        let guarded = HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, configuration: http1, timeouts: timeouts) }
         if let tls = settings.server.tls {
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate).map { NIOSSLCertificateSource.certificate($0) }
                 let key = try NIOSSLPrivateKey(file: tls.privateKey, format: .pem)
-                server = try .tls(.http1(configuration: http1), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+                server = try .tls(
+                    guarded, tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
             } catch {
                 throw ServerStartError("server.tls: cannot load \(tls.certificate) / \(tls.privateKey): \(error)")
             }
             scheme = "https"
         } else {
-            server = .http1(configuration: http1)
+            server = guarded
             scheme = "http"
         }
+        FileDescriptorLimit.raise(toFit: limits.maximumConnections, logger: logger)
         let storeDescription = settings.store.description
         let domains = settings.linkDomains.map(\.origin).joined(separator: ", ")
         var application = Application(
             responder: responder, server: server,
-            configuration: .init(address: .hostname(settings.server.host, port: settings.server.port), serverName: nil),
+            configuration: .init(
+                address: .hostname(settings.server.host, port: settings.server.port), serverName: nil,
+                availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections, logger: logger)),
             services: storeServices + [mailer, CodePurge(codes: codes, logger: logger)],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.server.port
@@ -111,6 +119,35 @@ public struct ServerStartError: Error, CustomStringConvertible {
     /// What is wrong and where.
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The process's limit on open files, which bounds connections as much as `maximumConnections` does.
+enum FileDescriptorLimit {
+    /// Descriptors kept for everything but connections: the listening socket, database files and
+    /// connections, mail pipes, `www/` while it loads.
+    static let reserve = 128
+
+    /// Raises the soft limit towards the hard one until `connections` fit, and warns if they cannot.
+    static func raise(toFit connections: Int, logger: Logger) {
+        var limit = rlimit()
+        #if os(Linux)
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+            let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limit) == 0 else { return }
+        let needed = rlim_t(connections + reserve)
+        if limit.rlim_cur < needed {
+            limit.rlim_cur = min(needed, limit.rlim_max)
+            _ = setrlimit(resource, &limit)
+            _ = getrlimit(resource, &limit)
+        }
+        if limit.rlim_cur < needed {
+            logger.warning(
+                "server.maximumConnections is \(connections) but the process may open only \(limit.rlim_cur) files; raise the limit (ulimit -n, LimitNOFILE=) to at least \(needed) or lower server.maximumConnections"
+            )
+        }
+    }
 }
 
 /// Deletes codes a week after they expired or were used, once an hour.

@@ -165,3 +165,49 @@ struct EnvironmentOverrideTests {
         #expect(try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_VECTORS": "x"]).service.server.port == 8080)
     }
 }
+
+@Suite("Server timeouts and connection cap")
+struct ServerLimitsConfigurationTests {
+    @Test("defaults: idle 60 s, header 10 s, body 30 s, 1024 connections")
+    func defaults() throws {
+        let server = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml").service.server
+        #expect([server.idleTimeout, server.headerTimeout, server.bodyTimeout, server.maximumConnections] == [60, 10, 30, 1024] as [Int])
+    }
+
+    @Test("values from the file and from the environment")
+    func values() throws {
+        let server = try ActionLinksConfiguration.parse(
+            yaml: "server:\n  idleTimeout: 2m\n  headerTimeout: 5s\n  bodyTimeout: 45\n  maximumConnections: 200\n", file: "t.yaml",
+            environment: ["ACTIONLINKS_SERVER_HEADER_TIMEOUT": "3s", "ACTIONLINKS_SERVER_MAXIMUM_CONNECTIONS": "300"]
+        ).service.server
+        #expect([server.idleTimeout, server.headerTimeout, server.bodyTimeout, server.maximumConnections] == [120, 3, 45, 300] as [Int])
+    }
+
+    @Test("bad values name the file, the key and what was expected", arguments: [
+        ("server:\n  headerTimeout: 0s\n", "server.headerTimeout", "expected a timeout from 1s to 10m such as 10s or 1m; got '0s'"),
+        ("server:\n  headerTimeout: soon\n", "server.headerTimeout", "expected a timeout from 1s to 10m such as 10s or 1m; got 'soon'"),
+        ("server:\n  idleTimeout: 2h\n", "server.idleTimeout", "expected a timeout from 1s to 1h such as 60s or 5m; got '2h'"),
+        ("server:\n  bodyTimeout: -5\n", "server.bodyTimeout", "expected a timeout from 1s to 1h such as 30s or 5m; got '-5'"),
+        ("server:\n  maximumConnections: 0\n", "server.maximumConnections", "expected a whole number from 1 to 1000000; got '0'"),
+    ])
+    func badValues(yaml: String, key: String, message: String) {
+        do {
+            _ = try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml")
+            Issue.record("accepted: \(yaml)")
+        } catch {
+            #expect(error.file == "t.yaml" && error.line == 2 && error.key == key, "\(error)")
+            #expect(error.message == message, "\(error)")
+        }
+    }
+
+    @Test("a bad value from the environment names the variable")
+    func badVariable() {
+        do {
+            _ = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_SERVER_BODY_TIMEOUT": "forever"])
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description.contains("environment variable ACTIONLINKS_SERVER_BODY_TIMEOUT"), "\(error)")
+            #expect(error.description.contains("server.bodyTimeout: expected a timeout from 1s to 1h"), "\(error)")
+        }
+    }
+}

@@ -16,11 +16,14 @@ public struct ServerKeys: Sendable {
     public let formKey: SymmetricKey
 
     /// Loads the keys from `directory`, creating any that are missing (files 0600, folders 0700).
+    ///
+    /// A key file that the group or others may open stops the start: anyone who reads it can
+    /// forge links, form tokens or ID tokens.
     public init(directory: String) throws {
         let fileManager = FileManager.default
         let keys = (directory as NSString).appendingPathComponent("keys")
         let codes = (keys as NSString).appendingPathComponent("codes")
-        try fileManager.createDirectory(atPath: codes, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try PrivateFiles.makeDirectory(codes)
 
         var numbered: [(Int, SymmetricKey)] = []
         for name in try fileManager.contentsOfDirectory(atPath: codes) where name.hasSuffix(".key") {
@@ -38,6 +41,7 @@ public struct ServerKeys: Sendable {
         if !fileManager.fileExists(atPath: signingPath) {
             try Self.createSecret(Data(P256.Signing.PrivateKey().pemRepresentation.utf8), at: signingPath)
         }
+        try PrivateFiles.requirePrivate(signingPath)
         let pem = try String(contentsOfFile: signingPath, encoding: .utf8)
         do {
             signingKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
@@ -64,6 +68,7 @@ public struct ServerKeys: Sendable {
     }
 
     static func readSymmetricKey(_ path: String) throws -> SymmetricKey {
+        try PrivateFiles.requirePrivate(path)
         let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let bytes = Data(base64Encoded: text), bytes.count >= 32 else {
             throw ServerKeysError(path: path, message: "expected at least 32 bytes in base64")
@@ -89,9 +94,7 @@ public struct ServerKeys: Sendable {
     /// processes creating the same key at once exactly one wins and none overwrites another's.
     static func createSecret(_ data: Data, at path: String) throws {
         let temporary = path + ".new-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw ServerKeysError(path: path, message: "cannot create the file (check the data directory's permissions)")
-        }
+        try PrivateFiles.createFile(temporary, contents: data)
         defer { unlink(temporary) }
         if link(temporary, path) != 0, errno != EEXIST {
             throw ServerKeysError(path: path, message: "cannot create the file: \(String(cString: strerror(errno)))")

@@ -33,14 +33,17 @@ public struct TokenIssuer: Sendable {
         claims["firebase"] = firebase
         let header = ["alg": "ES256", "kid": keyID, "typ": "JWT"]
         let signingInput = Self.segment(header) + "." + Self.segment(claims)
-        let signature = (try? key.signature(for: Data(signingInput.utf8)).rawRepresentation) ?? Data()
+        let signature = (try? key.signature(for: Data(signingInput.utf8)).rawRepresentation).map(LowS.normalized) ?? []
         return signingInput + "." + Base64URL.encode(signature)
     }
 
     /// The claims of an ID token this server signed, if the signature is good and it has not expired.
+    ///
+    /// Only the low-S form of a signature is accepted, so each token has exactly one encoding.
     public func verify(_ token: String, now: Timestamp) -> [String: Any]? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let signatureBytes = Base64URL.decode(parts[2]),
+        guard parts.count == 3, let signatureBytes = Base64URL.decode(parts[2]), signatureBytes.count == 64,
+            !LowS.isHigh(signatureBytes.suffix(32)),
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
             key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)),
             let payload = Base64URL.decode(parts[1]),
@@ -62,5 +65,51 @@ public struct TokenIssuer: Sendable {
 
     private static func segment(_ object: Any) -> String {
         Base64URL.encode((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
+    }
+}
+
+/// ECDSA P-256 signatures with S in the lower half of the group order.
+///
+/// `(r, s)` and `(r, n - s)` both verify, so without a rule a token has two valid encodings (and a
+/// holder can mint the second). We sign with the low one only and refuse the high one, as Bitcoin
+/// (BIP 62) and Ethereum do. The arithmetic is on 32-byte big-endian numbers.
+enum LowS {
+    /// The order n of P-256's base point.
+    static let order: [UInt8] = [
+        0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
+    ]
+    /// (n - 1) / 2: the largest low S.
+    static let halfOrder: [UInt8] = [
+        0x7F, 0xFF, 0xFF, 0xFF, 0x80, 0x00, 0x00, 0x00, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xDE, 0x73, 0x7D, 0x56, 0xD3, 0x8B, 0xCF, 0x42, 0x79, 0xDC, 0xE5, 0x61, 0x7E, 0x31, 0x92, 0xA8,
+    ]
+
+    /// Whether the 32-byte big-endian `s` is above n / 2.
+    static func isHigh<Bytes: Collection<UInt8>>(_ s: Bytes) -> Bool {
+        precondition(s.count == 32)
+        for (byte, limit) in zip(s, halfOrder) where byte != limit { return byte > limit }
+        return false
+    }
+
+    /// n - s for a 32-byte big-endian `s` below n.
+    static func negated<Bytes: Collection<UInt8>>(_ s: Bytes) -> [UInt8] {
+        precondition(s.count == 32)
+        var result = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for (index, byte) in s.enumerated().reversed() {
+            var difference = Int(order[index]) - Int(byte) - borrow
+            borrow = difference < 0 ? 1 : 0
+            if difference < 0 { difference += 256 }
+            result[index] = UInt8(difference)
+        }
+        return result
+    }
+
+    /// A raw `r || s` signature with S replaced by n - S when it is high.
+    static func normalized(_ raw: Data) -> [UInt8] {
+        let bytes = Array(raw)
+        guard bytes.count == 64, isHigh(bytes[32...]) else { return bytes }
+        return Array(bytes[..<32]) + negated(bytes[32...])
     }
 }

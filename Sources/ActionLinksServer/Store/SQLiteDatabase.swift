@@ -8,17 +8,27 @@ public final class SQLiteDatabase: Sendable {
     let pool: DatabasePool
 
     /// Opens (creating if needed) the database at `path` and runs the migrations it has not run yet.
+    ///
+    /// The file is private to the server's user (0600, its folder 0700 when made here). SQLite
+    /// gives the `-wal` and `-shm` files it creates the mode of the database file, so they follow.
     public init(path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try PrivateFiles.makeDirectory(directory)
+        }
+        // SQLite would create the file 0644; an empty file is a new database to it.
+        if try !PrivateFiles.createFile(path) {
+            for file in [path, path + "-wal", path + "-shm"] { try PrivateFiles.restrict(file) }
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // FULL: each commit reaches the disk before it returns, so a consumed code stays consumed
+        // through a power cut (NORMAL in WAL mode may roll the last commits back, letting a code
+        // be used twice). Every write goes through the pool's one writer connection, which lives
+        // as long as the pool; it is set here because GRDB sets NORMAL when it turns on WAL, after
+        // `prepareDatabase` has run.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Self.migrator.migrate(pool)
     }
 

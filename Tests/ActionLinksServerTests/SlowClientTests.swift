@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+
+/// A plain TCP connection to a test server that sends what it is told, when it is told, and
+/// polls for the answer without blocking a thread.
+final class RawConnection: @unchecked Sendable {
+    let socket: Int32
+    private var received: [UInt8] = []
+    private(set) var closed = false
+
+    init(base: String) throws {
+        guard let url = URL(string: base), let host = url.host, let port = url.port else {
+            throw TestServerError(message: "bad base \(base)")
+        }
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr(host)
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            close(socket)
+            throw TestServerError(message: "cannot connect to \(base)")
+        }
+        _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
+    }
+
+    deinit { close(socket) }
+
+    /// Sends `text`; false once the server has closed the connection.
+    @discardableResult
+    func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Reads whatever has arrived; notes when the server closed the connection.
+    func poll() {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !closed {
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                received += buffer[0..<count]
+            } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                closed = true
+            } else {
+                return
+            }
+        }
+    }
+
+    /// Everything received so far.
+    var text: String {
+        poll()
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    /// Waits (without blocking a thread) until `condition` holds or `timeout` passes; returns the time it took, or nil.
+    func wait(upTo timeout: Duration, until condition: (RawConnection) -> Bool) async throws -> Duration? {
+        let clock = ContinuousClock()
+        let start = clock.now
+        while clock.now - start < timeout {
+            poll()
+            if condition(self) { return clock.now - start }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+}
+
+/// Slow clients (slowloris): header, body and idle timeouts, and the connection cap.
+@Suite("Slow clients")
+struct SlowClientTests {
+    static let request = "GET /healthz HTTP/1.1\r\nHost: links.test.example\r\nUser-Agent: slow-client-test\r\nAccept: */*\r\n\r\n"
+
+    /// Sends `text` one byte a second until it is all sent or the server closes the connection.
+    static func trickle(_ text: String, on connection: RawConnection) async throws {
+        for character in text {
+            connection.poll()
+            if connection.closed || !connection.send(String(character)) { return }
+            try await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    @Test("a head trickled one byte a second is cut off with 408 after the header timeout")
+    func headerTimeout() async throws {
+        let server = try await TestServer(environment: ["ACTIONLINKS_SERVER_HEADER_TIMEOUT": "2s"])
+        let connection = try RawConnection(base: server.base)
+        let trickling = Task { try await Self.trickle(Self.request, on: connection) }
+        defer { trickling.cancel() }
+        let elapsed = try await connection.wait(upTo: .seconds(15)) { $0.closed }
+        let closedAfter = try #require(elapsed, "the connection was still open after 15 s")
+        #expect(closedAfter >= .seconds(1.5) && closedAfter < .seconds(10), "closed after \(closedAfter)")
+        #expect(connection.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(connection.text)")
+    }
+
+    @Test("a body trickled after its head is cut off with 408 after the body timeout")
+    func bodyTimeout() async throws {
+        let server = try await TestServer(environment: ["ACTIONLINKS_SERVER_BODY_TIMEOUT": "2s"])
+        let connection = try RawConnection(base: server.base)
+        let body = String(repeating: "x", count: 60)
+        connection.send(
+            "POST /v1/accounts:signUp?key=\(TestServer.apiKey) HTTP/1.1\r\nHost: links.test.example\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+        )
+        let trickling = Task { try await Self.trickle(body, on: connection) }
+        defer { trickling.cancel() }
+        let elapsed = try await connection.wait(upTo: .seconds(15)) { $0.closed }
+        let closedAfter = try #require(elapsed, "the connection was still open after 15 s")
+        #expect(closedAfter >= .seconds(1.5) && closedAfter < .seconds(10), "closed after \(closedAfter)")
+        #expect(connection.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(connection.text)")
+    }
+
+    @Test("between requests the idle timeout applies, not the header timeout")
+    func idleTimeout() async throws {
+        let server = try await TestServer(environment: [
+            "ACTIONLINKS_SERVER_HEADER_TIMEOUT": "1s", "ACTIONLINKS_SERVER_IDLE_TIMEOUT": "10s",
+        ])
+        let connection = try RawConnection(base: server.base)
+        connection.send(Self.request)
+        #expect(try await connection.wait(upTo: .seconds(5)) { $0.text.contains("\r\n\r\nok") || $0.closed } != nil)
+        #expect(connection.text.hasPrefix("HTTP/1.1 200"), "\(connection.text)")
+        // Idle for three header timeouts (with room to spare before the idle timeout on a loaded machine).
+        try await Task.sleep(for: .seconds(3))
+        connection.poll()
+        #expect(!connection.closed, "an idle keep-alive connection was closed early: \(connection.text)\n\(server.standardError)")
+        connection.send(Self.request)
+        #expect(
+            try await connection.wait(upTo: .seconds(5)) { $0.text.components(separatedBy: "HTTP/1.1 200").count == 3 || $0.closed } != nil)
+        #expect(connection.text.components(separatedBy: "HTTP/1.1 200").count == 3, "\(connection.text)")
+        let elapsed = try await connection.wait(upTo: .seconds(25)) { $0.closed }
+        #expect(elapsed != nil && elapsed! > .seconds(8), "closed after \(String(describing: elapsed)), expected the 10 s idle timeout")
+    }
+
+    @Test("more slow connections than the cap hold it only until the header timeout; a fresh connection is then served")
+    func connectionCap() async throws {
+        let server = try await TestServer(environment: [
+            "ACTIONLINKS_SERVER_MAXIMUM_CONNECTIONS": "4", "ACTIONLINKS_SERVER_HEADER_TIMEOUT": "5s",
+        ])
+        var slow: [RawConnection] = []
+        for _ in 0..<8 { slow.append(try RawConnection(base: server.base)) }
+        let trickling = slow.map { connection in Task { try await Self.trickle(Self.request, on: connection) } }
+        defer { for task in trickling { task.cancel() } }
+        try await Task.sleep(for: .milliseconds(300))
+
+        let fresh = try RawConnection(base: server.base)
+        fresh.send(Self.request)
+        // While the slow connections hold every slot the fresh one waits in the listen queue...
+        try await Task.sleep(for: .seconds(1))
+        #expect(fresh.text.isEmpty, "served while the cap was full: \(fresh.text)")
+        // ...and is served once the header timeout has closed them.
+        let served = try await fresh.wait(upTo: .seconds(20)) { $0.text.contains("\r\n\r\nok") || $0.closed }
+        #expect(served != nil, "the fresh connection was not served within 20 s")
+        #expect(fresh.text.hasPrefix("HTTP/1.1 200"), "\(fresh.text)")
+
+        for connection in slow {
+            #expect(try await connection.wait(upTo: .seconds(20)) { $0.closed } != nil, "a slow connection stayed open")
+            #expect(!connection.text.contains("200 OK"), "a slow connection was served: \(connection.text)")
+        }
+        #expect(try await server.request("GET", "/healthz").status == 200)
+    }
+}
