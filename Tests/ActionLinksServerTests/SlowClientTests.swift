@@ -5,8 +5,13 @@ import Testing
 /// polls for the answer without blocking a thread.
 final class RawConnection: @unchecked Sendable {
     let socket: Int32
+    /// Guards `received` and `closed`: the trickling task and the waiting one both poll.
+    private let lock = NSLock()
     private var received: [UInt8] = []
-    private(set) var closed = false
+    private var isClosed = false
+    var closed: Bool { lock.withLock { isClosed } }
+    /// Whether any bytes of an answer have arrived.
+    var hasAnswer: Bool { lock.withLock { !received.isEmpty } }
 
     init(base: String) throws {
         guard let url = URL(string: base), let host = url.host, let port = url.port else {
@@ -38,15 +43,17 @@ final class RawConnection: @unchecked Sendable {
 
     /// Reads whatever has arrived; notes when the server closed the connection.
     func poll() {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !closed {
-            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                received += buffer[0..<count]
-            } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
-                closed = true
-            } else {
-                return
+        lock.withLock {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !isClosed {
+                let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    received += buffer[0..<count]
+                } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                    isClosed = true
+                } else {
+                    return
+                }
             }
         }
     }
@@ -54,7 +61,7 @@ final class RawConnection: @unchecked Sendable {
     /// Everything received so far.
     var text: String {
         poll()
-        return String(decoding: received, as: UTF8.self)
+        return lock.withLock { String(decoding: received, as: UTF8.self) }
     }
 
     /// Waits (without blocking a thread) until `condition` holds or `timeout` passes; returns the time it took, or nil.
@@ -75,11 +82,13 @@ final class RawConnection: @unchecked Sendable {
 struct SlowClientTests {
     static let request = "GET /healthz HTTP/1.1\r\nHost: links.test.example\r\nUser-Agent: slow-client-test\r\nAccept: */*\r\n\r\n"
 
-    /// Sends `text` one byte a second until it is all sent or the server closes the connection.
+    /// Sends `text` one byte a second until it is all sent or the server answers or closes the
+    /// connection (a byte sent after the server closed would draw a reset, and a reset throws away
+    /// the answer still unread in the socket).
     static func trickle(_ text: String, on connection: RawConnection) async throws {
         for character in text {
             connection.poll()
-            if connection.closed || !connection.send(String(character)) { return }
+            if connection.closed || connection.hasAnswer || !connection.send(String(character)) { return }
             try await Task.sleep(for: .seconds(1))
         }
     }

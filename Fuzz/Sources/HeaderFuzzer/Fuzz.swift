@@ -1,5 +1,10 @@
 import ActionLinksHeaders
 
+/// The networks every parsed address is also matched against.
+enum Fixtures {
+    static let networks = ["10.0.0.0/8", "127.0.0.0/8", "::1/128", "2001:db8::/32"].compactMap(IPNetwork.init)
+}
+
 /// libFuzzer's entry point for the request-header parsers: the input is split at newlines into
 /// header values, and every parser reads every value (and all of them as one multi-line header).
 /// A violated invariant traps, which libFuzzer reports as a crash.
@@ -29,6 +34,9 @@ public func fuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         if let address = IPAddress(value) {
             precondition(address.bytes.count == 4 || address.bytes.count == 16, "address length")
             precondition(IPAddress(address.description) == address, "an address does not re-parse from its own text")
+            for network in Fixtures.networks where network.contains(address) {
+                precondition(address.bytes.count == network.address.bytes.count, "a block contains an address of the other family")
+            }
         }
         if let network = IPNetwork(value) {
             precondition(network.contains(network.address), "a block does not contain its own address")
@@ -40,3 +48,23 @@ public func fuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     precondition(XForwardedFor.addresses(values).count <= 64, "too many forwarded addresses")
     return 0
 }
+
+/// libFuzzer's driver; SwiftPM gives every executable its own `main`, so we call the driver from it.
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
+
+@main
+enum FuzzerMain {
+    static func main() {
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(runFuzzerDriver(&argc, &argv, fuzz))
+    }
+}
+
+@_silgen_name("exit")
+func exit(_ status: CInt) -> Never
