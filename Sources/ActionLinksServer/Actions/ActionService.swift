@@ -98,9 +98,9 @@ public final class ActionService: Sendable {
     /// Issues a code and returns the link (`returnLink`) or emails it. When the address has no
     /// account nothing is sent (``IssuedLink/delivered`` is `false`) and the caller answers exactly
     /// as if it had been.
-    public func issue(_ request: IssueRequest) async throws(FirebaseError) -> IssuedLink {
+    public func issue(_ request: IssueRequest) async throws(ActionError) -> IssuedLink {
         let now = Timestamp.now
-        if request.returnLink, !request.isAdmin { throw FirebaseError.insufficientPermission }
+        if request.returnLink, !request.isAdmin { throw ActionError.insufficientPermission }
         let domain = try linkDomain(request.linkDomain)
         let continueURL = try checkedContinueURL(request.continueURL, required: request.mode == .signIn)
         var email: String
@@ -109,29 +109,29 @@ public final class ActionService: Sendable {
 
         switch request.mode {
         case .resetPassword, .signIn:
-            guard let given = request.email, !given.isEmpty else { throw FirebaseError.missingEmail }
-            guard let canonical = Self.canonicalEmail(given) else { throw FirebaseError.invalidEmail }
+            guard let given = request.email, !given.isEmpty else { throw ActionError.missingEmail }
+            guard let canonical = Self.canonicalEmail(given) else { throw ActionError.invalidEmail }
             email = canonical
         case .verifyEmail, .verifyAndChangeEmail:
             if let idToken = request.idToken {
                 account = try await self.account(fromIDToken: idToken, tenantID: request.tenantID, now: now)
-                guard let address = account?.email else { throw FirebaseError.missingEmail }
+                guard let address = account?.email else { throw ActionError.missingEmail }
                 email = address
             } else if request.isAdmin, let given = request.email {
-                guard let canonical = Self.canonicalEmail(given) else { throw FirebaseError.invalidEmail }
+                guard let canonical = Self.canonicalEmail(given) else { throw ActionError.invalidEmail }
                 email = canonical
             } else if request.email != nil {
-                throw FirebaseError(400, "MISSING_ID_TOKEN", "a verification link for a signed-in user needs idToken")
+                throw ActionError(.missingIDToken, "a verification link for a signed-in user needs idToken")
             } else {
-                throw FirebaseError.missingEmail
+                throw ActionError.missingEmail
             }
             if request.mode == .verifyAndChangeEmail {
-                guard let given = request.newEmail, !given.isEmpty else { throw FirebaseError(400, "MISSING_NEW_EMAIL") }
-                guard let canonical = Self.canonicalEmail(given) else { throw FirebaseError(400, "INVALID_NEW_EMAIL") }
+                guard let given = request.newEmail, !given.isEmpty else { throw ActionError(.missingNewEmail) }
+                guard let canonical = Self.canonicalEmail(given) else { throw ActionError(.invalidNewEmail) }
                 newEmail = canonical
             }
         case .recoverEmail, .revertSecondFactorAddition:
-            throw FirebaseError(400, "INVALID_REQ_TYPE", "\(request.mode.requestType) links are sent by the server itself, not on request")
+            throw ActionError(.invalidRequestType, "\(request.mode.requestType) links are sent by the server itself, not on request")
         }
 
         if !request.isAdmin {
@@ -144,13 +144,13 @@ public final class ActionService: Sendable {
         // anyone), counted and its message rendered. Only the admin learns that nothing was sent.
         var deliver = true
         if account == nil, request.mode != .signIn || !settings.signUpAllowed {
-            if request.isAdmin { throw FirebaseError.emailNotFound }
+            if request.isAdmin { throw ActionError.emailNotFound }
             deliver = false
         }
         if let newEmail, let taken = try await storeCall({ try await self.accounts.account(email: newEmail, tenantID: request.tenantID) }),
             taken.localID != account?.localID
         {
-            throw FirebaseError.emailExists
+            throw ActionError.emailExists
         }
 
         var appSettings: [String: String] = [:]
@@ -201,25 +201,25 @@ public final class ActionService: Sendable {
     // MARK: Look up and complete
 
     /// Looks a code up without consuming it (GET of a link, `accounts:resetPassword` with only `oobCode`).
-    public func check(code: String, tenantID: String? = nil) async throws(FirebaseError) -> ActionCodeRecord {
+    public func check(code: String, tenantID: String? = nil) async throws(ActionError) -> ActionCodeRecord {
         // Each refusal is counted once: a request stops at its first one.
         guard Self.isWellFormedCode(code) else {
             metrics.codeInvalid()
-            throw FirebaseError.invalidCode
+            throw ActionError.invalidCode
         }
         switch try await storeCall({ try await self.codes.lookup(hashes: self.keys.codeHashes(code), now: .now) }) {
         case .live(let record):
             if let tenantID, tenantID != record.tenantID {
                 metrics.codeInvalid()
-                throw FirebaseError.invalidCode
+                throw ActionError.invalidCode
             }
             return record
         case .expired:
             metrics.codeExpired()
-            throw FirebaseError.expiredCode
+            throw ActionError.expiredCode
         case .invalid:
             metrics.codeInvalid()
-            throw FirebaseError.invalidCode
+            throw ActionError.invalidCode
         }
     }
 
@@ -239,16 +239,16 @@ public final class ActionService: Sendable {
 
     /// Sets a new password with a `resetPassword` code. The password is checked before the code is
     /// consumed, so a rejected password leaves the link usable.
-    public func resetPassword(code: String, newPassword: String, tenantID: String?, consumer: String) async throws(FirebaseError) -> Completion {
+    public func resetPassword(code: String, newPassword: String, tenantID: String?, consumer: String) async throws(ActionError) -> Completion {
         try checkPasswordPolicy(newPassword)
         let record = try await check(code: code, tenantID: tenantID)
-        guard record.mode == .resetPassword else { throw FirebaseError.invalidCode }
-        guard let accountID = record.accountID else { throw FirebaseError.invalidCode }
+        guard record.mode == .resetPassword else { throw ActionError.invalidCode }
+        guard let accountID = record.accountID else { throw ActionError.invalidCode }
         let hash: String
         do {
             hash = try await passwords.hash(newPassword)
         } catch {
-            throw FirebaseError(500, "INTERNAL_ERROR", "the password could not be hashed")
+            throw ActionError(.internalError, "the password could not be hashed")
         }
         let done = try await complete(code: code, modes: [.resetPassword], effect: .setPassword(hash: hash), consumer: consumer)
         logger.info("password reset", metadata: ["account": "\(accountID)"])
@@ -256,13 +256,13 @@ public final class ActionService: Sendable {
     }
 
     /// Completes an email-link sign-in: `email` must be the address the link was sent to.
-    public func signIn(code: String, email: String, tenantID: String?, consumer: String) async throws(FirebaseError) -> Completion {
-        guard !email.isEmpty else { throw FirebaseError.missingEmail }
-        guard let canonical = Self.canonicalEmail(email) else { throw FirebaseError.invalidEmail }
+    public func signIn(code: String, email: String, tenantID: String?, consumer: String) async throws(ActionError) -> Completion {
+        guard !email.isEmpty else { throw ActionError.missingEmail }
+        guard let canonical = Self.canonicalEmail(email) else { throw ActionError.invalidEmail }
         let record = try await check(code: code, tenantID: tenantID)
-        guard record.mode == .signIn else { throw FirebaseError.invalidCode }
+        guard record.mode == .signIn else { throw ActionError.invalidCode }
         guard canonical == record.email else {
-            throw FirebaseError(400, "INVALID_EMAIL", "The email provided does not match the sign-in email address.")
+            throw ActionError(.invalidEmail, "The email provided does not match the sign-in email address.")
         }
         let now = Timestamp.now
         let refresh = Secrets.token()
@@ -280,14 +280,14 @@ public final class ActionService: Sendable {
 
     /// Applies a `verifyEmail`, `verifyAndChangeEmail` or `recoverEmail` code; with `expectedMode`,
     /// only a code of that mode (a page that said "verify" never restores an address).
-    public func apply(code: String, expectedMode: ActionCodeLink.Mode? = nil, tenantID: String?, consumer: String) async throws(FirebaseError)
+    public func apply(code: String, expectedMode: ActionCodeLink.Mode? = nil, tenantID: String?, consumer: String) async throws(ActionError)
         -> Completion
     {
         let record = try await check(code: code, tenantID: tenantID)
         guard [.verifyEmail, .verifyAndChangeEmail, .recoverEmail].contains(record.mode), expectedMode == nil || expectedMode == record.mode,
             record.accountID != nil
         else {
-            throw FirebaseError.invalidCode
+            throw ActionError.invalidCode
         }
         let effect: CodeEffect
         var recoveryCode: String?
@@ -310,7 +310,7 @@ public final class ActionService: Sendable {
     /// Consumes the code and applies `effect` to its account in one store transaction.
     private func complete(
         code: String, modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, consumer: String, now: Timestamp = .now
-    ) async throws(FirebaseError) -> CompletedAction {
+    ) async throws(ActionError) -> CompletedAction {
         let outcome = try await storeCall {
             try await self.accounts.complete(hashes: self.keys.codeHashes(code), modes: modes, effect: effect, now: now, by: consumer)
         }
@@ -320,42 +320,42 @@ public final class ActionService: Sendable {
             return done
         case .expired:
             metrics.codeExpired()
-            throw FirebaseError.expiredCode
+            throw ActionError.expiredCode
         case .invalid:
             metrics.codeInvalid()
-            throw FirebaseError.invalidCode
+            throw ActionError.invalidCode
         }
     }
 
     // MARK: Accounts
 
     /// The account an ID token names, if the token is valid and not revoked.
-    public func account(fromIDToken token: String, tenantID: String, now: Timestamp) async throws(FirebaseError) -> Account {
-        guard let claims = tokens.verify(token, now: now), let id = claims["sub"] as? String else { throw FirebaseError.invalidIDToken }
+    public func account(fromIDToken token: String, tenantID: String, now: Timestamp) async throws(ActionError) -> Account {
+        guard let claims = tokens.verify(token, now: now), let id = claims["sub"] as? String else { throw ActionError.invalidIDToken }
         let tokenTenant = (claims["firebase"] as? [String: Any])?["tenant"] as? String ?? ""
-        guard tokenTenant == tenantID else { throw FirebaseError(400, "TENANT_ID_MISMATCH") }
+        guard tokenTenant == tenantID else { throw ActionError(.tenantIDMismatch) }
         guard let account = try await storeCall({ try await self.accounts.account(id: id, tenantID: tenantID) }) else {
-            throw FirebaseError.userNotFound
+            throw ActionError.userNotFound
         }
-        if let issued = claims["iat"] as? Int, Int64(issued) < account.validSince { throw FirebaseError(400, "TOKEN_EXPIRED") }
+        if let issued = claims["iat"] as? Int, Int64(issued) < account.validSince { throw ActionError(.tokenExpired) }
         return account
     }
 
     /// Creates an account (admin), hashing its password.
     public func createAccount(email: String?, password: String?, emailVerified: Bool, displayName: String?, localID: String?, tenantID: String)
-        async throws(FirebaseError) -> Account
+        async throws(ActionError) -> Account
     {
         var canonical: String?
         if let email {
-            guard let valid = Self.canonicalEmail(email) else { throw FirebaseError.invalidEmail }
+            guard let valid = Self.canonicalEmail(email) else { throw ActionError.invalidEmail }
             canonical = valid
         }
         var hash: String?
         if let password {
             try checkPasswordPolicy(password)
-            do { hash = try await passwords.hash(password) } catch { throw FirebaseError(500, "INTERNAL_ERROR", "the password could not be hashed") }
+            do { hash = try await passwords.hash(password) } catch { throw ActionError(.internalError, "the password could not be hashed") }
         }
-        if let localID, localID.isEmpty || localID.utf8.count > 128 { throw FirebaseError(400, "INVALID_LOCAL_ID") }
+        if let localID, localID.isEmpty || localID.utf8.count > 128 { throw ActionError(.invalidLocalID) }
         let now = Timestamp.now
         let account = Account(
             localID: localID ?? Secrets.accountID(), tenantID: tenantID, email: canonical, emailVerified: emailVerified, passwordHash: hash,
@@ -363,7 +363,7 @@ public final class ActionService: Sendable {
         do {
             try await accounts.create(account)
         } catch AccountStoreError.emailExists {
-            throw FirebaseError.emailExists
+            throw ActionError.emailExists
         } catch {
             throw unavailable(error)
         }
@@ -387,89 +387,89 @@ public final class ActionService: Sendable {
         return nil
     }
 
-    func checkPasswordPolicy(_ password: String) throws(FirebaseError) {
+    func checkPasswordPolicy(_ password: String) throws(ActionError) {
         switch passwordProblem(password) {
         case nil: return
-        case .missing: throw FirebaseError(400, "MISSING_PASSWORD")
-        case .tooShort(let minimum): throw FirebaseError(400, "WEAK_PASSWORD", "Password should be at least \(minimum) characters")
-        case .tooLong(let maximum): throw FirebaseError(400, "WEAK_PASSWORD", "Password should be at most \(maximum) characters")
+        case .missing: throw ActionError(.missingPassword)
+        case .tooShort(let minimum): throw ActionError(.weakPassword, "Password should be at least \(minimum) characters")
+        case .tooLong(let maximum): throw ActionError(.weakPassword, "Password should be at most \(maximum) characters")
         }
     }
 
     // MARK: Checks
 
-    func linkDomain(_ requested: String?) throws(FirebaseError) -> LinkDomain {
+    func linkDomain(_ requested: String?) throws(ActionError) -> LinkDomain {
         guard let requested, !requested.isEmpty else { return settings.linkDomains[0] }
         guard let domain = try? LinkDomain(requested), let known = settings.linkDomains.first(where: { $0.host == domain.host && $0.port == domain.port })
         else {
-            throw FirebaseError(400, "INVALID_HOSTING_LINK_DOMAIN", "The provided link domain is not configured for this project.")
+            throw ActionError(.invalidHostingLinkDomain, "The provided link domain is not configured for this project.")
         }
         return known
     }
 
     /// The re-serialised, allow-listed continue URL; `nil` when none was given.
-    func checkedContinueURL(_ given: String?, required: Bool) throws(FirebaseError) -> String? {
+    func checkedContinueURL(_ given: String?, required: Bool) throws(ActionError) -> String? {
         guard let given, !given.isEmpty else {
-            if required { throw FirebaseError(400, "MISSING_CONTINUE_URI", "A continue URL must be provided in the request.") }
+            if required { throw ActionError(.missingContinueURI, "A continue URL must be provided in the request.") }
             return nil
         }
         switch policy.evaluate(given) {
         case .allowed(let url): return url
         case .rejected(let rejection):
             if rejection.code == .notAllowed {
-                throw FirebaseError(400, "UNAUTHORIZED_DOMAIN", "Domain not allowlisted by project")
+                throw ActionError(.unauthorizedDomain, "Domain not allowlisted by project")
             }
-            throw FirebaseError(400, "INVALID_CONTINUE_URI", "The continue URL provided in the request is invalid: \(rejection.message)")
+            throw ActionError(.invalidContinueURI, "The continue URL provided in the request is invalid: \(rejection.message)")
         }
     }
 
     /// Counts a send against every address it involves (the requester's and the recipient's, in
     /// canonical form and whatever the tenant: one mailbox is one mailbox) and the client's IP, and
     /// refuses it when any of them is over its hourly limit.
-    func checkSendLimits(addresses: [String], clientAddress: String?, now: Timestamp) async throws(FirebaseError) {
+    func checkSendLimits(addresses: [String], clientAddress: String?, now: Timestamp) async throws(ActionError) {
         let hour: Timestamp = 3_600_000
         var keys: [String] = []
         for address in addresses where !keys.contains("address:" + address) { keys.append("address:" + address) }
         let addressCount = keys.count
         if let clientAddress { keys.append("ip:" + clientAddress) }
         let counts = try await storeCall { try await self.codes.countEvents(keys: keys, windowStart: now - now % hour) }
-        if counts.prefix(addressCount).contains(where: { $0 > settings.limits.sendsPerAddressPerHour }) { throw FirebaseError.tooManyAttempts }
-        if counts.count > addressCount, counts[addressCount] > settings.limits.sendsPerIPPerHour { throw FirebaseError.tooManyAttempts }
+        if counts.prefix(addressCount).contains(where: { $0 > settings.limits.sendsPerAddressPerHour }) { throw ActionError.tooManyAttempts }
+        if counts.count > addressCount, counts[addressCount] > settings.limits.sendsPerIPPerHour { throw ActionError.tooManyAttempts }
     }
 
     /// The tenant a call names, checked: "" for the project itself; `INVALID_TENANT_ID` for an ID
     /// that cannot be one, `TENANT_NOT_FOUND` for one that is not configured.
-    public func knownTenant(_ id: String?) throws(FirebaseError) -> String {
+    public func knownTenant(_ id: String?) throws(ActionError) -> String {
         guard let id, !id.isEmpty else { return "" }
         guard ServiceSettings.isWellFormedTenantID(id) else {
-            throw FirebaseError(400, "INVALID_TENANT_ID", "a tenant ID is 1 to 64 letters, digits and hyphens")
+            throw ActionError(.invalidTenantID, "a tenant ID is 1 to 64 letters, digits and hyphens")
         }
-        guard settings.tenants.contains(id) else { throw FirebaseError(400, "TENANT_NOT_FOUND", "There is no tenant with this ID.") }
+        guard settings.tenants.contains(id) else { throw ActionError(.tenantNotFound, "There is no tenant with this ID.") }
         return id
     }
 
     /// Runs a store call, turning a store failure into `UNAVAILABLE` (logged without secrets).
-    func storeCall<T>(_ body: () async throws -> T) async throws(FirebaseError) -> T {
+    func storeCall<T>(_ body: () async throws -> T) async throws(ActionError) -> T {
         do {
             return try await body()
-        } catch let error as FirebaseError {
+        } catch let error as ActionError {
             throw error
         } catch AccountStoreError.emailExists {
-            throw FirebaseError.emailExists
+            throw ActionError.emailExists
         } catch AccountStoreError.accountNotFound {
-            throw FirebaseError.userNotFound
+            throw ActionError.userNotFound
         } catch AccountStoreError.emailChanged {
-            throw FirebaseError.invalidCode
+            throw ActionError.invalidCode
         } catch AccountStoreError.signUpNotAllowed {
-            throw FirebaseError(400, "ADMIN_ONLY_OPERATION", "signing up is turned off for this project")
+            throw ActionError(.adminOnlyOperation, "signing up is turned off for this project")
         } catch {
             throw unavailable(error)
         }
     }
 
-    func unavailable(_ error: any Error) -> FirebaseError {
+    func unavailable(_ error: any Error) -> ActionError {
         logger.error("store call failed", metadata: ["error": "\(error)"])
-        return FirebaseError.unavailable
+        return ActionError(.unavailable, ActionError.unavailable.detail, cause: error)
     }
 
     /// The canonical form of an address (trimmed, lower-cased), or `nil` when it is not one.

@@ -106,15 +106,15 @@ struct ActionPages: Sendable {
                 values: values, extra: extra)
             if mode == .signIn { response.headers[.setCookie] = deviceCookie(email: done.record.email, tenantID: done.record.tenantID, context: context) }
             return response
-        } catch let error where error.code == "INVALID_EMAIL" || error.code == "MISSING_EMAIL" {
+        } catch let error where error.code == .invalidEmail || error.code == .missingEmail {
             guard let record = try? await service.check(code: code) else { return outcome(.invalid, language) }
-            state.emailError = templates.text(error.code == "MISSING_EMAIL" ? "emailMissing" : "signIn.emailMismatch", language)
+            state.emailError = templates.text(error.code == .missingEmail ? "emailMissing" : "signIn.emailMismatch", language)
             return form(for: record, code: code, language: language, state: state, status: .badRequest)
-        } catch let error where error.code == "WEAK_PASSWORD" || error.code == "MISSING_PASSWORD" {
+        } catch let error where error.code == .weakPassword || error.code == .missingPassword {
             guard let record = try? await service.check(code: code) else { return outcome(.invalid, language) }
             state.passwordError = passwordProblem(fields["password"] ?? "", language) ?? templates.text("passwordMissing", language)
             return form(for: record, code: code, language: language, state: state, status: .badRequest)
-        } catch let error where error.code == FirebaseError.invalidCode.code {
+        } catch let error where error.code == .invalidOOBCode {
             // The form was ours, for this code and mode, and the code no longer works: the usual cause
             // is a second submission of the same form (a double tap, or the back button).
             return outcome(.used, language)
@@ -279,10 +279,10 @@ struct ActionPages: Sendable {
         outcome(.notFound, templates.language(requested: nil, acceptLanguage: request.headers[.acceptLanguage]), status: .notFound)
     }
 
-    func failure(_ error: FirebaseError, _ language: String) -> Response {
+    func failure(_ error: ActionError, _ language: String) -> Response {
         switch error.code {
-        case "EXPIRED_OOB_CODE": outcome(.expired, language, status: .gone)
-        case "UNAVAILABLE": outcome(.unavailable, language, status: .serviceUnavailable)
+        case .expiredOOBCode: outcome(.expired, language, status: .gone)
+        case .unavailable: outcome(.unavailable, language, status: .serviceUnavailable)
         default: outcome(.invalid, language)
         }
     }

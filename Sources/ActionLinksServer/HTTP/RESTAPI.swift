@@ -44,25 +44,25 @@ struct RESTAPI: Sendable {
                 ? String(request.uri.path.dropFirst("/identitytoolkit.googleapis.com".count)) : request.uri.path
             if path.hasPrefix("/emulator/") { return try listing(path, request) }
             let call = try parse(path)
-            guard request.method == .post else { throw FirebaseError(404, "NOT_FOUND", "\(request.method) \(path) is not a method of this API") }
+            guard request.method == .post else { throw ActionError(.notFound, "\(request.method) \(path) is not a method of this API") }
             let caller = try authenticate(request)
             // A browser page on an origin we do not know never gets to use the admin credential
             // (on a developer's machine, `Bearer owner` would otherwise be one fetch away).
             if caller == .admin, let origin, allowedOrigin == nil {
-                throw FirebaseError(
-                    403, "INSUFFICIENT_PERMISSION", "the admin credential is not accepted from a browser page on \(origin.prefix(100))")
+                throw ActionError(
+                    .insufficientPermission, "the admin credential is not accepted from a browser page on \(origin.prefix(100))")
             }
             let fields = try await body(&request)
             let response = try await perform(call, caller: caller, fields: fields, request: request, context: context)
             return json(response, status: .ok)
-        } catch let error as FirebaseError {
+        } catch let error as ActionError {
             return failure(error)
         } catch {
-            return failure(FirebaseError(500, "INTERNAL_ERROR"))
+            return failure(ActionError(.internalError))
         }
     }
 
-    func parse(_ path: String) throws(FirebaseError) -> Call {
+    func parse(_ path: String) throws(ActionError) -> Call {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         guard parts.first == "v1" else { throw notFound(path) }
         var rest = Array(parts.dropFirst())
@@ -70,7 +70,7 @@ struct RESTAPI: Sendable {
         if rest.first == "projects" {
             guard rest.count >= 3 else { throw notFound(path) }
             guard rest[1] == service.settings.project.id else {
-                throw FirebaseError(400, "PROJECT_NOT_FOUND", "this server serves project '\(service.settings.project.id)', not '\(rest[1])'")
+                throw ActionError(.projectNotFound, "this server serves project '\(service.settings.project.id)', not '\(rest[1])'")
             }
             rest.removeFirst(2)
             if rest.first == "tenants" {
@@ -86,23 +86,23 @@ struct RESTAPI: Sendable {
         return Call(operation: String(name.dropFirst("accounts:".count)), tenantID: tenantID)
     }
 
-    func notFound(_ path: String) -> FirebaseError { FirebaseError(404, "NOT_FOUND", "no method at \(path)") }
+    func notFound(_ path: String) -> ActionError { ActionError(.notFound, "no method at \(path)") }
 
-    func authenticate(_ request: Request) throws(FirebaseError) -> Caller {
+    func authenticate(_ request: Request) throws(ActionError) -> Caller {
         // A bearer token claims the admin credential and must be it; any other scheme (a browser's
         // `Basic`, say) is no claim at all, and the call is a client's.
         if let authorization = request.headers[.authorization], AuthorizationHeader(authorization)?.bearerToken != nil {
             guard Self.isAdmin(authorization, service.settings.server) else {
-                throw FirebaseError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+                throw ActionError(.unauthenticated, "Request had invalid authentication credentials.")
             }
             return .admin
         }
         let key = request.uri.queryParameters["key"].map(String.init) ?? request.headers[.googAPIKey]
         guard let key, !key.isEmpty else {
-            throw FirebaseError(403, "PERMISSION_DENIED", "The request is missing a valid API key (?key= or x-goog-api-key).")
+            throw ActionError(.permissionDenied, "The request is missing a valid API key (?key= or x-goog-api-key).")
         }
         guard ConstantTime.equal(Array(key.utf8), Array(service.settings.project.apiKey.utf8)) else {
-            throw FirebaseError(400, "API key not valid. Please pass a valid API key.")
+            throw ActionError(.invalidAPIKey)
         }
         return .client
     }
@@ -116,29 +116,29 @@ struct RESTAPI: Sendable {
         return settings.adminToken.map { ConstantTime.equal(token, Array($0.utf8)) } ?? false
     }
 
-    func body(_ request: inout Request) async throws(FirebaseError) -> Fields {
+    func body(_ request: inout Request) async throws(ActionError) -> Fields {
         let limit = service.settings.server.maximumBodyBytes
         if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
-            throw FirebaseError(415, "INVALID_CONTENT_TYPE", "expected Content-Type: application/json, got '\(type)'")
+            throw ActionError(.invalidContentType, "expected Content-Type: application/json, got '\(type)'")
         }
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: limit)
         } catch {
-            throw FirebaseError(413, "PAYLOAD_TOO_LARGE", "the request body is larger than \(limit) bytes")
+            throw ActionError(.payloadTooLarge, "the request body is larger than \(limit) bytes")
         }
         guard buffer.readableBytes > 0 else { return Fields([:]) }
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(buffer: buffer))
         } catch {
-            throw FirebaseError(400, "INVALID_JSON", "Invalid JSON payload received: the body is not valid JSON")
+            throw ActionError(.invalidJSON, "Invalid JSON payload received: the body is not valid JSON")
         }
-        guard let dictionary = object as? [String: Any] else { throw FirebaseError(400, "INVALID_JSON", "Invalid JSON payload received: expected a JSON object") }
+        guard let dictionary = object as? [String: Any] else { throw ActionError(.invalidJSON, "Invalid JSON payload received: expected a JSON object") }
         return Fields(dictionary)
     }
 
-    func perform(_ call: Call, caller: Caller, fields: Fields, request: Request, context: ServerRequestContext) async throws(FirebaseError)
+    func perform(_ call: Call, caller: Caller, fields: Fields, request: Request, context: ServerRequestContext) async throws(ActionError)
         -> [String: Any]
     {
         let bodyTenant = try fields.string("tenantId")
@@ -150,8 +150,8 @@ struct RESTAPI: Sendable {
         let admin = caller == .admin
         switch call.operation {
         case "sendOobCode":
-            guard let type = try fields.string("requestType"), !type.isEmpty else { throw FirebaseError(400, "MISSING_REQ_TYPE") }
-            guard let mode = ActionCodeLink.Mode(requestType: type) else { throw FirebaseError(400, "INVALID_REQ_TYPE", "unknown requestType '\(type)'") }
+            guard let type = try fields.string("requestType"), !type.isEmpty else { throw ActionError(.missingRequestType) }
+            guard let mode = ActionCodeLink.Mode(requestType: type) else { throw ActionError(.invalidRequestType, "unknown requestType '\(type)'") }
             var issue = ActionService.IssueRequest(mode: mode)
             issue.email = try fields.string("email")
             issue.newEmail = try fields.string("newEmail")
@@ -179,7 +179,7 @@ struct RESTAPI: Sendable {
             return response
 
         case "resetPassword":
-            guard let code = try fields.string("oobCode"), !code.isEmpty else { throw FirebaseError.missingCode }
+            guard let code = try fields.string("oobCode"), !code.isEmpty else { throw ActionError.missingCode }
             if let newPassword = try fields.string("newPassword") {
                 let done = try await service.resetPassword(code: code, newPassword: newPassword, tenantID: pathTenant, consumer: consumer(context))
                 return ["kind": "identitytoolkit#ResetPasswordResponse", "email": done.record.email, "requestType": "PASSWORD_RESET"]
@@ -195,7 +195,7 @@ struct RESTAPI: Sendable {
 
         case "update":
             guard let code = try fields.string("oobCode"), !code.isEmpty else {
-                throw FirebaseError.invalidArgument("this server applies action codes with accounts:update (oobCode); other account updates are not supported")
+                throw ActionError.invalidArgument("this server applies action codes with accounts:update (oobCode); other account updates are not supported")
             }
             let done = try await service.apply(code: code, tenantID: pathTenant, consumer: consumer(context))
             var response = user(done.account)
@@ -203,7 +203,7 @@ struct RESTAPI: Sendable {
             return response
 
         case "signInWithEmailLink":
-            guard let code = try fields.string("oobCode"), !code.isEmpty else { throw FirebaseError.missingCode }
+            guard let code = try fields.string("oobCode"), !code.isEmpty else { throw ActionError.missingCode }
             let done = try await service.signIn(code: code, email: try fields.string("email") ?? "", tenantID: pathTenant, consumer: consumer(context))
             return [
                 "kind": "identitytoolkit#EmailLinkSigninResponse", "idToken": done.idToken ?? "", "refreshToken": done.refreshToken ?? "",
@@ -216,7 +216,7 @@ struct RESTAPI: Sendable {
             if let idToken = try fields.string("idToken") {
                 found.append(try await service.account(fromIDToken: idToken, tenantID: tenantID, now: .now))
             } else {
-                guard admin else { throw FirebaseError(400, "MISSING_ID_TOKEN") }
+                guard admin else { throw ActionError(.missingIDToken) }
                 for id in try fields.strings("localId") {
                     if let account = try await service.storeCall({ try await self.service.accounts.account(id: id, tenantID: tenantID) }) {
                         found.append(account)
@@ -236,7 +236,7 @@ struct RESTAPI: Sendable {
             return response
 
         case "create":
-            guard admin else { throw FirebaseError.insufficientPermission }
+            guard admin else { throw ActionError.insufficientPermission }
             let account = try await service.createAccount(
                 email: try fields.string("email"), password: try fields.string("password"), emailVerified: try fields.bool("emailVerified") ?? false,
                 displayName: try fields.string("displayName"), localID: try fields.string("localId"), tenantID: tenantID)
@@ -245,15 +245,15 @@ struct RESTAPI: Sendable {
             return response
 
         default:
-            throw FirebaseError(404, "NOT_FOUND", "accounts:\(call.operation) is not part of this server's API")
+            throw ActionError(.notFound, "accounts:\(call.operation) is not part of this server's API")
         }
     }
 
     /// `GET /emulator/v1/projects/<id>/oobCodes`: the links this process issued (when enabled).
-    func listing(_ path: String, _ request: Request) throws(FirebaseError) -> Response {
+    func listing(_ path: String, _ request: Request) throws(ActionError) -> Response {
         let expected = "/emulator/v1/projects/\(service.settings.project.id)/oobCodes"
-        guard path == expected, let listing = service.listing else { throw FirebaseError(404, "NOT_FOUND", "no method at \(path)") }
-        guard request.method == .get else { throw FirebaseError(404, "NOT_FOUND", "use GET \(expected)") }
+        guard path == expected, let listing = service.listing else { throw ActionError(.notFound, "no method at \(path)") }
+        guard request.method == .get else { throw ActionError(.notFound, "use GET \(expected)") }
         let codes: [[String: Any]] = listing.all.map {
             ["email": $0.email, "oobCode": $0.code, "oobLink": $0.link, "requestType": $0.mode.requestType]
         }
@@ -346,8 +346,8 @@ struct RESTAPI: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    func failure(_ error: FirebaseError) -> Response {
-        Response(status: .init(code: error.status), headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: error.body)))
+    func failure(_ error: ActionError) -> Response {
+        Response(status: error.status, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: error.body)))
     }
 
     /// JSON, never cached; `respond` adds CORS headers for an allowed origin.
@@ -376,30 +376,30 @@ struct Fields {
 
     init(_ values: [String: Any]) { self.values = values }
 
-    func string(_ name: String) throws(FirebaseError) -> String? {
+    func string(_ name: String) throws(ActionError) -> String? {
         guard let value = values[name], !(value is NSNull) else { return nil }
-        guard let text = value as? String else { throw FirebaseError.invalidArgument("'\(name)' must be a string") }
+        guard let text = value as? String else { throw ActionError.invalidArgument("'\(name)' must be a string") }
         return text
     }
 
-    func firstString(_ names: String...) throws(FirebaseError) -> String? {
+    func firstString(_ names: String...) throws(ActionError) -> String? {
         for name in names { if let value = try string(name) { return value } }
         return nil
     }
 
-    func bool(_ name: String) throws(FirebaseError) -> Bool? {
+    func bool(_ name: String) throws(ActionError) -> Bool? {
         guard let value = values[name], !(value is NSNull) else { return nil }
         if !(value is String), let flag = value as? Bool { return flag }
         if let text = value as? String, text == "true" || text == "false" { return text == "true" }
-        throw FirebaseError.invalidArgument("'\(name)' must be true or false")
+        throw ActionError.invalidArgument("'\(name)' must be true or false")
     }
 
     /// An Android version code given as a string or a number (`androidMinimumVersion` is either,
     /// depending on the SDK): a whole number from 0 to 2100000000 (Play's largest versionCode). It
     /// is shown on a page, so nothing else is accepted.
-    func version(_ name: String) throws(FirebaseError) -> String? {
+    func version(_ name: String) throws(ActionError) -> String? {
         guard let value = values[name], !(value is NSNull) else { return nil }
-        let problem = FirebaseError.invalidArgument("'\(name)' must be an Android version code: a whole number from 0 to 2100000000")
+        let problem = ActionError.invalidArgument("'\(name)' must be an Android version code: a whole number from 0 to 2100000000")
         var text: String
         if let string = value as? String {
             text = string
@@ -416,10 +416,10 @@ struct Fields {
         return text
     }
 
-    func strings(_ name: String) throws(FirebaseError) -> [String] {
+    func strings(_ name: String) throws(ActionError) -> [String] {
         guard let value = values[name], !(value is NSNull) else { return [] }
         if let text = value as? String { return [text] }
-        guard let list = value as? [Any], let texts = list as? [String] else { throw FirebaseError.invalidArgument("'\(name)' must be a list of strings") }
+        guard let list = value as? [Any], let texts = list as? [String] else { throw ActionError.invalidArgument("'\(name)' must be a list of strings") }
         return texts
     }
 }
