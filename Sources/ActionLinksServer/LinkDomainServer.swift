@@ -59,10 +59,10 @@ public enum LinkDomainServer {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }
         let service = ActionService(configuration: configuration, codes: codes, accounts: accounts, keys: keys, mailer: mailer, metrics: metrics, logger: logger)
-        let responder = try LinkDomainResponder(service: service, templates: templates, staticFiles: staticFiles)
+        let router = try LinkDomainRouter.build(service: service, templates: templates, staticFiles: staticFiles)
         let server: HTTPServerBuilder
         let scheme: String
-        let files = responder.prebuiltFiles
+        let files = try AssociationRoutes(service: service).prebuilt
         let limits = settings.server
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [AssociationFastPath(files: files)], idleTimeout: .seconds(Int64(limits.idleTimeout)))
@@ -86,7 +86,7 @@ public enum LinkDomainServer {
         let storeDescription = settings.store.description
         let domains = settings.linkDomains.map(\.origin).joined(separator: ", ")
         var application = Application(
-            responder: responder, server: server,
+            router: router, server: server,
             configuration: .init(
                 address: .hostname(settings.server.host, port: settings.server.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections, logger: logger)),

@@ -16,15 +16,6 @@ struct ActionPages: Sendable {
 
     // MARK: /__/auth/action
 
-    func action(_ request: Request, context: ServerRequestContext) async -> Response {
-        switch request.method {
-        case .head: return Response(status: .ok, headers: Self.pageHeaders)
-        case .get: return await landing(request)
-        case .post: return await confirm(request, context: context)
-        default: return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD, POST"])
-        }
-    }
-
     func landing(_ request: Request) async -> Response {
         let acceptLanguage = request.headers[.acceptLanguage]
         let language = templates.language(requested: request.uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)

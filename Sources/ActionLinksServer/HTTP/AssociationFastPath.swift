@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// These are the requests Apple's CDN and Android's verifier make, they are answered from memory,
 /// and Hummingbird's hand-off to Swift concurrency costs more than the answer itself. The answer is
-/// the one ``LinkDomainResponder`` gives (same ``PrebuiltJSON``, same headers, plus `Date` as
+/// the one ``AssociationRoutes`` gives (same ``PrebuiltJSON``, same headers, plus `Date` as
 /// Hummingbird adds it). Anything else passes through untouched: other paths and methods, a
 /// `Connection` header, and any request that arrives while an earlier one on the connection is
 /// still being answered by the responder (so pipelined responses stay in order).

@@ -19,74 +19,32 @@ struct RESTAPI: Sendable {
         case client
     }
 
-    /// One parsed call: the operation (`sendOobCode`, or `create` for `.../accounts`) and the tenant in the path.
-    struct Call {
+    /// One routed call: the operation (`sendOobCode`, or `create` for `.../accounts`), the project
+    /// and the tenant named in the path.
+    struct Call: Sendable {
         var operation: String
+        var project: String?
         var tenantID: String?
     }
 
-    func respond(to request: Request, context: ServerRequestContext) async -> Response {
+    /// Answers a call the router matched. CORS headers are added by ``APICORSMiddleware``.
+    func respond(to call: Call, request: Request, context: ServerRequestContext) async throws(ActionError) -> Response {
         let origin = request.headers[.origin]
-        let allowedOrigin = origin.flatMap { service.origins.allowsAPI($0) ? $0 : nil }
-        var response = await answer(request, context: context, origin: origin, allowedOrigin: allowedOrigin)
-        if let allowedOrigin {
-            response.headers[.accessControlAllowOrigin] = allowedOrigin
-            response.headers[.vary] = "Origin"
+        if request.method == .options { return preflight(request, allowed: origin.map { service.origins.allowsAPI($0) } ?? false) }
+        if let project = call.project, project != service.settings.project.id {
+            throw ActionError(.projectNotFound, "this server serves project '\(service.settings.project.id)', not '\(project.prefix(100))'")
         }
-        return response
-    }
-
-    func answer(_ request: Request, context: ServerRequestContext, origin: String?, allowedOrigin: String?) async -> Response {
-        if request.method == .options { return preflight(request, allowed: allowedOrigin != nil) }
+        guard request.method == .post else { throw ActionError(.notFound, "\(request.method) \(request.uri.path) is not a method of this API") }
+        let caller = try authenticate(request)
+        // A browser page on an origin we do not know never gets to use the admin credential
+        // (on a developer's machine, `Bearer owner` would otherwise be one fetch away).
+        if caller == .admin, let origin, !service.origins.allowsAPI(origin) {
+            throw ActionError(.insufficientPermission, "the admin credential is not accepted from a browser page on \(origin.prefix(100))")
+        }
         var request = request
-        do {
-            let path = request.uri.path.hasPrefix("/identitytoolkit.googleapis.com/")
-                ? String(request.uri.path.dropFirst("/identitytoolkit.googleapis.com".count)) : request.uri.path
-            if path.hasPrefix("/emulator/") { return try listing(path, request) }
-            let call = try parse(path)
-            guard request.method == .post else { throw ActionError(.notFound, "\(request.method) \(path) is not a method of this API") }
-            let caller = try authenticate(request)
-            // A browser page on an origin we do not know never gets to use the admin credential
-            // (on a developer's machine, `Bearer owner` would otherwise be one fetch away).
-            if caller == .admin, let origin, allowedOrigin == nil {
-                throw ActionError(
-                    .insufficientPermission, "the admin credential is not accepted from a browser page on \(origin.prefix(100))")
-            }
-            let fields = try await body(&request)
-            let response = try await perform(call, caller: caller, fields: fields, request: request, context: context)
-            return json(response, status: .ok)
-        } catch let error as ActionError {
-            return failure(error)
-        } catch {
-            return failure(ActionError(.internalError))
-        }
+        let fields = try await body(&request)
+        return json(try await perform(call, caller: caller, fields: fields, request: request, context: context), status: .ok)
     }
-
-    func parse(_ path: String) throws(ActionError) -> Call {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard parts.first == "v1" else { throw notFound(path) }
-        var rest = Array(parts.dropFirst())
-        var tenantID: String?
-        if rest.first == "projects" {
-            guard rest.count >= 3 else { throw notFound(path) }
-            guard rest[1] == service.settings.project.id else {
-                throw ActionError(.projectNotFound, "this server serves project '\(service.settings.project.id)', not '\(rest[1])'")
-            }
-            rest.removeFirst(2)
-            if rest.first == "tenants" {
-                guard rest.count >= 3, !rest[1].isEmpty else { throw notFound(path) }
-                tenantID = String(rest[1])
-                rest.removeFirst(2)
-            }
-        }
-        guard rest.count == 1 else { throw notFound(path) }
-        let name = rest[0]
-        if name == "accounts" { return Call(operation: "create", tenantID: tenantID) }
-        guard name.hasPrefix("accounts:") else { throw notFound(path) }
-        return Call(operation: String(name.dropFirst("accounts:".count)), tenantID: tenantID)
-    }
-
-    func notFound(_ path: String) -> ActionError { ActionError(.notFound, "no method at \(path)") }
 
     func authenticate(_ request: Request) throws(ActionError) -> Caller {
         // A bearer token claims the admin credential and must be it; any other scheme (a browser's
@@ -250,9 +208,11 @@ struct RESTAPI: Sendable {
     }
 
     /// `GET /emulator/v1/projects/<id>/oobCodes`: the links this process issued (when enabled).
-    func listing(_ path: String, _ request: Request) throws(ActionError) -> Response {
+    func listing(project: String, _ request: Request) throws(ActionError) -> Response {
         let expected = "/emulator/v1/projects/\(service.settings.project.id)/oobCodes"
-        guard path == expected, let listing = service.listing else { throw ActionError(.notFound, "no method at \(path)") }
+        guard project == service.settings.project.id, let listing = service.listing else {
+            throw ActionError(.notFound, "no method at \(request.uri.path)")
+        }
         guard request.method == .get else { throw ActionError(.notFound, "use GET \(expected)") }
         let codes: [[String: Any]] = listing.all.map {
             ["email": $0.email, "oobCode": $0.code, "oobLink": $0.link, "requestType": $0.mode.requestType]

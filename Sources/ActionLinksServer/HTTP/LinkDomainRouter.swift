@@ -1,0 +1,181 @@
+import ActionLinks
+import ActionLinksHeaders
+import Hummingbird
+
+/// The link domain's routes (DESIGN §4): one route collection per surface, and the middleware
+/// every request goes through (metrics, the real client, the fallback to `www/`). To add an
+/// endpoint, add it to the collection of its surface; to add a surface, add a collection here.
+public enum LinkDomainRouter {
+    /// The router for a service and the loaded `www/`.
+    public static func build(service: ActionService, templates: PageTemplates, staticFiles: StaticFiles) throws -> Router<
+        ServerRequestContext
+    > {
+        let pages = ActionPages(service: service, templates: templates)
+        let api = RESTAPI(service: service)
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
+        router.add(middleware: ClientIdentityMiddleware(settings: service.settings.server))
+        router.add(middleware: FallbackMiddleware(staticFiles: staticFiles, pages: pages))
+        router.addRoutes(try AssociationRoutes(service: service).collection)
+        router.addRoutes(PageRoutes(pages: pages).collection)
+        for prefix in RESTRoutes.prefixes { router.addRoutes(RESTRoutes(api: api).collection, atPath: RouterPath(prefix)) }
+        router.addRoutes(EmulatorRoutes(api: api).collection, atPath: "/emulator/v1")
+        router.addRoutes(OperationsRoutes(service: service).collection)
+        return router
+    }
+
+    /// Methods no route of this server takes; a known path answers them 405 with `Allow`.
+    static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options]
+}
+
+extension RouteCollection where Context == ServerRequestContext {
+    /// Answers every method but `allowed` on `path` with 405 and `Allow`.
+    func refuseOtherMethods(_ path: RouterPath, allowed: [HTTPRequest.Method]) {
+        let allow = allowed.map(\.rawValue).joined(separator: ", ")
+        for method in LinkDomainRouter.otherMethods where !allowed.contains(method) {
+            on(path, method: method) { _, _ in Response(status: .methodNotAllowed, headers: [.allow: allow]) }
+        }
+    }
+}
+
+/// `/.well-known/apple-app-site-association` (and the root copy), `/.well-known/assetlinks.json` and
+/// `/.well-known/jwks.json`, generated at start and answered from memory. ``AssociationFastPath``
+/// answers the same files on the event loop; these routes answer what it passes on.
+struct AssociationRoutes {
+    let files: [String: PrebuiltJSON?]
+
+    init(service: ActionService) throws {
+        let generator = AssociationGenerator(configuration: service.apps)
+        let apple = service.apps.appleApps.isEmpty ? nil : PrebuiltJSON(try generator.appleAppSiteAssociation(), maxAge: 300)
+        files = [
+            "/.well-known/apple-app-site-association": apple, "/apple-app-site-association": apple,
+            "/.well-known/assetlinks.json": service.apps.androidApps.isEmpty ? nil : PrebuiltJSON(try generator.assetLinks(), maxAge: 300),
+            "/.well-known/jwks.json": PrebuiltJSON(Array(service.tokens.jwks), maxAge: 3600),
+        ]
+    }
+
+    /// The files the event-loop fast path answers, by exact path.
+    var prebuilt: [String: PrebuiltJSON] { files.compactMapValues { $0 } }
+
+    var collection: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        for (path, file) in files {
+            let respond: @Sendable (Request, ServerRequestContext) -> Response = { request, _ in
+                guard let file else {
+                    return Response(
+                        status: .notFound, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(string: "{}")))
+                }
+                return file.response(for: request)
+            }
+            routes.get(RouterPath(path), use: respond)
+            routes.head(RouterPath(path), use: respond)
+            routes.refuseOtherMethods(RouterPath(path), allowed: [.get, .head])
+        }
+        return routes
+    }
+}
+
+/// The pages of a link: `/__/auth/action` (GET and HEAD show, POST confirms) and the mobile-link
+/// fallback `/__/auth/links`.
+struct PageRoutes {
+    let pages: ActionPages
+
+    var collection: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        let pages = pages
+        routes.head(RouterPath(ActionCodeLink.actionPath)) { _, _ in Response(status: .ok, headers: ActionPages.pageHeaders) }
+        routes.get(RouterPath(ActionCodeLink.actionPath)) { request, _ in await pages.landing(request) }
+        routes.post(RouterPath(ActionCodeLink.actionPath)) { request, context in await pages.confirm(request, context: context) }
+        routes.refuseOtherMethods(RouterPath(ActionCodeLink.actionPath), allowed: [.get, .head, .post])
+        routes.head(RouterPath(ActionCodeLink.mobileLinkPath)) { _, _ in Response(status: .ok, headers: ActionPages.pageHeaders) }
+        routes.get(RouterPath(ActionCodeLink.mobileLinkPath)) { request, context in await pages.mobileLink(request, context: context) }
+        routes.refuseOtherMethods(RouterPath(ActionCodeLink.mobileLinkPath), allowed: [.get, .head])
+        return routes
+    }
+}
+
+/// Identity Toolkit's REST shape, under `/v1` and `/identitytoolkit.googleapis.com/v1`: the
+/// project-less `accounts:<operation>`, and the same with a project and a tenant in the path
+/// (`.../accounts` alone creates an account).
+struct RESTRoutes {
+    static let prefixes = ["/v1", "/identitytoolkit.googleapis.com/v1"]
+    let api: RESTAPI
+
+    var collection: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        routes.add(middleware: APICORSMiddleware(origins: api.service.origins))
+        let paths: [RouterPath] = [
+            "accounts:{operation}", "projects/{project}/accounts:{operation}", "projects/{project}/accounts",
+            "projects/{project}/tenants/{tenant}/accounts:{operation}", "projects/{project}/tenants/{tenant}/accounts",
+        ]
+        let api = api
+        for path in paths {
+            // Every method reaches the handler: it answers the project check, preflights, and
+            // Firebase's NOT_FOUND for a method the API does not have.
+            for method in LinkDomainRouter.otherMethods {
+                routes.on(path, method: method) { request, context in
+                    let call = RESTAPI.Call(
+                        operation: context.parameters.get("operation") ?? "create", project: context.parameters.get("project"),
+                        tenantID: context.parameters.get("tenant"))
+                    return try await api.respond(to: call, request: request, context: context)
+                }
+            }
+        }
+        return routes
+    }
+}
+
+/// `GET /emulator/v1/projects/<id>/oobCodes`: the links this process issued, when the development
+/// server lists them (as Firebase's Auth emulator does).
+struct EmulatorRoutes {
+    let api: RESTAPI
+
+    var collection: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        let api = api
+        for method in LinkDomainRouter.otherMethods {
+            routes.on("projects/{project}/oobCodes", method: method) { request, context in
+                try api.listing(project: context.parameters.get("project") ?? "", request)
+            }
+        }
+        return routes
+    }
+}
+
+/// `/healthz` and `/metrics`.
+struct OperationsRoutes {
+    let service: ActionService
+
+    var collection: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        routes.get("/healthz") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
+        let service = service
+        routes.get("/metrics") { request, _ in OperationsRoutes.metrics(request, service: service) }
+        return routes
+    }
+
+    /// Prometheus metrics, for a scraper that sends `server.metricsToken` (or the admin credential)
+    /// as a bearer token. Where the request comes from proves nothing: behind a proxy on the same
+    /// machine, every request comes from loopback.
+    static func metrics(_ request: Request, service: ActionService) -> Response {
+        let settings = service.settings.server
+        let authorized = request.headers[values: .authorization].contains { header in
+            if RESTAPI.isAdmin(header, settings) { return true }
+            guard let token = settings.metricsToken, let bearer = AuthorizationHeader(header)?.bearerToken else { return false }
+            return ConstantTime.equal(Array(bearer.utf8), Array(token.utf8))
+        }
+        guard authorized else {
+            return Response(
+                status: .unauthorized, headers: [.contentType: "text/plain; charset=utf-8", .wwwAuthenticate: "Bearer"],
+                body: .init(byteBuffer: ByteBuffer(string: "metrics need Authorization: Bearer <server.metricsToken>\n")))
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
+    }
+}

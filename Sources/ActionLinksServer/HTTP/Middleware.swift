@@ -1,0 +1,96 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Hummingbird
+
+/// Counts every request per route and status class, and times it (`/metrics`).
+struct RequestMetricsMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        metrics.request(
+            Self.route(endpoint: context.endpointPath, path: request.uri.path, status: response.status), status: response.status.code,
+            duration: ContinuousClock.now - start)
+        return response
+    }
+
+    /// The metrics label of the route that answered.
+    static func route(endpoint: String?, path: String, status: HTTPResponse.Status) -> ServerMetrics.Route {
+        switch endpoint {
+        case "/.well-known/apple-app-site-association", "/apple-app-site-association", "/.well-known/assetlinks.json": return .association
+        case "/.well-known/jwks.json": return .jwks
+        case "/healthz": return .health
+        case "/metrics": return .metrics
+        case ActionCodeLink.actionPath: return .actionPage
+        case ActionCodeLink.mobileLinkPath: return .mobileLinkPage
+        case .some(let endpoint) where endpoint.hasPrefix("/emulator/"): return .emulator
+        case .some(let endpoint) where RESTRoutes.prefixes.contains(where: { endpoint.hasPrefix($0 + "/") }): return .api
+        default:
+            if FallbackMiddleware.isAPIPath(path) { return .api }
+            return status == .notFound ? .notFound : .staticFile
+        }
+    }
+}
+
+/// Resolves who is really calling (``ClientIdentity``) before anything else looks at the request.
+struct ClientIdentityMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let settings: ServerSettings
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let (client, forwardedScheme) = ClientIdentity.resolve(
+            peer: context.peerAddress, headers: request.headers, trustedProxies: settings.trustedProxies)
+        context.clientAddress = client
+        context.isSecure = settings.tls != nil || (forwardedScheme.map { $0 == "https" } ?? !settings.development)
+        return try await next(request, context)
+    }
+}
+
+/// What no route takes: under the API prefixes Firebase's `NOT_FOUND`, under `/__/` the 404 page,
+/// anything else from `www/` (or the 404 page).
+struct FallbackMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let staticFiles: StaticFiles
+    let pages: ActionPages
+
+    static func isAPIPath(_ path: String) -> Bool {
+        path.hasPrefix("/emulator/") || RESTRoutes.prefixes.contains { path.hasPrefix($0 + "/") }
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound && context.endpointPath == "NotFound" {
+            let path = request.uri.path
+            if Self.isAPIPath(path) {
+                return try ActionError(.notFound, "no method at \(path.prefix(200))").response(from: request, context: context)
+            }
+            if !path.hasPrefix("/__/"), let response = staticFiles.respond(to: request) { return response }
+            return pages.notFound(request)
+        }
+    }
+}
+
+/// CORS for the REST API: an allowed origin (``WebOrigins``) is reflected on every answer, a
+/// preflight included; any other origin gets no CORS headers, so its page cannot read the answer.
+struct APICORSMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let origins: WebOrigins
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as ActionError {
+            response = try error.response(from: request, context: context)
+        }
+        if let origin = request.headers[.origin], origins.allowsAPI(origin) {
+            response.headers[.accessControlAllowOrigin] = origin
+            response.headers[.vary] = "Origin"
+        }
+        return response
+    }
+}
