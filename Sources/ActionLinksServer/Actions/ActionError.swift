@@ -93,13 +93,8 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Firebase's error body.
     public var body: Data {
         let status = Int(code.status.code)
-        let object: [String: Any] = [
-            "error": [
-                "code": status, "message": message,
-                "errors": [["message": message, "domain": "global", "reason": status == 403 ? "forbidden" : "invalid"]],
-            ]
-        ]
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let item = ErrorBody.Detail.Item(message: message, reason: status == 403 ? "forbidden" : "invalid")
+        return IdentityToolkitJSON.encode(ErrorBody(error: .init(code: status, message: message, errors: [item])))
     }
 
     static func invalidArgument(_ detail: String) -> ActionError { ActionError(.invalidArgument, detail) }

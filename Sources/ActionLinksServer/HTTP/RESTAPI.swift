@@ -34,7 +34,9 @@ struct RESTAPI: Sendable {
         if let project = call.project, project != service.settings.project.id {
             throw ActionError(.projectNotFound, "this server serves project '\(service.settings.project.id)', not '\(project.prefix(100))'")
         }
-        guard request.method == .post else { throw ActionError(.notFound, "\(request.method) \(request.uri.path) is not a method of this API") }
+        guard request.method == .post else {
+            throw ActionError(.notFound, "\(request.method) \(request.uri.path) is not a method of this API")
+        }
         let caller = try authenticate(request)
         // A browser page on an origin we do not know never gets to use the admin credential
         // (on a developer's machine, `Bearer owner` would otherwise be one fetch away).
@@ -42,8 +44,8 @@ struct RESTAPI: Sendable {
             throw ActionError(.insufficientPermission, "the admin credential is not accepted from a browser page on \(origin.prefix(100))")
         }
         var request = request
-        let fields = try await body(&request)
-        return json(try await perform(call, caller: caller, fields: fields, request: request, context: context), status: .ok)
+        let body = try await body(&request)
+        return json(try await perform(call, caller: caller, body: body, request: request, context: context))
     }
 
     func authenticate(_ request: Request) throws(ActionError) -> Caller {
@@ -74,136 +76,131 @@ struct RESTAPI: Sendable {
         return settings.adminToken.map { ConstantTime.equal(token, Array($0.utf8)) } ?? false
     }
 
-    func body(_ request: inout Request) async throws(ActionError) -> Fields {
+    /// The request body (up to `server.maximumBodyBytes`), which must be JSON.
+    func body(_ request: inout Request) async throws(ActionError) -> Data {
         let limit = service.settings.server.maximumBodyBytes
-        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
-            throw ActionError(.invalidContentType, "expected Content-Type: application/json, got '\(type)'")
+        if let type = request.headers[.contentType], MediaType(type)?.matches("application", "json") != true {
+            throw ActionError(.invalidContentType, "expected Content-Type: application/json, got '\(type.prefix(100))'")
         }
-        let buffer: ByteBuffer
         do {
-            buffer = try await request.collectBody(upTo: limit)
+            return Data(buffer: try await request.collectBody(upTo: limit))
         } catch {
             throw ActionError(.payloadTooLarge, "the request body is larger than \(limit) bytes")
         }
-        guard buffer.readableBytes > 0 else { return Fields([:]) }
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: Data(buffer: buffer))
-        } catch {
-            throw ActionError(.invalidJSON, "Invalid JSON payload received: the body is not valid JSON")
-        }
-        guard let dictionary = object as? [String: Any] else { throw ActionError(.invalidJSON, "Invalid JSON payload received: expected a JSON object") }
-        return Fields(dictionary)
     }
 
-    func perform(_ call: Call, caller: Caller, fields: Fields, request: Request, context: ServerRequestContext) async throws(ActionError)
-        -> [String: Any]
+    func perform(_ call: Call, caller: Caller, body: Data, request: Request, context: ServerRequestContext) async throws(ActionError)
+        -> Data
     {
-        let bodyTenant = try fields.string("tenantId")
         // Only configured tenants exist; the one in the path (if any) is the one a code must belong to.
         var pathTenant: String?
         if let named = call.tenantID { pathTenant = try service.knownTenant(named) }
         let tenantID: String
-        if let pathTenant { tenantID = pathTenant } else { tenantID = try service.knownTenant(bodyTenant) }
+        if let pathTenant {
+            tenantID = pathTenant
+        } else {
+            tenantID = try service.knownTenant(try IdentityToolkitJSON.decode(TenantField.self, from: body).tenantId)
+        }
         let admin = caller == .admin
         switch call.operation {
         case "sendOobCode":
-            guard let type = try fields.string("requestType"), !type.isEmpty else { throw ActionError(.missingRequestType) }
-            guard let mode = ActionCodeLink.Mode(requestType: type) else { throw ActionError(.invalidRequestType, "unknown requestType '\(type)'") }
+            let fields = try IdentityToolkitJSON.decode(SendOobCodeRequest.self, from: body)
+            guard let type = fields.requestType?.name, !type.isEmpty else { throw ActionError(.missingRequestType) }
+            guard let mode = ActionCodeLink.Mode(requestType: type) else {
+                throw ActionError(.invalidRequestType, "unknown requestType '\(type.prefix(100))'")
+            }
             var issue = ActionService.IssueRequest(mode: mode)
-            issue.email = try fields.string("email")
-            issue.newEmail = try fields.string("newEmail")
-            issue.idToken = try fields.string("idToken")
+            issue.email = fields.email
+            issue.newEmail = fields.newEmail
+            issue.idToken = fields.idToken
             issue.tenantID = tenantID
-            issue.continueURL = try fields.string("continueUrl")
-            issue.canHandleCodeInApp = try fields.bool("canHandleCodeInApp") ?? false
-            issue.iOSBundleID = try fields.firstString("iOSBundleId", "iosBundleId")
-            issue.androidPackageName = try fields.string("androidPackageName")
-            issue.androidInstallApp = try fields.bool("androidInstallApp") ?? false
-            issue.androidMinimumVersion = try fields.version("androidMinimumVersion")
-            if issue.androidMinimumVersion == nil { issue.androidMinimumVersion = try fields.version("androidMinimumVersionCode") }
-            issue.linkDomain = try fields.firstString("linkDomain", "dynamicLinkDomain")
+            issue.continueURL = fields.continueUrl
+            issue.canHandleCodeInApp = fields.canHandleCodeInApp?.value ?? false
+            issue.iOSBundleID = fields.iOSBundleId ?? fields.iosBundleId
+            issue.androidPackageName = fields.androidPackageName
+            issue.androidInstallApp = fields.androidInstallApp?.value ?? false
+            issue.androidMinimumVersion = fields.androidMinimumVersion?.digits ?? fields.androidMinimumVersionCode?.digits
+            issue.linkDomain = fields.linkDomain ?? fields.dynamicLinkDomain
             issue.languageCode = request.headers[.firebaseLocale].flatMap { $0.isEmpty ? nil : String($0.prefix(35)) }
             issue.isAdmin = admin
-            issue.returnLink = try fields.bool("returnOobLink") ?? false
+            issue.returnLink = fields.returnOobLink?.value ?? false
             issue.clientAddress = context.clientAddress
             let issued = try await service.issue(issue)
             // The same bytes whether or not the address has an account: the canonical address either way.
-            var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": issued.email]
-            if issue.returnLink, issued.delivered {
-                response["oobLink"] = issued.link
-                response["oobCode"] = issued.code
-            }
-            return response
+            let returned = issue.returnLink && issued.delivered
+            return IdentityToolkitJSON.encode(
+                SendOobCodeResponse(email: issued.email, oobLink: returned ? issued.link : nil, oobCode: returned ? issued.code : nil))
 
         case "resetPassword":
-            guard let code = try fields.string("oobCode"), !code.isEmpty else { throw ActionError.missingCode }
-            if let newPassword = try fields.string("newPassword") {
-                let done = try await service.resetPassword(code: code, newPassword: newPassword, tenantID: pathTenant, consumer: consumer(context))
-                return ["kind": "identitytoolkit#ResetPasswordResponse", "email": done.record.email, "requestType": "PASSWORD_RESET"]
+            let fields = try IdentityToolkitJSON.decode(OobCodeRequest.self, from: body)
+            guard let code = fields.oobCode, !code.isEmpty else { throw ActionError.missingCode }
+            if let newPassword = fields.newPassword {
+                let done = try await service.resetPassword(
+                    code: code, newPassword: newPassword, tenantID: pathTenant, consumer: consumer(context))
+                return IdentityToolkitJSON.encode(ResetPasswordResponse(email: done.record.email, requestType: "PASSWORD_RESET"))
             }
             let record = try await service.check(code: code, tenantID: pathTenant)
-            var response: [String: Any] = ["kind": "identitytoolkit#ResetPasswordResponse", "requestType": record.mode.requestType]
             // As Firebase does, an email sign-in code does not tell whom it was sent to: whoever holds a
             // forwarded link must still type the address.
-            guard record.mode != .signIn else { return response }
-            response["email"] = record.email
-            if let newEmail = record.newEmail { response["newEmail"] = newEmail }
-            return response
+            guard record.mode != .signIn else {
+                return IdentityToolkitJSON.encode(ResetPasswordResponse(requestType: record.mode.requestType))
+            }
+            return IdentityToolkitJSON.encode(
+                ResetPasswordResponse(email: record.email, newEmail: record.newEmail, requestType: record.mode.requestType))
 
         case "update":
-            guard let code = try fields.string("oobCode"), !code.isEmpty else {
-                throw ActionError.invalidArgument("this server applies action codes with accounts:update (oobCode); other account updates are not supported")
+            let fields = try IdentityToolkitJSON.decode(OobCodeRequest.self, from: body)
+            guard let code = fields.oobCode, !code.isEmpty else {
+                throw ActionError.invalidArgument(
+                    "this server applies action codes with accounts:update (oobCode); other account updates are not supported")
             }
             let done = try await service.apply(code: code, tenantID: pathTenant, consumer: consumer(context))
-            var response = user(done.account)
-            response["kind"] = "identitytoolkit#SetAccountInfoResponse"
-            return response
+            return IdentityToolkitJSON.encode(UserInfo(done.account, kind: "identitytoolkit#SetAccountInfoResponse"))
 
         case "signInWithEmailLink":
-            guard let code = try fields.string("oobCode"), !code.isEmpty else { throw ActionError.missingCode }
-            let done = try await service.signIn(code: code, email: try fields.string("email") ?? "", tenantID: pathTenant, consumer: consumer(context))
-            return [
-                "kind": "identitytoolkit#EmailLinkSigninResponse", "idToken": done.idToken ?? "", "refreshToken": done.refreshToken ?? "",
-                "email": done.account.email ?? "", "localId": done.account.localID, "expiresIn": String(TokenIssuer.lifetime),
-                "isNewUser": done.isNewUser,
-            ]
+            let fields = try IdentityToolkitJSON.decode(OobCodeRequest.self, from: body)
+            guard let code = fields.oobCode, !code.isEmpty else { throw ActionError.missingCode }
+            let done = try await service.signIn(code: code, email: fields.email ?? "", tenantID: pathTenant, consumer: consumer(context))
+            return IdentityToolkitJSON.encode(
+                EmailLinkSignInResponse(
+                    idToken: done.idToken ?? "", refreshToken: done.refreshToken ?? "", email: done.account.email ?? "",
+                    localId: done.account.localID, expiresIn: String(TokenIssuer.lifetime), isNewUser: done.isNewUser))
 
         case "lookup":
+            let fields = try IdentityToolkitJSON.decode(LookupRequest.self, from: body)
             var found: [Account] = []
-            if let idToken = try fields.string("idToken") {
+            if let idToken = fields.idToken {
                 found.append(try await service.account(fromIDToken: idToken, tenantID: tenantID, now: .now))
             } else {
                 guard admin else { throw ActionError(.missingIDToken) }
-                for id in try fields.strings("localId") {
+                for id in fields.localId?.values ?? [] {
                     if let account = try await service.storeCall({ try await self.service.accounts.account(id: id, tenantID: tenantID) }) {
                         found.append(account)
                     }
                 }
-                for email in try fields.strings("email") {
+                for email in fields.email?.values ?? [] {
                     guard let canonical = ActionService.canonicalEmail(email) else { continue }
-                    if let account = try await service.storeCall({ try await self.service.accounts.account(email: canonical, tenantID: tenantID) }),
+                    if let account = try await service.storeCall({
+                        try await self.service.accounts.account(email: canonical, tenantID: tenantID)
+                    }),
                         !found.contains(where: { $0.localID == account.localID })
                     {
                         found.append(account)
                     }
                 }
             }
-            var response: [String: Any] = ["kind": "identitytoolkit#GetAccountInfoResponse"]
-            if !found.isEmpty { response["users"] = found.map(user) }
-            return response
+            return IdentityToolkitJSON.encode(LookupResponse(users: found.isEmpty ? nil : found.map { UserInfo($0) }))
 
         case "create":
             guard admin else { throw ActionError.insufficientPermission }
+            let fields = try IdentityToolkitJSON.decode(CreateAccountRequest.self, from: body)
             let account = try await service.createAccount(
-                email: try fields.string("email"), password: try fields.string("password"), emailVerified: try fields.bool("emailVerified") ?? false,
-                displayName: try fields.string("displayName"), localID: try fields.string("localId"), tenantID: tenantID)
-            var response: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "localId": account.localID]
-            if let email = account.email { response["email"] = email }
-            return response
+                email: fields.email, password: fields.password, emailVerified: fields.emailVerified?.value ?? false,
+                displayName: fields.displayName, localID: fields.localId, tenantID: tenantID)
+            return IdentityToolkitJSON.encode(CreateAccountResponse(localId: account.localID, email: account.email))
 
         default:
-            throw ActionError(.notFound, "accounts:\(call.operation) is not part of this server's API")
+            throw ActionError(.notFound, "accounts:\(call.operation.prefix(100)) is not part of this server's API")
         }
     }
 
@@ -214,100 +211,17 @@ struct RESTAPI: Sendable {
             throw ActionError(.notFound, "no method at \(request.uri.path)")
         }
         guard request.method == .get else { throw ActionError(.notFound, "use GET \(expected)") }
-        let codes: [[String: Any]] = listing.all.map {
-            ["email": $0.email, "oobCode": $0.code, "oobLink": $0.link, "requestType": $0.mode.requestType]
+        let codes = listing.all.map {
+            OobCodeListing.Entry(email: $0.email, oobCode: $0.code, oobLink: $0.link, requestType: $0.mode.requestType)
         }
-        return json(["oobCodes": codes], status: .ok)
-    }
-
-    /// An account as `accounts:lookup` shows it (the password hash is never returned).
-    func user(_ account: Account) -> [String: Any] {
-        var user: [String: Any] = [
-            "localId": account.localID, "emailVerified": account.emailVerified, "disabled": account.disabled,
-            "createdAt": String(account.createdAt), "validSince": String(account.validSince),
-        ]
-        if let email = account.email { user["email"] = email }
-        if let name = account.displayName { user["displayName"] = name }
-        if let last = account.lastLoginAt { user["lastLoginAt"] = String(last) }
-        if !account.tenantID.isEmpty { user["tenantId"] = account.tenantID }
-        if account.passwordHash != nil {
-            user["passwordHash"] = "UkVEQUNURUQ="
-            if let updated = account.passwordUpdatedAt { user["passwordUpdatedAt"] = updated }
-            if let email = account.email {
-                user["providerUserInfo"] = [["providerId": "password", "federatedId": email, "email": email, "rawId": email]]
-            }
-        } else {
-            user["providerUserInfo"] = [[String: Any]]()
-        }
-        return user
+        return json(IdentityToolkitJSON.encode(OobCodeListing(oobCodes: codes)))
     }
 
     func consumer(_ context: ServerRequestContext) -> String { "api " + (context.clientAddress ?? "?") }
 
-    func json(_ object: [String: Any], status: HTTPResponse.Status) -> Response {
-        if let bytes = Self.stringObjectJSON(object) {
-            return Response(status: status, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
-        }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return Response(status: status, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    /// The bytes `JSONSerialization` writes with `[.sortedKeys, .withoutEscapingSlashes]` for an
-    /// object whose keys are ASCII letters (distinct ignoring case) and whose values are strings, as
-    /// most answers are (`sendOobCode`'s on every request); `nil` for anything else. Foundation's
-    /// bridging and locale-aware key sorting cost more than the rest of issuing a link.
-    static func stringObjectJSON(_ object: [String: Any]) -> [UInt8]? {
-        var members: [(key: String, folded: [UInt8], value: String)] = []
-        members.reserveCapacity(object.count)
-        for (key, value) in object {
-            guard let text = value as? String else { return nil }
-            var folded: [UInt8] = []
-            folded.reserveCapacity(key.utf8.count)
-            for byte in key.utf8 {
-                guard (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) else { return nil }
-                folded.append(byte | 0x20)
-            }
-            members.append((key, folded, text))
-        }
-        // Case-insensitive order, as Foundation sorts keys; two keys equal but for case go to Foundation.
-        members.sort { $0.folded.lexicographicallyPrecedes($1.folded) }
-        for index in members.indices.dropFirst() where members[index].folded == members[index - 1].folded { return nil }
-        var bytes: [UInt8] = [UInt8(ascii: "{")]
-        for (index, member) in members.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            appendJSONString(member.key, to: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            appendJSONString(member.value, to: &bytes)
-        }
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
-    }
-
-    static let hexDigits = Array("0123456789abcdef".utf8)
-
-    /// A JSON string as `JSONSerialization` escapes it (without escaping slashes).
-    static func appendJSONString(_ text: String, to bytes: inout [UInt8]) {
-        let hex = Self.hexDigits
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0x00..<0x10: bytes += Array("\\u000".utf8) + [hex[Int(byte)]]
-            case 0x10..<0x20: bytes += Array("\\u001".utf8) + [hex[Int(byte - 0x10)]]
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    func failure(_ error: ActionError) -> Response {
-        Response(status: error.status, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: error.body)))
+    /// A JSON answer, 200.
+    func json(_ body: Data) -> Response {
+        Response(status: .ok, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// JSON, never cached; `respond` adds CORS headers for an allowed origin.
@@ -316,7 +230,8 @@ struct RESTAPI: Sendable {
     ]
 
     /// The headers a web app's Firebase SDK sends; a preflight allows these and no others.
-    static let allowedRequestHeaders = "authorization, content-type, x-goog-api-key, x-firebase-locale, x-client-version, x-firebase-gmpid, x-firebase-client, x-firebase-appcheck"
+    static let allowedRequestHeaders =
+        "authorization, content-type, x-goog-api-key, x-firebase-locale, x-client-version, x-firebase-gmpid, x-firebase-client, x-firebase-appcheck"
 
     /// A CORS preflight: allowed (for `respond` to add the origin) only for an allowed origin.
     func preflight(_ request: Request, allowed: Bool) -> Response {
@@ -327,59 +242,5 @@ struct RESTAPI: Sendable {
                 .accessControlAllowMethods: "POST, GET, OPTIONS", .accessControlMaxAge: "3600",
                 .accessControlAllowHeaders: Self.allowedRequestHeaders,
             ])
-    }
-}
-
-/// The fields of a JSON request body; a field of the wrong type is an error, an unknown one is ignored.
-struct Fields {
-    let values: [String: Any]
-
-    init(_ values: [String: Any]) { self.values = values }
-
-    func string(_ name: String) throws(ActionError) -> String? {
-        guard let value = values[name], !(value is NSNull) else { return nil }
-        guard let text = value as? String else { throw ActionError.invalidArgument("'\(name)' must be a string") }
-        return text
-    }
-
-    func firstString(_ names: String...) throws(ActionError) -> String? {
-        for name in names { if let value = try string(name) { return value } }
-        return nil
-    }
-
-    func bool(_ name: String) throws(ActionError) -> Bool? {
-        guard let value = values[name], !(value is NSNull) else { return nil }
-        if !(value is String), let flag = value as? Bool { return flag }
-        if let text = value as? String, text == "true" || text == "false" { return text == "true" }
-        throw ActionError.invalidArgument("'\(name)' must be true or false")
-    }
-
-    /// An Android version code given as a string or a number (`androidMinimumVersion` is either,
-    /// depending on the SDK): a whole number from 0 to 2100000000 (Play's largest versionCode). It
-    /// is shown on a page, so nothing else is accepted.
-    func version(_ name: String) throws(ActionError) -> String? {
-        guard let value = values[name], !(value is NSNull) else { return nil }
-        let problem = ActionError.invalidArgument("'\(name)' must be an Android version code: a whole number from 0 to 2100000000")
-        var text: String
-        if let string = value as? String {
-            text = string
-        } else if let number = value as? NSNumber {
-            text = number.stringValue
-        } else {
-            throw problem
-        }
-        if text.isEmpty { return nil }
-        guard text.utf8.count <= 10, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(text), code <= 2_100_000_000 else {
-            throw problem
-        }
-        text = String(code)
-        return text
-    }
-
-    func strings(_ name: String) throws(ActionError) -> [String] {
-        guard let value = values[name], !(value is NSNull) else { return [] }
-        if let text = value as? String { return [text] }
-        guard let list = value as? [Any], let texts = list as? [String] else { throw ActionError.invalidArgument("'\(name)' must be a list of strings") }
-        return texts
     }
 }
