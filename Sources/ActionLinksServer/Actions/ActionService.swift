@@ -153,18 +153,18 @@ public final class ActionService: Sendable {
             throw ActionError.emailExists
         }
 
-        var appSettings: [String: String] = [:]
-        if let bundle = request.iOSBundleID { appSettings["iOSBundleId"] = bundle }
-        if let package = request.androidPackageName { appSettings["androidPackageName"] = package }
-        if let version = request.androidMinimumVersion { appSettings["androidMinimumVersion"] = version }
-        if request.androidInstallApp { appSettings["androidInstallApp"] = "true" }
-        if request.canHandleCodeInApp { appSettings["canHandleCodeInApp"] = "true" }
+        var appSettings = AppSettings()
+        appSettings.iOSBundleId = request.iOSBundleID
+        appSettings.androidPackageName = request.androidPackageName
+        appSettings.androidMinimumVersion = request.androidMinimumVersion
+        if request.androidInstallApp { appSettings.androidInstallApp = "true" }
+        if request.canHandleCodeInApp { appSettings.canHandleCodeInApp = "true" }
 
         let code = Secrets.token()
         let record = ActionCodeRecord(
             hash: keys.newCodeHash(code), mode: request.mode, tenantID: request.tenantID, accountID: account?.localID, email: email,
             newEmail: newEmail, continueURL: continueURL, languageCode: request.languageCode,
-            appSettings: appSettings.isEmpty ? nil : String(decoding: try! JSONSerialization.data(withJSONObject: appSettings, options: [.sortedKeys]), as: UTF8.self),
+            appSettings: appSettings.json,
             createdAt: now, expiresAt: now + Timestamp(settings.codes.lifetime(of: request.mode)) * 1000)
         try await storeCall { try await self.codes.issue(record) }
         metrics.codeIssued(request.mode)
@@ -331,13 +331,14 @@ public final class ActionService: Sendable {
 
     /// The account an ID token names, if the token is valid and not revoked.
     public func account(fromIDToken token: String, tenantID: String, now: Timestamp) async throws(ActionError) -> Account {
-        guard let claims = tokens.verify(token, now: now), let id = claims["sub"] as? String else { throw ActionError.invalidIDToken }
-        let tokenTenant = (claims["firebase"] as? [String: Any])?["tenant"] as? String ?? ""
+        guard let claims = tokens.verify(token, now: now) else { throw ActionError.invalidIDToken }
+        let id = claims.sub
+        let tokenTenant = claims.firebase.tenant ?? ""
         guard tokenTenant == tenantID else { throw ActionError(.tenantIDMismatch) }
         guard let account = try await storeCall({ try await self.accounts.account(id: id, tenantID: tenantID) }) else {
             throw ActionError.userNotFound
         }
-        if let issued = claims["iat"] as? Int, Int64(issued) < account.validSince { throw ActionError(.tokenExpired) }
+        if claims.iat < account.validSince { throw ActionError(.tokenExpired) }
         return account
     }
 

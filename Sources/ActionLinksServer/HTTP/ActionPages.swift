@@ -199,7 +199,7 @@ struct ActionPages: Sendable {
         }
         let pageLanguage = templates.language(requested: record.languageCode ?? link.languageCode, acceptLanguage: acceptLanguage)
         guard record.mode == link.mode else { return outcome(.invalid, pageLanguage) }
-        let appSettings = Self.appSettings(record)
+        let appSettings = AppSettings(json: record.appSettings)
         // Every URL on this page is rebuilt from what was stored with the code: the wrapper's own
         // parameters (a continueUrl appended to the link, say) never reach the page.
         let webLink = ActionCodeLink(
@@ -217,16 +217,16 @@ struct ActionPages: Sendable {
             "continueWeb": templates.text("links.continueWeb", pageLanguage), "appStore": templates.text("links.appStore", pageLanguage),
             "playStore": templates.text("links.playStore", pageLanguage),
         ]
-        let apple = service.apps.appleApps.first { $0.bundleID == appSettings["iOSBundleId"] } ?? service.apps.appleApps.first
+        let apple = service.apps.appleApps.first { $0.bundleID == appSettings.iOSBundleId } ?? service.apps.appleApps.first
         let android =
-            service.apps.androidApps.first { $0.packageName == appSettings["androidPackageName"] } ?? service.apps.androidApps.first
+            service.apps.androidApps.first { $0.packageName == appSettings.androidPackageName } ?? service.apps.androidApps.first
         if let apple, let storeID = apple.appStoreID {
             context["smartBanner"] = "app-id=\(storeID), app-argument=\(webLink)"
             if !onAndroid { context["appStoreLink"] = "https://apps.apple.com/app/id" + storeID }
         }
         if let android, !onIOS { context["playStoreLink"] = "https://play.google.com/store/apps/details?id=" + android.packageName }
         // Checked again here: a code issued before versions were checked may carry free text.
-        if onAndroid, let android, let minimum = appSettings["androidMinimumVersion"], !minimum.isEmpty, minimum.utf8.count <= 10,
+        if onAndroid, let android, let minimum = appSettings.androidMinimumVersion, !minimum.isEmpty, minimum.utf8.count <= 10,
             minimum.utf8.allSatisfy({ (0x30...0x39).contains($0) })
         {
             // The link asks for a newer app than the one that may be installed: update first.
@@ -244,19 +244,12 @@ struct ActionPages: Sendable {
             context["appLink"] =
                 "intent://\(domain.description)\(ActionCodeLink.actionPath)?\(query)#Intent;scheme=\(domain.scheme);package=\(android.packageName);"
                 + "S.browser_fallback_url=\(PercentEncoding.encodeComponent(webLink));end"
-        } else if onIOS, let bundle = appSettings["iOSBundleId"], service.apps.appleApps.contains(where: { $0.bundleID == bundle }) {
+        } else if onIOS, let bundle = appSettings.iOSBundleId, service.apps.appleApps.contains(where: { $0.bundleID == bundle }) {
             // A universal link to the page's own domain stays in Safari; the custom scheme that
             // Firebase Dynamic Links used (the bundle ID) hands the link to the app.
             context["appLink"] = "\(bundle)://google/link/?deep_link_id=\(PercentEncoding.encodeComponent(webLink))"
         }
         return html(templates.page("links", language: pageLanguage, context: context), status: .ok)
-    }
-
-    /// The app settings a link was issued with (`iOSBundleId`, `androidPackageName`, `androidMinimumVersion`, ...).
-    static func appSettings(_ record: ActionCodeRecord) -> [String: String] {
-        guard let text = record.appSettings, let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String]
-        else { return [:] }
-        return object
     }
 
     // MARK: Outcomes

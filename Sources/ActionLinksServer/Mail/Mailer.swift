@@ -6,7 +6,7 @@ import ServiceLifecycle
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// One rendered email.
@@ -92,7 +92,8 @@ public final class Mailer: Service, Sendable {
                 return
             } catch {
                 metrics?.mailOutcome(delivered: false, final: attempt == settings.attempts)
-                logger.warning("mail delivery failed", metadata: ["mode": "\(message.mode.rawValue)", "attempt": "\(attempt)", "error": "\(error)"])
+                logger.warning(
+                    "mail delivery failed", metadata: ["mode": "\(message.mode.rawValue)", "attempt": "\(attempt)", "error": "\(error)"])
                 if attempt < settings.attempts {
                     try? await Task.sleep(for: delay)
                     delay = min(delay * 2, .seconds(60))
@@ -132,7 +133,9 @@ public final class Mailer: Service, Sendable {
                     done.resume()
                 } else {
                     let detail = collected.text
-                    done.resume(throwing: MailDeliveryError(message: "\(command[0]) exited with \(process.terminationStatus): \(detail.prefix(300))"))
+                    done.resume(
+                        throwing: MailDeliveryError(
+                            message: "\(command[0]) exited with \(process.terminationStatus): \(detail.prefix(300))"))
                 }
             }
             do {
@@ -152,11 +155,12 @@ public final class Mailer: Service, Sendable {
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let bearerToken { request.setValue("Bearer " + bearerToken, forHTTPHeaderField: "Authorization") }
-        let body: [String: String] = [
-            "from": message.from, "to": message.to, "subject": message.subject, "text": message.text, "html": message.html,
-            "mode": message.mode.rawValue,
-        ]
-        request.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
+        let body = WebhookMessage(
+            from: message.from, to: message.to, subject: message.subject, text: message.text, html: message.html,
+            mode: message.mode.rawValue)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        request.httpBody = try encoder.encode(body)
         let (_, response) = try await URLSession.shared.data(for: request)
         guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
             throw MailDeliveryError(message: "the webhook answered \((response as? HTTPURLResponse)?.statusCode ?? 0)")
@@ -181,7 +185,8 @@ struct MailDeliveryError: Error, CustomStringConvertible {
 enum MIMEMessage {
     static func render(_ message: MailMessage, date: Date = Date()) -> String {
         let boundary = "=_" + Secrets.token().prefix(24)
-        let domain = message.from.split(separator: "@").last.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "> ")) } ?? "localhost"
+        let domain =
+            message.from.split(separator: "@").last.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "> ")) } ?? "localhost"
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
@@ -247,4 +252,14 @@ public final class IssuedLinkListing: Sendable {
 
     /// Every entry, oldest first.
     public var all: [Entry] { entries.withLock { $0 } }
+}
+
+/// What the webhook backend POSTs for each message.
+struct WebhookMessage: Encodable, Sendable {
+    var from: String
+    var to: String
+    var subject: String
+    var text: String
+    var html: String
+    var mode: String
 }

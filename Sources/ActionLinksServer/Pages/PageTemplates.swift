@@ -37,7 +37,7 @@ public struct PageTemplates: Sendable {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: stringsDirectory)) ?? [] where name.hasSuffix(".json") {
             let path = (stringsDirectory as NSString).appendingPathComponent(name)
             guard let data = FileManager.default.contents(atPath: path),
-                let table = try? JSONSerialization.jsonObject(with: data) as? [String: String]
+                let table = try? JSONDecoder().decode([String: String].self, from: data)
             else { throw PageTemplatesError(path: path, message: "expected a JSON object of string keys to string values") }
             strings[String(name.dropLast(5)).lowercased()] = table
         }

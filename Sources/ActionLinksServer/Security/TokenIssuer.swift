@@ -22,16 +22,14 @@ public struct TokenIssuer: Sendable {
 
     /// A signed ID token for `account`.
     public func idToken(for account: Account, signInProvider: String, now: Timestamp) -> String {
-        let seconds = Int(now / 1000)
-        var claims: [String: Any] = [
-            "iss": issuer, "aud": projectID, "auth_time": seconds, "user_id": account.localID, "sub": account.localID, "iat": seconds,
-            "exp": seconds + Self.lifetime, "email_verified": account.emailVerified,
-        ]
-        var firebase: [String: Any] = ["sign_in_provider": signInProvider, "identities": ["email": account.email.map { [$0] } ?? []]]
-        if let email = account.email { claims["email"] = email }
-        if !account.tenantID.isEmpty { firebase["tenant"] = account.tenantID }
-        claims["firebase"] = firebase
-        let header = ["alg": "ES256", "kid": keyID, "typ": "JWT"]
+        let seconds = Int64(now / 1000)
+        let claims = IDTokenClaims(
+            iss: issuer, aud: projectID, authTime: seconds, userID: account.localID, sub: account.localID, iat: seconds,
+            exp: seconds + Int64(Self.lifetime), email: account.email, emailVerified: account.emailVerified,
+            firebase: .init(
+                identities: ["email": account.email.map { [$0] } ?? []], signInProvider: signInProvider,
+                tenant: account.tenantID.isEmpty ? nil : account.tenantID))
+        let header = JWTHeader(alg: "ES256", kid: keyID, typ: "JWT")
         let signingInput = Self.segment(header) + "." + Self.segment(claims)
         let signature = (try? key.signature(for: Data(signingInput.utf8)).rawRepresentation).map(LowS.normalized) ?? []
         return signingInput + "." + Base64URL.encode(signature)
@@ -40,15 +38,15 @@ public struct TokenIssuer: Sendable {
     /// The claims of an ID token this server signed, if the signature is good and it has not expired.
     ///
     /// Only the low-S form of a signature is accepted, so each token has exactly one encoding.
-    public func verify(_ token: String, now: Timestamp) -> [String: Any]? {
+    public func verify(_ token: String, now: Timestamp) -> IDTokenClaims? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let signatureBytes = Base64URL.decode(parts[2]), signatureBytes.count == 64,
             !LowS.isHigh(signatureBytes.suffix(32)),
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
             key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)),
             let payload = Base64URL.decode(parts[1]),
-            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any],
-            let expiry = claims["exp"] as? Int, expiry > Int(now / 1000), claims["aud"] as? String == projectID
+            let claims = try? JSONDecoder().decode(IDTokenClaims.self, from: payload),
+            claims.exp > Int64(now / 1000), claims.aud == projectID
         else { return nil }
         return claims
     }
@@ -56,16 +54,78 @@ public struct TokenIssuer: Sendable {
     /// `{"keys":[...]}` with the public key, for `/.well-known/jwks.json`.
     public var jwks: Data {
         let raw = key.publicKey.rawRepresentation
-        let jwk: [String: String] = [
-            "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": keyID,
-            "x": Base64URL.encode(raw.prefix(32)), "y": Base64URL.encode(raw.suffix(32)),
-        ]
-        return (try? JSONSerialization.data(withJSONObject: ["keys": [jwk]], options: [.sortedKeys])) ?? Data()
+        let jwk = JWK(kid: keyID, x: Base64URL.encode(raw.prefix(32)), y: Base64URL.encode(raw.suffix(32)))
+        return (try? Self.encoder.encode(JWKSet(keys: [jwk]))) ?? Data()
     }
 
-    private static func segment(_ object: Any) -> String {
-        Base64URL.encode((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    private static func segment(_ value: some Encodable) -> String {
+        Base64URL.encode((try? encoder.encode(value)) ?? Data())
     }
+}
+
+/// A JWT's header.
+struct JWTHeader: Codable, Sendable {
+    var alg: String
+    var kid: String
+    var typ: String
+}
+
+/// The claims of an ID token, as Firebase's are shaped.
+public struct IDTokenClaims: Codable, Sendable, Hashable {
+    /// Firebase's own claims.
+    public struct Firebase: Codable, Sendable, Hashable {
+        /// The sign-in identities by provider (`email`: the address).
+        public var identities: [String: [String]]
+        /// The provider of this sign-in (`password` for email links, as Firebase says).
+        public var signInProvider: String
+        /// The tenant, when the account is in one.
+        public var tenant: String?
+
+        enum CodingKeys: String, CodingKey {
+            case identities, tenant
+            case signInProvider = "sign_in_provider"
+        }
+    }
+
+    public var iss: String
+    public var aud: String
+    public var authTime: Int64
+    public var userID: String
+    public var sub: String
+    public var iat: Int64
+    public var exp: Int64
+    public var email: String?
+    public var emailVerified: Bool
+    public var firebase: Firebase
+
+    enum CodingKeys: String, CodingKey {
+        case iss, aud, sub, iat, exp, email, firebase
+        case authTime = "auth_time"
+        case userID = "user_id"
+        case emailVerified = "email_verified"
+    }
+}
+
+/// One public key of the JWKS.
+struct JWK: Codable, Sendable {
+    var kty = "EC"
+    var crv = "P-256"
+    var alg = "ES256"
+    var use = "sig"
+    var kid: String
+    var x: String
+    var y: String
+}
+
+/// `/.well-known/jwks.json`.
+struct JWKSet: Codable, Sendable {
+    var keys: [JWK]
 }
 
 /// ECDSA P-256 signatures with S in the lower half of the group order.

@@ -61,6 +61,40 @@ public struct ActionCodeRecord: Sendable, Hashable {
     }
 }
 
+/// The app settings a code was issued with, stored with it as JSON (`ActionCodeRecord.appSettings`).
+/// Flags are stored as the string `"true"`, as they always have been.
+public struct AppSettings: Codable, Sendable, Hashable {
+    /// The iOS app's bundle ID.
+    public var iOSBundleId: String?
+    /// The Android app's package name.
+    public var androidPackageName: String?
+    /// The lowest Android version code that can handle the link (digits only).
+    public var androidMinimumVersion: String?
+    /// `"true"` when the Android fallback should offer to install the app.
+    public var androidInstallApp: String?
+    /// `"true"` when the app completes the action itself.
+    public var canHandleCodeInApp: String?
+
+    /// Whether nothing is set.
+    public var isEmpty: Bool { self == AppSettings() }
+
+    /// The stored JSON, or `nil` when nothing is set.
+    var json: String? {
+        guard !isEmpty else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The settings stored as `json` (none when it is missing or unreadable).
+    init(json: String?) {
+        self = json.flatMap { try? JSONDecoder().decode(AppSettings.self, from: Data($0.utf8)) } ?? AppSettings()
+    }
+
+    /// No settings.
+    public init() {}
+}
+
 extension ActionCodeRecord {
     /// The `recoverEmail` code that a consumed `verifyAndChangeEmail` code (this one) leaves for the
     /// old address: it restores the address this code moved away from.
