@@ -101,7 +101,9 @@ public struct AASAMatcher: Sendable {
     }
 
     /// The decision alone, without explanations: what a server routing requests needs, several times faster.
-    public func decide(_ url: AssociatedURL, appID: String, domain: String) -> (outcome: AASAMatchResult.Outcome, rule: AASAMatchResult.Rule?) {
+    public func decide(_ url: AssociatedURL, appID: String, domain: String) -> (
+        outcome: AASAMatchResult.Outcome, rule: AASAMatchResult.Rule?
+    ) {
         let result = run(url, appID: appID, domain: domain, explain: false)
         return (result.outcome, result.decidingRule)
     }
@@ -131,7 +133,8 @@ public struct AASAMatcher: Sendable {
             }
         }
         let summary =
-            !explain ? "" : consideredDetails == 0 ? "no applinks detail lists app ID \"\(appID)\"" : "no rule for app ID \"\(appID)\" matched"
+            !explain
+            ? "" : consideredDetails == 0 ? "no applinks detail lists app ID \"\(appID)\"" : "no rule for app ID \"\(appID)\" matched"
         return AASAMatchResult(outcome: .noMatch, decidingRule: nil, misses: misses, summary: summary)
     }
 
@@ -188,7 +191,10 @@ public struct AASAMatcher: Sendable {
             let rawItems = AssociationWildcardPattern.queryItems(rawQuery)
             items = rawItems.map { (Array($0.name.unicodeScalars), $0.value) }
             decodedItems = rawItems.map {
-                (Array(AssociationWildcardPattern.percentDecoded($0.name).unicodeScalars), AssociationWildcardPattern.percentDecoded($0.value))
+                (
+                    Array(AssociationWildcardPattern.percentDecoded($0.name).unicodeScalars),
+                    AssociationWildcardPattern.percentDecoded($0.value)
+                )
             }
             fragment = url.fragment ?? ""
             decodedFragment = AssociationWildcardPattern.percentDecoded(fragment)
@@ -276,7 +282,8 @@ public struct AASAMatcher: Sendable {
             let path = percentEncoded ? url.path : url.decodedPath
             if !paths.contains(where: { $0.matches(path, caseSensitive: caseSensitive) }) {
                 guard explain else { return "" }
-                return "path \"\(percentEncoded ? url.shownPath : url.decodedShownPath)\" does not match \"\(pathText)\"" + undefinedNote(paths[0])
+                return "path \"\(percentEncoded ? url.shownPath : url.decodedShownPath)\" does not match \"\(pathText)\""
+                    + undefinedNote(paths[0])
             }
             if let reason = queryMismatch(url, explain: explain) { return reason }
             if let fragment {
@@ -319,7 +326,8 @@ public struct AASAMatcher: Sendable {
                     }
                     if !found, !rule.pattern.matches("", caseSensitive: caseSensitive) {
                         guard explain else { return "" }
-                        return "query item \"\(rule.name)\" is missing and \"\" does not match \"\(rule.pattern.source)\"" + undefinedNote(rule.pattern)
+                        return "query item \"\(rule.name)\" is missing and \"\" does not match \"\(rule.pattern.source)\""
+                            + undefinedNote(rule.pattern)
                     }
                 }
                 return nil
@@ -352,7 +360,8 @@ extension AssociatedURL {
         guard let host = parts.host, !host.isEmpty else {
             throw URLSplitError(code: .emptyHost, offset: nil, message: "the URL has no host, so no association file applies to it")
         }
-        self.init(host: String(host), path: parts.path.isEmpty ? "/" : String(parts.path), query: parts.query.map(String.init),
+        self.init(
+            host: String(host), path: parts.path.isEmpty ? "/" : String(parts.path), query: parts.query.map(String.init),
             fragment: parts.fragment.map(String.init))
     }
 }

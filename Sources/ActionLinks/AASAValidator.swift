@@ -95,7 +95,9 @@ public struct AASAValidator: Sendable {
                 }
                 checkAppIDFormat(appID, at: elementPath)
                 if !seen.insert(appID).inserted {
-                    collector.add(.aasaDuplicateAppID, .warning, elementPath, "App ID \"\(appID)\" is listed twice in \(path).apps; remove the repeat.")
+                    collector.add(
+                        .aasaDuplicateAppID, .warning, elementPath,
+                        "App ID \"\(appID)\" is listed twice in \(path).apps; remove the repeat.")
                 }
             }
         }
@@ -121,17 +123,23 @@ public struct AASAValidator: Sendable {
                 collector.add(.aasaMissingDetails, .error, path, "\"applinks\" has no \"details\" array, so no app is associated.")
             case .array(let details)?:
                 if details.isEmpty {
-                    collector.add(.aasaEmptyDetails, .warning, "applinks.details", "\"details\" is empty, so no app opens any link. Add an entry with \"appIDs\" and \"components\".")
+                    collector.add(
+                        .aasaEmptyDetails, .warning, "applinks.details",
+                        "\"details\" is empty, so no app opens any link. Add an entry with \"appIDs\" and \"components\".")
                 }
                 for (index, detail) in details.enumerated() {
-                    checkDetail(detail, at: DiagnosticCollector.path("applinks.details", index: index), legacyAppID: nil, domainDefaults: domainDefaults)
+                    checkDetail(
+                        detail, at: DiagnosticCollector.path("applinks.details", index: index), legacyAppID: nil,
+                        domainDefaults: domainDefaults)
                 }
             case .object(let legacyDetails)?:
                 if legacyDetails.isEmpty {
                     collector.add(.aasaEmptyDetails, .warning, "applinks.details", "\"details\" is empty, so no app opens any link.")
                 }
                 for member in legacyDetails {
-                    checkDetail(member.value, at: DiagnosticCollector.path("applinks.details", dataKey: member.key), legacyAppID: member.key, domainDefaults: domainDefaults)
+                    checkDetail(
+                        member.value, at: DiagnosticCollector.path("applinks.details", dataKey: member.key), legacyAppID: member.key,
+                        domainDefaults: domainDefaults)
                 }
             case let other?:
                 wrongType("applinks.details", expected: "an array of detail objects", found: other)
@@ -150,14 +158,22 @@ public struct AASAValidator: Sendable {
             if let legacyAppID { appIDs.append((legacyAppID, path)) }
             if let single = value["appID"] {
                 let singlePath = DiagnosticCollector.path(path, key: "appID")
-                if let appID = single.stringValue { appIDs.append((appID, singlePath)) } else { wrongType(singlePath, expected: "an app ID string", found: single) }
+                if let appID = single.stringValue {
+                    appIDs.append((appID, singlePath))
+                } else {
+                    wrongType(singlePath, expected: "an app ID string", found: single)
+                }
             }
             if let list = value["appIDs"] {
                 let listPath = DiagnosticCollector.path(path, key: "appIDs")
                 if let elements = list.arrayValue {
                     for (index, element) in elements.enumerated() {
                         let elementPath = DiagnosticCollector.path(listPath, index: index)
-                        if let appID = element.stringValue { appIDs.append((appID, elementPath)) } else { wrongType(elementPath, expected: "an app ID string", found: element) }
+                        if let appID = element.stringValue {
+                            appIDs.append((appID, elementPath))
+                        } else {
+                            wrongType(elementPath, expected: "an app ID string", found: element)
+                        }
                     }
                 } else {
                     wrongType(listPath, expected: "an array of app ID strings", found: list)
@@ -171,7 +187,8 @@ public struct AASAValidator: Sendable {
                 if let earlier = seenAppIDs[appID] {
                     collector.add(
                         .aasaDuplicateAppID, .warning, appIDPath,
-                        "App ID \"\(appID)\" is already listed at \(earlier); Apple only reaches these rules if the earlier ones all miss. Merge the rules into one detail.")
+                        "App ID \"\(appID)\" is already listed at \(earlier); Apple only reaches these rules if the earlier ones all miss. Merge the rules into one detail."
+                    )
                 } else {
                     seenAppIDs[appID] = appIDPath
                 }
@@ -186,13 +203,18 @@ public struct AASAValidator: Sendable {
             if components != nil, paths != nil {
                 collector.add(
                     .aasaPathsWithComponents, .warning, DiagnosticCollector.path(path, key: "paths"),
-                    "This detail has both \"paths\" and \"components\"; Apple ignores \"paths\" when \"components\" is present. Move the paths into components.")
+                    "This detail has both \"paths\" and \"components\"; Apple ignores \"paths\" when \"components\" is present. Move the paths into components."
+                )
             }
             if components == nil, paths == nil {
-                collector.add(.aasaDetailWithoutRules, .warning, path, "This detail has no \"components\", so it opens no URL. Add components such as {\"/\": \"/*\"}.")
+                collector.add(
+                    .aasaDetailWithoutRules, .warning, path,
+                    "This detail has no \"components\", so it opens no URL. Add components such as {\"/\": \"/*\"}.")
             }
             if let components {
-                checkComponents(components, at: DiagnosticCollector.path(path, key: "components"), detailDefaults: detailDefaults, domainDefaults: domainDefaults)
+                checkComponents(
+                    components, at: DiagnosticCollector.path(path, key: "components"), detailDefaults: detailDefaults,
+                    domainDefaults: domainDefaults)
             }
             if let paths { checkLegacyPaths(paths, at: DiagnosticCollector.path(path, key: "paths")) }
         }
@@ -212,7 +234,8 @@ public struct AASAValidator: Sendable {
                 if let catchAll {
                     collector.add(
                         .unreachableRule, .warning, elementPath,
-                        "Unreachable: \(DiagnosticCollector.path(path, index: catchAll)) matches every URL, so this rule is never evaluated. Move it before the catch-all or delete it.")
+                        "Unreachable: \(DiagnosticCollector.path(path, index: catchAll)) matches every URL, so this rule is never evaluated. Move it before the catch-all or delete it."
+                    )
                     continue
                 }
                 guard element.objectMembers != nil else { continue }
@@ -255,11 +278,17 @@ public struct AASAValidator: Sendable {
                 let memberPath = DiagnosticCollector.path(path, key: member.key)
                 switch member.key {
                 case "/", "#":
-                    if let pattern = member.value.stringValue { checkVariableReferences(pattern, at: memberPath) } else { wrongType(memberPath, expected: "a pattern string", found: member.value) }
+                    if let pattern = member.value.stringValue {
+                        checkVariableReferences(pattern, at: memberPath)
+                    } else {
+                        wrongType(memberPath, expected: "a pattern string", found: member.value)
+                    }
                 case "comment":
                     if member.value.stringValue == nil { wrongType(memberPath, expected: "a string", found: member.value) }
                 case "exclude", "caseSensitive", "percentEncoded":
-                    if member.value.boolValue == nil { wrongType(memberPath, expected: "true or false (not a string)", found: member.value) }
+                    if member.value.boolValue == nil {
+                        wrongType(memberPath, expected: "true or false (not a string)", found: member.value)
+                    }
                 case "?":
                     checkQuery(member.value, at: memberPath)
                 default: continue
@@ -278,7 +307,8 @@ public struct AASAValidator: Sendable {
                     } else {
                         collector.add(
                             .nonStringQueryPredicate, .error, memberPath,
-                            "Query item \"\(member.key)\" maps to \(member.value.kindName); every value in a \"?\" dictionary must be a pattern string, or Apple ignores the whole dictionary and this component never matches. Quote it, e.g. \"\(member.key)\": \"*\".")
+                            "Query item \"\(member.key)\" maps to \(member.value.kindName); every value in a \"?\" dictionary must be a pattern string, or Apple ignores the whole dictionary and this component never matches. Quote it, e.g. \"\(member.key)\": \"*\"."
+                        )
                     }
                 }
             default:
@@ -301,7 +331,8 @@ public struct AASAValidator: Sendable {
                 if let catchAll {
                     collector.add(
                         .unreachableRule, .warning, elementPath,
-                        "Unreachable: \(DiagnosticCollector.path(path, index: catchAll)) matches every path, so this entry is never evaluated. Move it earlier or delete it.")
+                        "Unreachable: \(DiagnosticCollector.path(path, index: catchAll)) matches every path, so this entry is never evaluated. Move it earlier or delete it."
+                    )
                     continue
                 }
                 let pattern = entry.hasPrefix("NOT ") ? String(entry.dropFirst(4)) : entry
@@ -318,7 +349,8 @@ public struct AASAValidator: Sendable {
             for member in members {
                 let memberPath = DiagnosticCollector.path(path, dataKey: member.key)
                 if member.key.isEmpty || member.key.unicodeScalars.contains(where: { "$()".unicodeScalars.contains($0) }) {
-                    collector.add(.aasaInvalidVariable, .error, memberPath, "Variable names must be non-empty and cannot contain $, ( or ).")
+                    collector.add(
+                        .aasaInvalidVariable, .error, memberPath, "Variable names must be non-empty and cannot contain $, ( or ).")
                 }
                 if PredefinedSubstitutionVariables.isPredefined(member.key) {
                     collector.add(
@@ -337,7 +369,9 @@ public struct AASAValidator: Sendable {
                         continue
                     }
                     if text.contains("$(") {
-                        collector.add(.aasaInvalidVariable, .error, elementPath, "Variable values may use * and ? but not other variables; spell the alternatives out.")
+                        collector.add(
+                            .aasaInvalidVariable, .error, elementPath,
+                            "Variable values may use * and ? but not other variables; spell the alternatives out.")
                     }
                     values.append(text)
                 }
@@ -349,7 +383,8 @@ public struct AASAValidator: Sendable {
             for name in AssociationWildcardPattern(pattern, variables: variables).undefinedVariables {
                 collector.add(
                     .aasaUndefinedVariable, .error, path,
-                    "$(\(name)) is not defined; add it to applinks.substitutionVariables or use a predefined variable (alpha, upper, lower, alnum, digit, xdigit, region, lang).")
+                    "$(\(name)) is not defined; add it to applinks.substitutionVariables or use a predefined variable (alpha, upper, lower, alnum, digit, xdigit, region, lang)."
+                )
             }
         }
 

@@ -138,9 +138,11 @@ enum ActionParameters {
             guard let mode = ActionCodeLink.Mode(rawValue: modeText) else {
                 let known = ActionCodeLink.Mode.allCases.map(\.rawValue)
                 if let near = known.first(where: { $0.lowercased() == modeText.lowercased() }) {
-                    throw LinkInspection.Failure(code: .unknownMode, message: "mode '\(modeText)' is not known; modes are case-sensitive: did you mean '\(near)'?")
+                    throw LinkInspection.Failure(
+                        code: .unknownMode, message: "mode '\(modeText)' is not known; modes are case-sensitive: did you mean '\(near)'?")
                 }
-                throw LinkInspection.Failure(code: .unknownMode, message: "mode '\(modeText)' is not one of \(known.joined(separator: ", "))")
+                throw LinkInspection.Failure(
+                    code: .unknownMode, message: "mode '\(modeText)' is not one of \(known.joined(separator: ", "))")
             }
             guard let code = try url.value(.oobCode) else {
                 throw LinkInspection.Failure(code: .missingCode, message: "there is no oobCode parameter")
@@ -151,7 +153,8 @@ enum ActionParameters {
                 languageCode: try url.value(.lang), tenantID: try url.value(.tenantId))
             var repeated: [String] = []
             if url.query.repeated != 0 {
-                for name in QueryScan.Name.allCases where name != .link && name != .deepLinkID && url.query.repeated & (1 << UInt8(name.rawValue)) != 0 {
+                for name in QueryScan.Name.allCases
+                where name != .link && name != .deepLinkID && url.query.repeated & (1 << UInt8(name.rawValue)) != 0 {
                     repeated.append(name.text.description)
                 }
             }

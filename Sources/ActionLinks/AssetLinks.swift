@@ -209,7 +209,13 @@ public struct AssetLinks: Sendable, Hashable {
                     guard let text = member.value.stringValue else {
                         return .failure(Malformed(reason: "\"\(member.key)\" is \(member.value.kindName), not a string"))
                     }
-                    if member.key == "/" { component.path = text } else if member.key == "#" { component.fragment = text } else { component.comment = text }
+                    if member.key == "/" {
+                        component.path = text
+                    } else if member.key == "#" {
+                        component.fragment = text
+                    } else {
+                        component.comment = text
+                    }
                 case "exclude":
                     guard let flag = member.value.boolValue else {
                         return .failure(Malformed(reason: "\"exclude\" is \(member.value.kindName), not a boolean"))
@@ -222,7 +228,8 @@ public struct AssetLinks: Sendable, Hashable {
                     var parameters: [QueryParameter] = []
                     for item in items {
                         guard let pattern = item.value.stringValue else {
-                            return .failure(Malformed(reason: "query parameter \"\(item.key)\" maps to \(item.value.kindName), not a string"))
+                            return .failure(
+                                Malformed(reason: "query parameter \"\(item.key)\" maps to \(item.value.kindName), not a string"))
                         }
                         parameters.append(QueryParameter(name: item.key, pattern: pattern))
                     }

@@ -64,7 +64,8 @@ public struct AssetLinksMatcher: Sendable {
             }
             guard case .statement(let statement) = entry else {
                 if case .include(let location) = entry {
-                    misses.append(.init(statement: index, component: nil, reason: "include of \(location) is not followed; evaluate that file too"))
+                    misses.append(
+                        .init(statement: index, component: nil, reason: "include of \(location) is not followed; evaluate that file too"))
                 }
                 continue
             }
@@ -101,7 +102,8 @@ public struct AssetLinksMatcher: Sendable {
                 return AssetLinksVerdict(
                     outcome: component.exclude ? .excluded : .handled, statement: statement, component: index,
                     misses: misses,
-                    summary: "\(component.exclude ? "excluded" : "handled") by dynamic_app_link_components[\(index)] of statement \(statement)")
+                    summary:
+                        "\(component.exclude ? "excluded" : "handled") by dynamic_app_link_components[\(index)] of statement \(statement)")
             }
             return AssetLinksVerdict(
                 outcome: .excluded, statement: statement, component: nil, misses: misses,

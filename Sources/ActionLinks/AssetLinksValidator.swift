@@ -73,11 +73,14 @@ public struct AssetLinksValidator: Sendable {
         guard let elements = document.arrayValue else {
             collector.add(
                 .assetLinksNotAnArray, .error, "",
-                "The top level is \(document.kindName); Google expects a single array of statements: [{\"relation\": [...], \"target\": {...}}].")
+                "The top level is \(document.kindName); Google expects a single array of statements: [{\"relation\": [...], \"target\": {...}}]."
+            )
             return AssociationValidationReport(diagnostics: collector.diagnostics, usable: nil)
         }
         if elements.isEmpty {
-            collector.add(.assetLinksEmptyList, .error, "", "The statement list is empty; Google treats that as a fetch error. Add at least one statement.")
+            collector.add(
+                .assetLinksEmptyList, .error, "",
+                "The statement list is empty; Google treats that as a fetch error. Add at least one statement.")
         }
         var entries: [AssetLinks.Entry?] = []
         var appsWithDynamicRules: [String: String] = [:]
@@ -131,7 +134,8 @@ public struct AssetLinksValidator: Sendable {
             if !standardFields.isEmpty {
                 fail(
                     .assetLinksIncludeWithOtherFields, includePath,
-                    "An include statement may not also have \(standardFields.joined(separator: ", ")); move those into a separate statement.")
+                    "An include statement may not also have \(standardFields.joined(separator: ", ")); move those into a separate statement."
+                )
             }
             guard let location = include.stringValue, location.lowercased().hasPrefix("https://") else {
                 fail(.assetLinksInvalidInclude, includePath, "\"include\" must be an https:// URL string of another statement list.")
@@ -142,11 +146,15 @@ public struct AssetLinksValidator: Sendable {
         mutating func checkRelations(_ value: JSONValue?) {
             let relationPath = DiagnosticCollector.path(path, key: "relation")
             guard let value else {
-                fail(.assetLinksMissingRelation, path, "No relation array specified; add \"relation\": [\"\(AssetLinks.handleAllURLs)\"]. This statement is skipped.")
+                fail(
+                    .assetLinksMissingRelation, path,
+                    "No relation array specified; add \"relation\": [\"\(AssetLinks.handleAllURLs)\"]. This statement is skipped.")
                 return
             }
             guard let relations = value.arrayValue else {
-                fail(.assetLinksRelationNotArray, relationPath, "\"relation\" is not an array; wrap it: [\"\(value.stringValue ?? AssetLinks.handleAllURLs)\"].")
+                fail(
+                    .assetLinksRelationNotArray, relationPath,
+                    "\"relation\" is not an array; wrap it: [\"\(value.stringValue ?? AssetLinks.handleAllURLs)\"].")
                 return
             }
             if relations.isEmpty {
@@ -155,7 +163,9 @@ public struct AssetLinksValidator: Sendable {
             for (index, relation) in relations.enumerated() {
                 let elementPath = DiagnosticCollector.path(relationPath, index: index)
                 guard let text = relation.stringValue else {
-                    fail(.assetLinksInvalidRelation, elementPath, "Invalid relation: \(relation.kindName) instead of a \"kind/detail\" string.")
+                    fail(
+                        .assetLinksInvalidRelation, elementPath,
+                        "Invalid relation: \(relation.kindName) instead of a \"kind/detail\" string.")
                     continue
                 }
                 if let problem = Self.relationProblem(text) {
@@ -168,7 +178,8 @@ public struct AssetLinksValidator: Sendable {
             let parts = relation.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2 else { return "it must be exactly kind/detail, e.g. \(AssetLinks.handleAllURLs)" }
             guard AssetLinksValidator.knownRelationKinds.contains(String(parts[0])) else {
-                return "invalid 'kind' field \"\(parts[0])\"; known kinds are \(AssetLinksValidator.knownRelationKinds.joined(separator: ", "))"
+                return
+                    "invalid 'kind' field \"\(parts[0])\"; known kinds are \(AssetLinksValidator.knownRelationKinds.joined(separator: ", "))"
             }
             let detailValid =
                 !parts[1].isEmpty
@@ -179,7 +190,9 @@ public struct AssetLinksValidator: Sendable {
         mutating func checkTarget(_ value: JSONValue?) {
             let targetPath = DiagnosticCollector.path(path, key: "target")
             guard let value else {
-                fail(.assetLinksMissingTarget, path, "No target specified; add \"target\": {\"namespace\": \"android_app\", ...}. This statement is skipped.")
+                fail(
+                    .assetLinksMissingTarget, path,
+                    "No target specified; add \"target\": {\"namespace\": \"android_app\", ...}. This statement is skipped.")
                 return
             }
             guard let members = value.objectMembers else {
@@ -205,26 +218,32 @@ public struct AssetLinksValidator: Sendable {
         mutating func checkPackageName(_ value: JSONValue?, at targetPath: String) {
             let packagePath = DiagnosticCollector.path(targetPath, key: "package_name")
             guard let value else {
-                fail(.assetLinksMissingPackageName, targetPath, "Android app target has no package_name field; add the applicationId, e.g. \"com.example.app\".")
+                fail(
+                    .assetLinksMissingPackageName, targetPath,
+                    "Android app target has no package_name field; add the applicationId, e.g. \"com.example.app\".")
                 return
             }
             guard let name = value.stringValue, AssetLinksValidator.isJavaPackageName(name) else {
                 fail(
                     .assetLinksInvalidPackageName, packagePath,
-                    "Invalid package name \(value.stringValue.map { "\"\($0)\"" } ?? value.kindName); use dot-separated segments that start with a letter, e.g. \"com.example.app\".")
+                    "Invalid package name \(value.stringValue.map { "\"\($0)\"" } ?? value.kindName); use dot-separated segments that start with a letter, e.g. \"com.example.app\"."
+                )
                 return
             }
         }
 
-
         mutating func checkFingerprints(_ value: JSONValue?, at targetPath: String) {
             let listPath = DiagnosticCollector.path(targetPath, key: "sha256_cert_fingerprints")
             guard let value else {
-                fail(.assetLinksMissingFingerprints, targetPath, "Android app target has no sha256_cert_fingerprints; add the signing certificate's SHA-256 from Play Console.")
+                fail(
+                    .assetLinksMissingFingerprints, targetPath,
+                    "Android app target has no sha256_cert_fingerprints; add the signing certificate's SHA-256 from Play Console.")
                 return
             }
             guard let fingerprints = value.arrayValue else {
-                fail(.assetLinksFingerprintsNotArray, listPath, "sha256_cert_fingerprints is \(value.kindName), not an array; wrap the fingerprint in [ ].")
+                fail(
+                    .assetLinksFingerprintsNotArray, listPath,
+                    "sha256_cert_fingerprints is \(value.kindName), not an array; wrap the fingerprint in [ ].")
                 return
             }
             if fingerprints.isEmpty {
@@ -245,7 +264,6 @@ public struct AssetLinksValidator: Sendable {
                 }
             }
         }
-
 
         mutating func checkSite(_ value: JSONValue?, at targetPath: String) {
             let sitePath = DiagnosticCollector.path(targetPath, key: "site")
@@ -268,7 +286,9 @@ public struct AssetLinksValidator: Sendable {
             }
             var rest = site[schemeEnd.upperBound...]
             if let fragmentStart = rest.firstIndex(of: "#") {
-                fail(.assetLinksSiteHasFragment, sitePath, "Sites cannot contain fragment identifiers; remove \"\(rest[fragmentStart...])\".")
+                fail(
+                    .assetLinksSiteHasFragment, sitePath, "Sites cannot contain fragment identifiers; remove \"\(rest[fragmentStart...])\"."
+                )
                 rest = rest[..<fragmentStart]
             }
             if let queryStart = rest.firstIndex(of: "?") {
@@ -276,7 +296,9 @@ public struct AssetLinksValidator: Sendable {
                 rest = rest[..<queryStart]
             }
             if let pathStart = rest.firstIndex(of: "/") {
-                fail(.assetLinksSiteHasPath, sitePath, "Sites cannot contain a path (not even \"/\"); use just the origin, e.g. \"\(scheme)://\(rest[..<pathStart])\".")
+                fail(
+                    .assetLinksSiteHasPath, sitePath,
+                    "Sites cannot contain a path (not even \"/\"); use just the origin, e.g. \"\(scheme)://\(rest[..<pathStart])\".")
                 rest = rest[..<pathStart]
             }
             if rest.contains("@") {
@@ -325,7 +347,8 @@ public struct AssetLinksValidator: Sendable {
                 if let catchAll {
                     collector.add(
                         .unreachableRule, .warning, componentPath,
-                        "Unreachable: \(DiagnosticCollector.path(rulesPath, index: catchAll)) matches every URL, so this rule is never evaluated. Move it earlier or delete it.")
+                        "Unreachable: \(DiagnosticCollector.path(rulesPath, index: catchAll)) matches every URL, so this rule is never evaluated. Move it earlier or delete it."
+                    )
                 } else if component["?"] == nil, component["#"] == nil, let path = component["/"]?.stringValue, !path.isEmpty,
                     path.unicodeScalars.allSatisfy({ $0 == "*" })
                 {
@@ -344,13 +367,15 @@ public struct AssetLinksValidator: Sendable {
                     if member.value.boolValue == nil { dynamicProblem(memberPath, "it is \(member.value.kindName), not true or false") }
                 case "?":
                     guard let items = member.value.objectMembers else {
-                        dynamicProblem(memberPath, "it is \(member.value.kindName); Android expects a dictionary of parameter name to pattern")
+                        dynamicProblem(
+                            memberPath, "it is \(member.value.kindName); Android expects a dictionary of parameter name to pattern")
                         continue
                     }
                     for item in items where item.value.stringValue == nil {
                         collector.add(
                             .nonStringQueryPredicate, .error, DiagnosticCollector.path(memberPath, dataKey: item.key),
-                            "Query parameter \"\(item.key)\" maps to \(item.value.kindName); use a pattern string such as \"*\". Malformed rules make Android discard all dynamic rules.")
+                            "Query parameter \"\(item.key)\" maps to \(item.value.kindName); use a pattern string such as \"*\". Malformed rules make Android discard all dynamic rules."
+                        )
                     }
                 default: continue
                 }
@@ -375,7 +400,9 @@ public struct AssetLinksValidator: Sendable {
         let segments = name.split(separator: ".", omittingEmptySubsequences: false)
         return segments.count >= 2
             && segments.allSatisfy { segment in
-                guard let first = segment.unicodeScalars.first, ("a"..."z").contains(first) || ("A"..."Z").contains(first) else { return false }
+                guard let first = segment.unicodeScalars.first, ("a"..."z").contains(first) || ("A"..."Z").contains(first) else {
+                    return false
+                }
                 return segment.unicodeScalars.allSatisfy {
                     ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
                 }

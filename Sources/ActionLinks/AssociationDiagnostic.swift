@@ -118,7 +118,9 @@ struct DiagnosticCollector {
             for member in members {
                 let memberPath = Self.path(path, key: member.key)
                 if !seen.insert(member.key).inserted {
-                    add(.duplicateKey, .warning, memberPath, "Key \"\(member.key)\" appears more than once; only the last value is used. Keep one.")
+                    add(
+                        .duplicateKey, .warning, memberPath,
+                        "Key \"\(member.key)\" appears more than once; only the last value is used. Keep one.")
                 }
                 reportDuplicateKeys(member.value, at: memberPath)
             }
@@ -176,7 +178,9 @@ struct DiagnosticCollector {
     static func path(_ base: String, key: String) -> String {
         let isIdentifier =
             !key.isEmpty
-            && key.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
+            && key.unicodeScalars.allSatisfy {
+                $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+            }
             && !("0"..."9").contains(key.unicodeScalars.first!)
         if isIdentifier { return base.isEmpty ? key : "\(base).\(key)" }
         return path(base, dataKey: key)

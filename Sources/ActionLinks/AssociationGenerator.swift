@@ -192,7 +192,9 @@ public struct AssociationGenerator: Sendable {
             }
             try Self.appendUnique(app.packageName, to: &packageNames, field: "Android package")
             guard !app.sha256Fingerprints.isEmpty else {
-                throw .invalidValue(field: "sha256Fingerprints of \(app.packageName)", value: "[]", expected: "at least one SHA-256 certificate fingerprint")
+                throw .invalidValue(
+                    field: "sha256Fingerprints of \(app.packageName)", value: "[]", expected: "at least one SHA-256 certificate fingerprint"
+                )
             }
             var fingerprints: [String] = []
             for fingerprint in app.sha256Fingerprints {
@@ -216,7 +218,8 @@ public struct AssociationGenerator: Sendable {
     private func checkRules() throws(AssociationGeneratorError) {
         for rule in configuration.extraRules {
             guard rule.path.hasPrefix("/") || rule.path.hasPrefix("*") else {
-                throw .invalidValue(field: "extra rule path", value: rule.path, expected: "a pattern starting with / or *, such as /products/*")
+                throw .invalidValue(
+                    field: "extra rule path", value: rule.path, expected: "a pattern starting with / or *, such as /products/*")
             }
             for parameter in rule.query where parameter.name.isEmpty {
                 throw .invalidValue(field: "query parameter name in rule \(rule.path)", value: "", expected: "a non-empty name")

@@ -31,14 +31,16 @@ public struct ContinueURLPolicy: Sendable {
             self.defaultOrigin = nil
             return
         }
-        let originExpectation = "an origin such as https://app.example.com (scheme, host and optional port; no path, query or user information)"
+        let originExpectation =
+            "an origin such as https://app.example.com (scheme, host and optional port; no path, query or user information)"
         guard let origin = try? URLParts(defaultOrigin), origin.userinfo == nil, origin.query == nil, origin.fragment == nil,
             origin.path.isEmpty || origin.path == "/", let host = origin.host,
             ["https", "http"].contains(origin.scheme.lowercased())
         else {
             throw ConfigurationError(key: "defaultOrigin", value: defaultOrigin, expected: originExpectation)
         }
-        let serialised = origin.scheme.lowercased() + "://" + host.lowercased() + (origin.port.flatMap { $0.isEmpty ? nil : ":" + $0 } ?? "")
+        let serialised =
+            origin.scheme.lowercased() + "://" + host.lowercased() + (origin.port.flatMap { $0.isEmpty ? nil : ":" + $0 } ?? "")
         self.defaultOrigin = serialised
         guard evaluate(serialised + "/").isAllowed else {
             throw ConfigurationError(
@@ -83,7 +85,9 @@ public struct ContinueURLPolicy: Sendable {
                 return .reject(.backslash, "the continue URL contains a backslash at offset \(offset) (browsers read it as '/')")
             }
             if c >= 0x80 {
-                return .reject(.nonASCII, "the continue URL contains non-ASCII text at offset \(offset): percent-encode it, and write hosts in punycode")
+                return .reject(
+                    .nonASCII,
+                    "the continue URL contains non-ASCII text at offset \(offset): percent-encode it, and write hosts in punycode")
             }
         }
 
@@ -104,14 +108,17 @@ public struct ContinueURLPolicy: Sendable {
             text = defaultOrigin + input
             // The limit applies to the URL we hand back, so a path near the limit cannot outgrow it.
             if text.utf8.count > Self.maximumLength {
-                return .reject(.tooLong, "the continue URL is \(text.utf8.count) bytes long with its origin; at most \(Self.maximumLength) are allowed")
+                return .reject(
+                    .tooLong, "the continue URL is \(text.utf8.count) bytes long with its origin; at most \(Self.maximumLength) are allowed"
+                )
             }
         }
         let url: URLParts
         do {
             url = try URLParts(text)
         } catch {
-            return .reject(error.code == .missingScheme ? .relativeURL : .malformed, "the continue URL is not a valid URL: \(error.message)")
+            return .reject(
+                error.code == .missingScheme ? .relativeURL : .malformed, "the continue URL is not a valid URL: \(error.message)")
         }
         if url.userinfo != nil {
             return .reject(.userinfo, "the continue URL contains user information ('user@'), which is never allowed")

@@ -152,7 +152,8 @@ struct ClientReading {
         for name in required where fields[name].nonEmpty == nil { missing.append(name) }
         if !missing.isEmpty {
             let names = missing.count == 1 ? missing[0] : missing.dropLast().joined(separator: ", ") + " and " + missing[missing.count - 1]
-            return ClientVerdict(client: client, accepts: false, problems: ["rejects the link: \(names) \(missing.count == 1 ? "is" : "are") missing"])
+            return ClientVerdict(
+                client: client, accepts: false, problems: ["rejects the link: \(names) \(missing.count == 1 ? "is" : "are") missing"])
         }
         guard let mode = fields["mode"], ActionCodeLink.Mode(rawValue: mode) != nil else {
             return ClientVerdict(client: client, accepts: false, problems: ["rejects the link: mode '\(fields["mode"] ?? "")' is unknown"])

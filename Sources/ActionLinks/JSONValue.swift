@@ -180,7 +180,8 @@ private struct StrictJSONParser {
                 "input is \(bytes.count) bytes, more than the limit of \(limits.maximumByteCount) bytes")
         }
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            throw failure(.byteOrderMark, at: 0, "input starts with a UTF-8 byte order mark (EF BB BF); save the file as UTF-8 without a BOM")
+            throw failure(
+                .byteOrderMark, at: 0, "input starts with a UTF-8 byte order mark (EF BB BF); save the file as UTF-8 without a BOM")
         }
         skipWhitespace()
         if index == bytes.count {

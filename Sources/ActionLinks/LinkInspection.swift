@@ -74,14 +74,18 @@ public struct LinkInspection: Sendable {
         if case .success(let scanned) = unwrapped, action != nil {
             let target = scanned.parts
             if target.path != ActionCodeLink.actionPath[...] {
-                warnings.append("the action link's path is '\(target.path)', not \(ActionCodeLink.actionPath): a link domain's handler will not receive it")
+                warnings.append(
+                    "the action link's path is '\(target.path)', not \(ActionCodeLink.actionPath): a link domain's handler will not receive it"
+                )
             }
             if target.scheme.lowercased() != "https" {
                 warnings.append("the action link uses '\(target.scheme):', not 'https:': universal links and App Links need https")
             }
         }
         if layers.contains(where: { $0.kind == .dynamicLinkWrapper }) {
-            warnings.append("Firebase Dynamic Links shut down on 2025-08-25: page.link and app.goo.gl links no longer resolve; issue links on your own link domain")
+            warnings.append(
+                "Firebase Dynamic Links shut down on 2025-08-25: page.link and app.goo.gl links no longer resolve; issue links on your own link domain"
+            )
         }
         clients = ClientVerdict.verdicts(for: input, action: action)
         // When ActionLinks itself refuses the link, an SDK refusing it too is no news.

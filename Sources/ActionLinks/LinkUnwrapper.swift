@@ -62,7 +62,8 @@ public enum LinkUnwrapper {
         // The JS SDK's choice (parseDeepLink); empty values count as absent there too.
         if let deepLink = current.nonEmptyValue(.deepLinkID) {
             if let failure = descend(&current, &depth, into: deepLink, via: .deepLinkID, onLayer) { return .failure(failure) }
-            if let doubleLink = current.nonEmptyValue(.link), let failure = descend(&current, &depth, into: doubleLink, via: .link, onLayer) {
+            if let doubleLink = current.nonEmptyValue(.link), let failure = descend(&current, &depth, into: doubleLink, via: .link, onLayer)
+            {
                 return .failure(failure)
             }
         } else if let link = current.nonEmptyValue(.link) {
@@ -79,7 +80,8 @@ public enum LinkUnwrapper {
             let link = current.nonEmptyValue(.link)
             guard let inner = link ?? current.nonEmptyValue(.deepLinkID) else {
                 onLayer(current.parts.string, current.parts, nil)
-                return .failure(.init(code: .wrapperWithoutLink, message: "layer \(depth) is a link wrapper without a link or deep_link_id parameter"))
+                return .failure(
+                    .init(code: .wrapperWithoutLink, message: "layer \(depth) is a link wrapper without a link or deep_link_id parameter"))
             }
             guard depth < maximumDepth else {
                 onLayer(current.parts.string, current.parts, nil)
@@ -135,7 +137,9 @@ public enum LinkUnwrapper {
         return equalBytes(bytes, (range.upperBound - count)..<range.upperBound, suffix, caseInsensitive: true)
     }
 
-    private static func equalBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ text: StaticString, caseInsensitive: Bool) -> Bool {
+    private static func equalBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ text: StaticString, caseInsensitive: Bool)
+        -> Bool
+    {
         guard range.count == text.utf8CodeUnitCount else { return false }
         let other = text.utf8Start
         let fold: UInt8 = caseInsensitive ? 0x20 : 0

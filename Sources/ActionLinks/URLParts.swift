@@ -169,7 +169,8 @@ extension URLParts {
         var o = Offsets()
         if n == 0 { return .failure(URLSplitError(code: .empty, offset: nil, message: "the URL is empty")) }
         if n > maximumLength {
-            return .failure(URLSplitError(code: .tooLong, offset: nil, message: "the URL is \(n) bytes long; the limit is \(maximumLength)"))
+            return .failure(
+                URLSplitError(code: .tooLong, offset: nil, message: "the URL is \(n) bytes long; the limit is \(maximumLength)"))
         }
         // Any failure first reports the leftmost byte that is wrong anywhere (a space, a backslash, a bad
         // escape), which says more than the structural problem it caused.
@@ -225,7 +226,8 @@ extension URLParts {
                 }
                 guard close < n, b[close] == UInt8(ascii: "]") else {
                     if close < n, !isAuthorityEnd(b[close]) {
-                        return fail(.invalidHost, close, "character '\(character(close))' at offset \(close) is not allowed in an IPv6 literal")
+                        return fail(
+                            .invalidHost, close, "character '\(character(close))' at offset \(close) is not allowed in an IPv6 literal")
                     }
                     return fail(.invalidHost, hostStart, "the IP literal starting at offset \(hostStart) has no closing ']'")
                 }
@@ -295,18 +297,22 @@ extension URLParts {
         while i < b.count {
             let c = b[i]
             if c >= 0x80 {
-                return URLSplitError(code: .nonASCII, offset: i, message: "non-ASCII byte at offset \(i): percent-encode it (hosts must be punycode)")
+                return URLSplitError(
+                    code: .nonASCII, offset: i, message: "non-ASCII byte at offset \(i): percent-encode it (hosts must be punycode)")
             }
             if c <= 0x20 || c == 0x7F {
                 let what = c == 0x20 ? "a space" : c == 0x09 ? "a tab" : c == 0x0A || c == 0x0D ? "a line break" : "a control character"
-                return URLSplitError(code: .controlCharacter, offset: i, message: "\(what) at offset \(i): percent-encode it (browsers strip or change it)")
+                return URLSplitError(
+                    code: .controlCharacter, offset: i, message: "\(what) at offset \(i): percent-encode it (browsers strip or change it)")
             }
             if c == UInt8(ascii: "\\") {
-                return URLSplitError(code: .backslash, offset: i, message: "a backslash at offset \(i): browsers read it as '/'; use '/' or %5C")
+                return URLSplitError(
+                    code: .backslash, offset: i, message: "a backslash at offset \(i): browsers read it as '/'; use '/' or %5C")
             }
             if c == UInt8(ascii: "%") {
                 guard i + 2 < b.count, isHexDigit(b[i + 1]), isHexDigit(b[i + 2]) else {
-                    return URLSplitError(code: .malformedPercentEscape, offset: i, message: "'%' at offset \(i) is not followed by two hexadecimal digits")
+                    return URLSplitError(
+                        code: .malformedPercentEscape, offset: i, message: "'%' at offset \(i) is not followed by two hexadecimal digits")
                 }
                 i += 3
                 continue

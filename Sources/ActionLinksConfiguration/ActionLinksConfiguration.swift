@@ -36,7 +36,9 @@ public struct ActionLinksConfiguration: Sendable {
     }
 
     /// Checks configuration text; `file` names it in error messages.
-    public static func parse(yaml: String, file: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ActionLinksConfiguration {
+    public static func parse(yaml: String, file: String, environment: [String: String] = [:]) throws(ConfigurationError)
+        -> ActionLinksConfiguration
+    {
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
@@ -90,7 +92,9 @@ public struct ActionLinksConfiguration: Sendable {
     }
 
     /// Creates a configuration from values.
-    public init(continueURLs: ContinueURLPolicy, apps: AppsConfiguration = AppsConfiguration(), service: ServiceSettings = ServiceSettings()) {
+    public init(
+        continueURLs: ContinueURLPolicy, apps: AppsConfiguration = AppsConfiguration(), service: ServiceSettings = ServiceSettings()
+    ) {
         self.continueURLs = continueURLs
         self.apps = apps
         self.service = service
@@ -220,8 +224,11 @@ extension Reader {
             let key = "apps.ios[\(index)]"
             let app = try mapping(item, key: key, known: ["teamId", "bundleId", "appStoreId"])
             guard let teamID = try optionalString(app["teamId"], key: key + ".teamId") else { throw fail(item, key, "teamId is required") }
-            guard let bundleID = try optionalString(app["bundleId"], key: key + ".bundleId") else { throw fail(item, key, "bundleId is required") }
-            let entry = AppsConfiguration.AppleApp(teamID: teamID, bundleID: bundleID, appStoreID: try optionalString(app["appStoreId"], key: key + ".appStoreId"))
+            guard let bundleID = try optionalString(app["bundleId"], key: key + ".bundleId") else {
+                throw fail(item, key, "bundleId is required")
+            }
+            let entry = AppsConfiguration.AppleApp(
+                teamID: teamID, bundleID: bundleID, appStoreID: try optionalString(app["appStoreId"], key: key + ".appStoreId"))
             do throws(AssociationGeneratorError) {
                 _ = try AssociationGenerator(configuration: AppsConfiguration(appleApps: [entry])).appleAppSiteAssociation()
             } catch {
@@ -238,10 +245,13 @@ extension Reader {
             let fingerprints = try strings(app["sha256CertFingerprints"], key: key + ".sha256CertFingerprints")
             var minimumVersion: Int?
             if let version = app["minimumVersion"] {
-                guard let value = version.int, value >= 0 else { throw fail(version, key + ".minimumVersion", "expected a non-negative whole number (versionCode)") }
+                guard let value = version.int, value >= 0 else {
+                    throw fail(version, key + ".minimumVersion", "expected a non-negative whole number (versionCode)")
+                }
                 minimumVersion = value
             }
-            let entry = AppsConfiguration.AndroidApp(packageName: packageName, sha256Fingerprints: fingerprints, minimumVersion: minimumVersion)
+            let entry = AppsConfiguration.AndroidApp(
+                packageName: packageName, sha256Fingerprints: fingerprints, minimumVersion: minimumVersion)
             do throws(AssociationGeneratorError) {
                 _ = try AssociationGenerator(configuration: AppsConfiguration(androidApps: [entry])).assetLinks()
             } catch {
@@ -255,7 +265,9 @@ extension Reader {
             guard let path = try optionalString(rule["path"], key: key + ".path") else { throw fail(item, key, "path is required") }
             var query: [AssetLinks.DynamicComponent.QueryParameter] = []
             if let queryNode = rule["query"] {
-                guard case .mapping(let items) = queryNode else { throw fail(queryNode, key + ".query", "expected a mapping of parameter name to pattern") }
+                guard case .mapping(let items) = queryNode else {
+                    throw fail(queryNode, key + ".query", "expected a mapping of parameter name to pattern")
+                }
                 for (name, pattern) in items {
                     guard let name = name.scalar?.string else { throw fail(name, key + ".query", "expected a parameter name") }
                     query.append(.init(name: name, pattern: try string(pattern, key: key + ".query." + name)))
@@ -267,7 +279,8 @@ extension Reader {
                 exclude = value
             }
             apps.extraRules.append(
-                .init(path: path, query: query, fragment: try optionalString(rule["fragment"], key: key + ".fragment"), exclude: exclude,
+                .init(
+                    path: path, query: query, fragment: try optionalString(rule["fragment"], key: key + ".fragment"), exclude: exclude,
                     comment: try optionalString(rule["comment"], key: key + ".comment")))
         }
         apps.webCredentialsAppIDs = try strings(fields["webcredentials"], key: "apps.webcredentials")

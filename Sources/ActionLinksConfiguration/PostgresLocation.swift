@@ -60,8 +60,10 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// Reads a `postgres://` or `postgresql://` URL; the error says what is wrong (never the password).
     public init(url: String) throws(PostgresLocationError) {
         self.url = url
-        guard let components = URLComponents(string: url), let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme) else {
-            throw PostgresLocationError("expected postgres://user:password@host:port/database (percent-encode special characters in the password)")
+        guard let components = URLComponents(string: url), let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
+        else {
+            throw PostgresLocationError(
+                "expected postgres://user:password@host:port/database (percent-encode special characters in the password)")
         }
         guard let host = components.host, !host.isEmpty else {
             throw PostgresLocationError("the URL names no host; expected postgres://user:password@host:port/database")
@@ -83,7 +85,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             switch item.name {
             case "sslmode":
                 guard let mode = TLSMode(rawValue: value) else {
-                    throw PostgresLocationError("sslmode must be one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", ")); got '\(value)'")
+                    throw PostgresLocationError(
+                        "sslmode must be one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", ")); got '\(value)'")
                 }
                 tlsMode = mode
             case "sslrootcert":
@@ -112,7 +115,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
 
     static func seconds(_ text: String, name: String, range: ClosedRange<Double>) throws(PostgresLocationError) -> Double {
         guard let value = Double(text), range.contains(value) else {
-            throw PostgresLocationError("\(name) must be a number of seconds from \(range.lowerBound) to \(range.upperBound); got '\(text)'")
+            throw PostgresLocationError(
+                "\(name) must be a number of seconds from \(range.lowerBound) to \(range.upperBound); got '\(text)'")
         }
         return value
     }

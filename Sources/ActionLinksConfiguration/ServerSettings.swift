@@ -167,7 +167,9 @@ public struct ServiceSettings: Sendable {
     /// Whether `id` has the shape of a tenant ID: 1 to 64 ASCII letters, digits and hyphens.
     public static func isWellFormedTenantID(_ id: some StringProtocol) -> Bool {
         !id.isEmpty && id.utf8.count <= 64
-            && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-") }
+            && id.utf8.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-")
+            }
     }
 
     /// The default settings: a development server on `http://localhost:8080`.
@@ -184,11 +186,14 @@ extension ServiceSettings {
         if !server.development, server.adminToken == nil {
             throw ConfigurationError(
                 file: file, mark: nil, key: "server.adminToken",
-                message: "expected an admin token (at least 32 characters) when server.development is false; set it here or in ACTIONLINKS_SERVER_ADMIN_TOKEN")
+                message:
+                    "expected an admin token (at least 32 characters) when server.development is false; set it here or in ACTIONLINKS_SERVER_ADMIN_TOKEN"
+            )
         }
         if !server.development, !linkDomainsConfigured {
             throw ConfigurationError(
-                file: file, mark: nil, key: "linkDomains", message: "expected the link domain(s) this server answers for, e.g. [links.example.com]")
+                file: file, mark: nil, key: "linkDomains",
+                message: "expected the link domain(s) this server answers for, e.g. [links.example.com]")
         }
     }
 }
@@ -234,8 +239,10 @@ extension Reader {
             settings.server.tls = .init(certificate: certificate, privateKey: key)
         }
         if settings.server.development, !settings.server.isLoopback {
-            throw fail(server["development"], "server.development",
-                "a development server accepts 'Bearer owner' as the admin credential, so it must listen on a loopback address (127.0.0.1, ::1 or localhost), not '\(settings.server.host)'")
+            throw fail(
+                server["development"], "server.development",
+                "a development server accepts 'Bearer owner' as the admin credential, so it must listen on a loopback address (127.0.0.1, ::1 or localhost), not '\(settings.server.host)'"
+            )
         }
         if let token = settings.server.adminToken, token.count < 32 {
             throw fail(server["adminToken"], "server.adminToken", "expected at least 32 characters (use `openssl rand -hex 32`)")
@@ -244,13 +251,17 @@ extension Reader {
         if let token = settings.server.metricsToken,
             token.utf8.count < 32 || !token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         {
-            throw fail(server["metricsToken"], "server.metricsToken", "expected at least 32 printable ASCII characters without spaces (use `openssl rand -hex 32`)")
+            throw fail(
+                server["metricsToken"], "server.metricsToken",
+                "expected at least 32 printable ASCII characters without spaces (use `openssl rand -hex 32`)")
         }
         if let proxies = server["trustedProxies"] {
             for (index, item) in try sequence(proxies, key: "server.trustedProxies").enumerated() {
                 let text = try string(item, key: "server.trustedProxies[\(index)]")
                 guard let network = IPNetwork(text) else {
-                    throw fail(item, "server.trustedProxies[\(index)]", "expected an IP address or a CIDR block such as 10.0.0.0/8 or ::1/128; got '\(text)'")
+                    throw fail(
+                        item, "server.trustedProxies[\(index)]",
+                        "expected an IP address or a CIDR block such as 10.0.0.0/8 or ::1/128; got '\(text)'")
                 }
                 settings.server.trustedProxies.append(network)
             }
@@ -310,20 +321,26 @@ extension Reader {
         }
 
         let passwords = try mapping(top["passwords"], key: "passwords", known: ["minimumLength", "maximumLength"])
-        if let value = passwords["minimumLength"] { settings.passwords.minimumLength = try integer(value, key: "passwords.minimumLength", in: 6...128) }
+        if let value = passwords["minimumLength"] {
+            settings.passwords.minimumLength = try integer(value, key: "passwords.minimumLength", in: 6...128)
+        }
         if let value = passwords["maximumLength"] {
-            settings.passwords.maximumLength = try integer(value, key: "passwords.maximumLength", in: settings.passwords.minimumLength...4096)
+            settings.passwords.maximumLength = try integer(
+                value, key: "passwords.maximumLength", in: settings.passwords.minimumLength...4096)
         }
         if let flag = top["signUp"] { settings.signUpAllowed = try boolean(flag, key: "signUp") }
         if let flag = top["emulatorListing"] {
             settings.emulatorListing = try boolean(flag, key: "emulatorListing")
             if settings.emulatorListing, !settings.server.development {
-                throw fail(flag, "emulatorListing",
-                    "the listing shows every live code to anyone who asks, as Firebase's Auth emulator does, so it is only allowed with server.development: true; set emulatorListing: false for this server")
+                throw fail(
+                    flag, "emulatorListing",
+                    "the listing shows every live code to anyone who asks, as Firebase's Auth emulator does, so it is only allowed with server.development: true; set emulatorListing: false for this server"
+                )
             }
         }
 
-        let mail = try mapping(top["mail"], key: "mail", known: ["backend", "from", "sendmailCommand", "webhookUrl", "webhookToken", "attempts"])
+        let mail = try mapping(
+            top["mail"], key: "mail", known: ["backend", "from", "sendmailCommand", "webhookUrl", "webhookToken", "attempts"])
         if let from = try optionalString(mail["from"], key: "mail.from") { settings.mail.from = from }
         if let attempts = mail["attempts"] { settings.mail.attempts = try integer(attempts, key: "mail.attempts", in: 1...20) }
         switch try optionalString(mail["backend"], key: "mail.backend") ?? "log" {
@@ -336,7 +353,8 @@ extension Reader {
             guard let url = try optionalString(mail["webhookUrl"], key: "mail.webhookUrl"),
                 url.hasPrefix("https://") || url.hasPrefix("http://127.0.0.1") || url.hasPrefix("http://localhost")
             else {
-                throw fail(mail["webhookUrl"] ?? mail["backend"], "mail.webhookUrl",
+                throw fail(
+                    mail["webhookUrl"] ?? mail["backend"], "mail.webhookUrl",
                     "expected the https URL the webhook backend POSTs each message to (http only on 127.0.0.1 or localhost)")
             }
             settings.mail.backend = .webhook(url: url, bearerToken: try optionalString(mail["webhookToken"], key: "mail.webhookToken"))
@@ -365,7 +383,9 @@ extension Reader {
         let pages = try mapping(top["pages"], key: "pages", known: ["defaultLanguage"])
         if let node = pages["defaultLanguage"] {
             let language = try string(node, key: "pages.defaultLanguage")
-            guard !language.isEmpty, language.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x41...0x5A).contains($0) || $0 == UInt8(ascii: "-") }) else {
+            guard !language.isEmpty,
+                language.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x41...0x5A).contains($0) || $0 == UInt8(ascii: "-") })
+            else {
                 throw fail(node, "pages.defaultLanguage", "expected a language code such as en, ru or pt-BR; got '\(language)'")
             }
             settings.pages.defaultLanguage = language.lowercased()
@@ -375,7 +395,9 @@ extension Reader {
 
     func integer(_ node: Node, key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         guard let value = node.int, range.contains(value) else {
-            throw fail(node, key, "expected a whole number from \(range.lowerBound) to \(range.upperBound); got '\(node.scalar?.string ?? "a non-scalar")'")
+            throw fail(
+                node, key,
+                "expected a whole number from \(range.lowerBound) to \(range.upperBound); got '\(node.scalar?.string ?? "a non-scalar")'")
         }
         return value
     }
@@ -465,7 +487,8 @@ public enum EnvironmentOverrides {
         if case .scalar = tree, tree.null != nil { tree = Node.mapping([:]) }
         var sources: [String: String] = [:]
         let known = Set(keys.map(variable(for:)))
-        for name in environment.keys.sorted() where name.hasPrefix("ACTIONLINKS_") && !known.contains(name) && !otherVariables.contains(name) {
+        for name in environment.keys.sorted()
+        where name.hasPrefix("ACTIONLINKS_") && !known.contains(name) && !otherVariables.contains(name) {
             unknown.append(name)
         }
         for key in keys {

@@ -42,7 +42,8 @@ public enum LinkDomainServer {
             }
             if !location.isLoopback, location.tlsMode != .verifyFull {
                 logger.warning(
-                    "store: the PostgreSQL server is not on this machine and sslmode is \(location.tlsMode.rawValue): the connection is not authenticated; use sslmode=verify-full")
+                    "store: the PostgreSQL server is not on this machine and sslmode is \(location.tlsMode.rawValue): the connection is not authenticated; use sslmode=verify-full"
+                )
             }
         }
         let keys: ServerKeys
@@ -58,7 +59,8 @@ public enum LinkDomainServer {
         if case .log = settings.mail.backend, !settings.server.development {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }
-        let service = ActionService(configuration: configuration, codes: codes, accounts: accounts, keys: keys, mailer: mailer, metrics: metrics, logger: logger)
+        let service = ActionService(
+            configuration: configuration, codes: codes, accounts: accounts, keys: keys, mailer: mailer, metrics: metrics, logger: logger)
         let router = try LinkDomainRouter.build(service: service, templates: templates, staticFiles: staticFiles)
         let server: HTTPServerBuilder
         let scheme: String

@@ -28,7 +28,9 @@ extension ActionLinksCommand {
 
             func run() async throws {
                 let association = try readAssociation(file)
-                let results = expandInputs(urls).map { AASAMatchOutput.Result(url: $0, association: association, appID: app, domain: domain) }
+                let results = expandInputs(urls).map {
+                    AASAMatchOutput.Result(url: $0, association: association, appID: app, domain: domain)
+                }
                 if output.json {
                     try printJSON(AASAMatchOutput(results: results))
                 } else {
@@ -38,7 +40,8 @@ extension ActionLinksCommand {
         }
 
         struct Validate: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Validate an apple-app-site-association file (exit 1 when it has errors).")
+            static let configuration = CommandConfiguration(
+                abstract: "Validate an apple-app-site-association file (exit 1 when it has errors).")
 
             @Argument(help: "The file to validate.") var file: String
             @OptionGroup var output: OutputOptions
@@ -51,7 +54,8 @@ extension ActionLinksCommand {
         }
 
         struct Generate: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Print the apple-app-site-association generated from the configuration.")
+            static let configuration = CommandConfiguration(
+                abstract: "Print the apple-app-site-association generated from the configuration.")
 
             @Option(help: "The configuration file.") var config = ActionLinksConfiguration.defaultFile
 
@@ -88,7 +92,8 @@ extension ActionLinksCommand {
             func run() async throws {
                 let assetLinks = try readAssetLinks(file)
                 let results = expandInputs(urls).map {
-                    AssetLinksMatchOutput.Result(url: $0, assetLinks: assetLinks, package: package, fingerprint: fingerprint, domain: domain)
+                    AssetLinksMatchOutput.Result(
+                        url: $0, assetLinks: assetLinks, package: package, fingerprint: fingerprint, domain: domain)
                 }
                 if output.json {
                     try printJSON(AssetLinksMatchOutput(results: results))
@@ -180,7 +185,9 @@ struct ValidationOutput: Encodable {
     init(file: String, diagnostics: [AssociationDiagnostic]) {
         self.file = file
         valid = !diagnostics.contains { $0.severity == .error }
-        self.diagnostics = diagnostics.map { .init(code: $0.code.rawValue, severity: $0.severity.rawValue, path: $0.path, message: $0.message) }
+        self.diagnostics = diagnostics.map {
+            .init(code: $0.code.rawValue, severity: $0.severity.rawValue, path: $0.path, message: $0.message)
+        }
     }
 }
 
@@ -203,11 +210,12 @@ struct AASAMatchOutput: Encodable {
             do {
                 let target = try AssociatedURL(parsing: url)
                 let result = AASAMatcher(association: association).evaluate(target, appID: appID, domain: domain ?? target.host)
-                decision = switch result.outcome {
-                case .match: "match"
-                case .exclude: "exclude"
-                case .noMatch: "no_match"
-                }
+                decision =
+                    switch result.outcome {
+                    case .match: "match"
+                    case .exclude: "exclude"
+                    case .noMatch: "no_match"
+                    }
                 rule = result.decidingRule?.description
                 explanation = result.summary
                 misses = result.misses.map { Miss(rule: $0.rule.description, reason: $0.reason) }
@@ -256,11 +264,12 @@ struct AssetLinksMatchOutput: Encodable {
                 let target = try AssociatedURL(parsing: url)
                 let verdict = AssetLinksMatcher(assetLinks: assetLinks).evaluate(
                     target, packageName: package, certificateFingerprint: fingerprint, domain: domain ?? target.host)
-                decision = switch verdict.outcome {
-                case .handled: "handled"
-                case .excluded: "excluded"
-                case .notAuthorized: "not_authorized"
-                }
+                decision =
+                    switch verdict.outcome {
+                    case .handled: "handled"
+                    case .excluded: "excluded"
+                    case .notAuthorized: "not_authorized"
+                    }
                 statement = verdict.statement
                 component = verdict.component
                 explanation = verdict.summary

@@ -192,7 +192,8 @@ struct FileCheck: Encodable {
         check.fetched = Fetched(status: response.status, redirect: location, contentType: contentType, bytes: response.body.count)
         if (300..<400).contains(response.status) {
             check.problems.append(
-                "answered \(response.status) redirecting to \(location ?? "(no Location)"): iOS and Android never follow redirects for this file; serve it directly with 200")
+                "answered \(response.status) redirecting to \(location ?? "(no Location)"): iOS and Android never follow redirects for this file; serve it directly with 200"
+            )
             return check
         }
         guard response.status == 200 else {
@@ -220,9 +221,12 @@ struct FileCheck: Encodable {
         }
         for problem in problems { lines.append("  problem: \(problem)") }
         for note in notes { lines.append("  note: \(note)") }
-        for diagnostic in diagnostics { lines.append("  \(diagnostic.severity)[\(diagnostic.code)] \(diagnostic.path): \(diagnostic.message)") }
+        for diagnostic in diagnostics {
+            lines.append("  \(diagnostic.severity)[\(diagnostic.code)] \(diagnostic.path): \(diagnostic.message)")
+        }
         if let cdn {
-            lines.append("  Apple CDN: \(cdn.url)" + (cdn.matchesOrigin.map { $0 ? " — same as the origin" : " — differs from the origin" } ?? ""))
+            lines.append(
+                "  Apple CDN: \(cdn.url)" + (cdn.matchesOrigin.map { $0 ? " — same as the origin" : " — differs from the origin" } ?? ""))
             for problem in cdn.problems { lines.append("  problem: \(problem)") }
         }
         lines.append(ok ? "  ok" : "  NOT OK")
@@ -255,13 +259,18 @@ struct CDNCheck: Encodable {
             guard response.status == 200 else {
                 return CDNCheck(
                     url: url, status: response.status, matchesOrigin: nil,
-                    problems: ["Apple's CDN answered \(response.status): devices cannot get the file yet (the CDN refreshes within about a day)"])
+                    problems: [
+                        "Apple's CDN answered \(response.status): devices cannot get the file yet (the CDN refreshes within about a day)"
+                    ])
             }
             guard let origin else { return CDNCheck(url: url, status: 200, matchesOrigin: nil, problems: []) }
             let same = Self.sameJSON(origin, response.body)
             return CDNCheck(
                 url: url, status: 200, matchesOrigin: same,
-                problems: same ? [] : ["Apple's CDN serves a different file from the origin: devices still use the CDN's (it refreshes within about a day)"])
+                problems: same
+                    ? []
+                    : ["Apple's CDN serves a different file from the origin: devices still use the CDN's (it refreshes within about a day)"]
+            )
         }
     }
 

@@ -3,7 +3,7 @@ import ArgumentParser
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension ActionLinksCommand {
@@ -51,14 +51,16 @@ extension ActionLinksCommand {
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
-            guard let mode = ActionCodeLink.Mode(rawValue: mode), [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail].contains(mode)
+            guard let mode = ActionCodeLink.Mode(rawValue: mode),
+                [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail].contains(mode)
             else { throw ValidationError("--mode must be signIn, resetPassword, verifyEmail or verifyAndChangeEmail; got '\(mode)'") }
             if mode == .verifyAndChangeEmail, newEmail == nil { throw ValidationError("--mode verifyAndChangeEmail needs --new-email") }
             guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw ValidationError("--server must be an http(s) URL such as http://127.0.0.1:8080; got '\(server)'")
             }
             if (adminToken ?? ProcessInfo.processInfo.environment["ACTIONLINKS_ADMIN_TOKEN"]) == nil {
-                throw ValidationError("give the admin token with --admin-token or ACTIONLINKS_ADMIN_TOKEN ('owner' on a development server)")
+                throw ValidationError(
+                    "give the admin token with --admin-token or ACTIONLINKS_ADMIN_TOKEN ('owner' on a development server)")
             }
         }
 
@@ -83,7 +85,9 @@ extension ActionLinksCommand {
             var request = URLRequest(url: URL(string: base + "/v1/accounts:sendOobCode")!, timeoutInterval: 30)
             request.httpMethod = "POST"
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.setValue("Bearer " + (adminToken ?? ProcessInfo.processInfo.environment["ACTIONLINKS_ADMIN_TOKEN"] ?? ""), forHTTPHeaderField: "Authorization")
+            request.setValue(
+                "Bearer " + (adminToken ?? ProcessInfo.processInfo.environment["ACTIONLINKS_ADMIN_TOKEN"] ?? ""),
+                forHTTPHeaderField: "Authorization")
             if let lang { request.setValue(lang, forHTTPHeaderField: "X-Firebase-Locale") }
             request.httpBody = try JSONSerialization.data(withJSONObject: fields)
             let data: Data
@@ -95,7 +99,9 @@ extension ActionLinksCommand {
                 throw ExitCode(1)
             }
             let body = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-            guard (response as? HTTPURLResponse)?.statusCode == 200, let link = body["oobLink"] as? String, let code = body["oobCode"] as? String else {
+            guard (response as? HTTPURLResponse)?.statusCode == 200, let link = body["oobLink"] as? String,
+                let code = body["oobCode"] as? String
+            else {
                 let message = (body["error"] as? [String: Any])?["message"] as? String ?? String(decoding: data.prefix(500), as: UTF8.self)
                 printError("error: the server refused: \(message)")
                 throw ExitCode(1)

@@ -47,13 +47,16 @@ struct AssociationCLITests {
 
     @Test("validation errors exit 1 with stable codes; a trailing comma is reported with its position")
     func validationErrors() async throws {
-        let trailing = try temporaryFile(#"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "web", "site": "https://a.example.com"},}]"#)
+        let trailing = try temporaryFile(
+            #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "web", "site": "https://a.example.com"},}]"#
+        )
         let run = try await CLITests.run(["assetlinks", "validate", "--json", trailing])
         #expect(run.status == 1)
         let codes = (run.json?["diagnostics"] as? [[String: Any]])?.compactMap { $0["code"] as? String } ?? []
         #expect(codes.contains("json.syntax"), "\(run.stdout)")
 
-        let mixed = try temporaryFile(#"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.app"], "paths": ["*"], "components": [{"/": "*"}]}]}}"#)
+        let mixed = try temporaryFile(
+            #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.app"], "paths": ["*"], "components": [{"/": "*"}]}]}}"#)
         let warned = try await CLITests.run(["aasa", "validate", mixed])
         #expect(warned.status == 0, "a warning alone does not fail validation")
         #expect(warned.stdout.contains("warning[aasa.paths-with-components]"))
@@ -67,8 +70,10 @@ struct AssociationCLITests {
     @Test("inspect says which layers open the apps")
     func inspectWithAssociationFiles() async throws {
         let aasaFile = try temporaryFile(try await CLITests.run(["aasa", "generate", "--config", CLITests.defaultConfig]).stdout)
-        let assetLinksFile = try temporaryFile(try await CLITests.run(["assetlinks", "generate", "--config", CLITests.defaultConfig]).stdout)
-        let mobile = "https://links.example.com/__/auth/links?link=https%3A%2F%2Flinks.example.com%2F__%2Fauth%2Faction%3FapiKey%3DK%26mode%3DsignIn%26oobCode%3DC"
+        let assetLinksFile = try temporaryFile(
+            try await CLITests.run(["assetlinks", "generate", "--config", CLITests.defaultConfig]).stdout)
+        let mobile =
+            "https://links.example.com/__/auth/links?link=https%3A%2F%2Flinks.example.com%2F__%2Fauth%2Faction%3FapiKey%3DK%26mode%3DsignIn%26oobCode%3DC"
         let run = try await CLITests.run([
             "inspect", "--json", "--aasa", aasaFile, "--app", "ABCDE12345.com.example.app", "--assetlinks", assetLinksFile, "--package",
             "com.example.app", mobile,

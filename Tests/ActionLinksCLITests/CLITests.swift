@@ -45,11 +45,14 @@ struct CLITests {
         let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
         let errorData = await stderrData
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self), stderr: String(decoding: errorData, as: UTF8.self))
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
+            stderr: String(decoding: errorData, as: UTF8.self))
     }
 
     static func vectors() throws -> [[String: Any]] {
-        let file = ProcessInfo.processInfo.environment["ACTIONLINKS_VECTORS"].map(URL.init(fileURLWithPath:))
+        let file =
+            ProcessInfo.processInfo.environment["ACTIONLINKS_VECTORS"].map(URL.init(fileURLWithPath:))
             ?? root.deletingLastPathComponent().appendingPathComponent("shared/vectors/links.jsonl")
         return try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
@@ -88,7 +91,8 @@ struct CLITests {
             "https://l.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K&continueUrl=https%3A%2F%2Fevil.com%2F",
             "https://l.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K",
         ]
-        let run = try await Self.run(["inspect", "--json", "--config", Self.defaultConfig, "-"], stdin: links.joined(separator: "\r\n") + "\n\n")
+        let run = try await Self.run(
+            ["inspect", "--json", "--config", Self.defaultConfig, "-"], stdin: links.joined(separator: "\r\n") + "\n\n")
         #expect(run.status == 0, "\(run.stderr)")
         let allowed = run.results.map { $0["continueUrlAllowed"] }
         #expect(allowed.count == 3)
@@ -99,7 +103,8 @@ struct CLITests {
 
     @Test("inspect explains a mobile link layer by layer for people")
     func inspectHuman() async throws {
-        let mobile = "https://links.example.com/__/auth/links?link=https%3A%2F%2Flinks.example.com%2F__%2Fauth%2Faction%3FapiKey%3DK%26mode%3DrecoverEmail%26oobCode%3DR1"
+        let mobile =
+            "https://links.example.com/__/auth/links?link=https%3A%2F%2Flinks.example.com%2F__%2Fauth%2Faction%3FapiKey%3DK%26mode%3DrecoverEmail%26oobCode%3DR1"
         let run = try await Self.run(["inspect", mobile, "hello world"])
         #expect(run.status == 0)
         #expect(run.stdout.contains("layer 1  mobile link wrapper (/__/auth/links); the next layer is its 'link' parameter"))
@@ -128,9 +133,12 @@ struct CLITests {
         #expect(human.stdout.hasPrefix("rejected  https://evil.com/"))
     }
 
-    @Test("usage errors exit 64 and say what to do", arguments: [
-        ["inspect"], ["policy", "https://app.example.com/"], ["policy", "--config", "config/actionlinks.yaml"], ["inspect", "--bogus", "x"], ["frobnicate"],
-    ])
+    @Test(
+        "usage errors exit 64 and say what to do",
+        arguments: [
+            ["inspect"], ["policy", "https://app.example.com/"], ["policy", "--config", "config/actionlinks.yaml"],
+            ["inspect", "--bogus", "x"], ["frobnicate"],
+        ])
     func usageErrors(arguments: [String]) async throws {
         let run = try await Self.run(arguments)
         #expect(run.status == 64, "\(arguments): \(run.stderr)")
@@ -141,7 +149,8 @@ struct CLITests {
     @Test("a bad config exits 1 naming the file, line and key")
     func badConfig() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-\(UUID().uuidString).yaml")
-        try "continueUrls:\n  allow:\n    - https://app.example.com/\n    - \"http://evil.example.com/\"\n".write(to: file, atomically: true, encoding: .utf8)
+        try "continueUrls:\n  allow:\n    - https://app.example.com/\n    - \"http://evil.example.com/\"\n".write(
+            to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         for arguments in [["policy", "--config", file.path, "/x"], ["inspect", "--config", file.path, "x"]] {
             let run = try await Self.run(arguments)

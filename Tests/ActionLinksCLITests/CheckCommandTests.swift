@@ -26,7 +26,8 @@ struct CheckCommandTests {
             "/.well-known/apple-app-site-association": .init(body: aasa),
             "/.well-known/assetlinks.json": .init(headers: ["Content-Type": "application/json; charset=utf-8"], body: assetLinks),
             // The CDN reformats the file; only the JSON value matters.
-            "/cdn/links.example.com": .init(body: Data(String(decoding: aasa, as: UTF8.self).replacingOccurrences(of: "\n", with: " ").utf8)),
+            "/cdn/links.example.com": .init(
+                body: Data(String(decoding: aasa, as: UTF8.self).replacingOccurrences(of: "\n", with: " ").utf8)),
         ])
         defer { server.stop() }
         let run = try await check(server)
@@ -44,7 +45,8 @@ struct CheckCommandTests {
         let server = try LoopbackHTTPServer(routes: [
             "/.well-known/apple-app-site-association": .init(status: 301, headers: ["Location": "/real-aasa"], body: Data()),
             "/real-aasa": .init(body: aasa),
-            "/.well-known/assetlinks.json": .init(status: 302, headers: ["Location": "https://elsewhere.example.com/assetlinks.json"], body: Data()),
+            "/.well-known/assetlinks.json": .init(
+                status: 302, headers: ["Location": "https://elsewhere.example.com/assetlinks.json"], body: Data()),
         ])
         defer { server.stop() }
         let run = try await check(server, cdn: false)
@@ -59,7 +61,9 @@ struct CheckCommandTests {
     @Test("a wrong content type, a missing file and an oversized file are problems")
     func wrongTypeMissingOversized() async throws {
         let padding = String(repeating: "x", count: 140 * 1024)
-        let oversized = Data(#"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.app"], "components": [{"/": "/x", "comment": "\#(padding)"}]}]}}"#.utf8)
+        let oversized = Data(
+            #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.app"], "components": [{"/": "/x", "comment": "\#(padding)"}]}]}}"#
+                .utf8)
         let server = try LoopbackHTTPServer(routes: [
             "/.well-known/apple-app-site-association": .init(body: oversized),
             "/.well-known/assetlinks.json": .init(headers: ["Content-Type": "text/html"], body: Data("[]".utf8)),

@@ -55,15 +55,17 @@ struct ActionLinksConfigurationTests {
         #expect(error.message.contains("got 'ftp://files.example.com/'"))
     }
 
-    @Test("wrong shapes are reported", arguments: [
-        ("continueUrls: [a]\n", "continueUrls"),
-        ("continueUrls:\n  allow: app.example.com\n", "continueUrls.allow"),
-        ("continueUrls:\n  allow:\n    - {a: b}\n", "continueUrls.allow[0]"),
-        ("continueUrls:\n  allow:\n    - ~\n", "continueUrls.allow[0]"),
-        ("continueUrls:\n  allow: []\n  defaultOrigin: [x]\n", "continueUrls.defaultOrigin"),
-        ("continueUrls:\n  allow: [app.example.com]\n  defaultOrigin: https://other.example.com\n", "continueUrls.defaultOrigin"),
-        ("- just\n- a list\n", nil),
-    ] as [(String, String?)])
+    @Test(
+        "wrong shapes are reported",
+        arguments: [
+            ("continueUrls: [a]\n", "continueUrls"),
+            ("continueUrls:\n  allow: app.example.com\n", "continueUrls.allow"),
+            ("continueUrls:\n  allow:\n    - {a: b}\n", "continueUrls.allow[0]"),
+            ("continueUrls:\n  allow:\n    - ~\n", "continueUrls.allow[0]"),
+            ("continueUrls:\n  allow: []\n  defaultOrigin: [x]\n", "continueUrls.defaultOrigin"),
+            ("continueUrls:\n  allow: [app.example.com]\n  defaultOrigin: https://other.example.com\n", "continueUrls.defaultOrigin"),
+            ("- just\n- a list\n", nil),
+        ] as [(String, String?)])
     func shapes(yaml: String, key: String?) throws {
         let error = try #require(parseError(yaml))
         #expect(error.key == key, "\(error)")
@@ -97,7 +99,8 @@ struct AppsConfigurationTests {
 
     @Test("apps, rules, webcredentials and appclips are read")
     func reads() throws {
-        let config = try parse("""
+        let config = try parse(
+            """
             apps:
               ios:
                 - {teamId: ABCDE12345, bundleId: com.example.app, appStoreId: "123"}
@@ -118,15 +121,20 @@ struct AppsConfigurationTests {
         #expect(config.apps.webCredentialsAppIDs == ["ABCDE12345.com.example.app"])
     }
 
-    @Test("bad values name their key and line", arguments: [
-        ("apps:\n  ios:\n    - {teamId: abc, bundleId: com.example.app}\n", "apps.ios[0]", 3),
-        ("apps:\n  android:\n    - {packageName: com.example.app, sha256CertFingerprints: [\"zz\"]}\n", "apps.android[0]", 3),
-        ("apps:\n  android:\n    - {packageName: com.example.app, sha256CertFingerprints: []}\n", "apps.android[0]", 3),
-        ("apps:\n  android:\n    - {packageName: 1com, sha256CertFingerprints: [\"14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5\"]}\n", "apps.android[0]", 3),
-        ("apps:\n  ios:\n    - {bundleId: com.example.app}\n", "apps.ios[0]", 3),
-        ("apps:\n  iOS: []\n", "apps.iOS", 2),
-        ("apps:\n  rules:\n    - {path: /x, exclude: maybe}\n", "apps.rules[0].exclude", 3),
-    ] as [(String, String, Int)])
+    @Test(
+        "bad values name their key and line",
+        arguments: [
+            ("apps:\n  ios:\n    - {teamId: abc, bundleId: com.example.app}\n", "apps.ios[0]", 3),
+            ("apps:\n  android:\n    - {packageName: com.example.app, sha256CertFingerprints: [\"zz\"]}\n", "apps.android[0]", 3),
+            ("apps:\n  android:\n    - {packageName: com.example.app, sha256CertFingerprints: []}\n", "apps.android[0]", 3),
+            (
+                "apps:\n  android:\n    - {packageName: 1com, sha256CertFingerprints: [\"14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5\"]}\n",
+                "apps.android[0]", 3
+            ),
+            ("apps:\n  ios:\n    - {bundleId: com.example.app}\n", "apps.ios[0]", 3),
+            ("apps:\n  iOS: []\n", "apps.iOS", 2),
+            ("apps:\n  rules:\n    - {path: /x, exclude: maybe}\n", "apps.rules[0].exclude", 3),
+        ] as [(String, String, Int)])
     func badValues(yaml: String, key: String, line: Int) {
         do {
             _ = try parse(yaml)
@@ -140,11 +148,13 @@ struct AppsConfigurationTests {
 
 @Suite("Environment overrides")
 struct EnvironmentOverrideTests {
-    @Test("variable names: camel case and runs of capitals", arguments: [
-        ("server.port", "ACTIONLINKS_SERVER_PORT"), ("project.apiKey", "ACTIONLINKS_PROJECT_API_KEY"),
-        ("limits.sendsPerIPPerHour", "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR"),
-        ("codes.lifetimes.signIn", "ACTIONLINKS_CODES_LIFETIMES_SIGN_IN"), ("mail.webhookUrl", "ACTIONLINKS_MAIL_WEBHOOK_URL"),
-    ])
+    @Test(
+        "variable names: camel case and runs of capitals",
+        arguments: [
+            ("server.port", "ACTIONLINKS_SERVER_PORT"), ("project.apiKey", "ACTIONLINKS_PROJECT_API_KEY"),
+            ("limits.sendsPerIPPerHour", "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR"),
+            ("codes.lifetimes.signIn", "ACTIONLINKS_CODES_LIFETIMES_SIGN_IN"), ("mail.webhookUrl", "ACTIONLINKS_MAIL_WEBHOOK_URL"),
+        ])
     func names(key: String, variable: String) {
         #expect(EnvironmentOverrides.variable(for: key) == variable)
     }
@@ -155,14 +165,17 @@ struct EnvironmentOverrideTests {
             yaml: "limits:\n  sendsPerIPPerHour: 5\n", file: "t.yaml", environment: ["ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "7"])
         #expect(settings.service.limits.sendsPerIPPerHour == 7)
         #expect(throws: ConfigurationError.self) {
-            _ = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_LIMITS_SENDS_PER_I_P_PER_HOUR": "7"])
+            _ = try ActionLinksConfiguration.parse(
+                yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_LIMITS_SENDS_PER_I_P_PER_HOUR": "7"])
         }
         do {
             _ = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_SERVER_PROT": "1"])
         } catch {
             #expect(error.description.contains("did you mean ACTIONLINKS_SERVER_PORT?"))
         }
-        #expect(try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_VECTORS": "x"]).service.server.port == 8080)
+        #expect(
+            try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_VECTORS": "x"]).service.server.port
+                == 8080)
     }
 }
 
@@ -183,13 +196,15 @@ struct ServerLimitsConfigurationTests {
         #expect([server.idleTimeout, server.headerTimeout, server.bodyTimeout, server.maximumConnections] == [120, 3, 45, 300] as [Int])
     }
 
-    @Test("bad values name the file, the key and what was expected", arguments: [
-        ("server:\n  headerTimeout: 0s\n", "server.headerTimeout", "expected a timeout from 1s to 10m such as 10s or 1m; got '0s'"),
-        ("server:\n  headerTimeout: soon\n", "server.headerTimeout", "expected a timeout from 1s to 10m such as 10s or 1m; got 'soon'"),
-        ("server:\n  idleTimeout: 2h\n", "server.idleTimeout", "expected a timeout from 1s to 1h such as 60s or 5m; got '2h'"),
-        ("server:\n  bodyTimeout: -5\n", "server.bodyTimeout", "expected a timeout from 1s to 1h such as 30s or 5m; got '-5'"),
-        ("server:\n  maximumConnections: 0\n", "server.maximumConnections", "expected a whole number from 1 to 1000000; got '0'"),
-    ])
+    @Test(
+        "bad values name the file, the key and what was expected",
+        arguments: [
+            ("server:\n  headerTimeout: 0s\n", "server.headerTimeout", "expected a timeout from 1s to 10m such as 10s or 1m; got '0s'"),
+            ("server:\n  headerTimeout: soon\n", "server.headerTimeout", "expected a timeout from 1s to 10m such as 10s or 1m; got 'soon'"),
+            ("server:\n  idleTimeout: 2h\n", "server.idleTimeout", "expected a timeout from 1s to 1h such as 60s or 5m; got '2h'"),
+            ("server:\n  bodyTimeout: -5\n", "server.bodyTimeout", "expected a timeout from 1s to 1h such as 30s or 5m; got '-5'"),
+            ("server:\n  maximumConnections: 0\n", "server.maximumConnections", "expected a whole number from 1 to 1000000; got '0'"),
+        ])
     func badValues(yaml: String, key: String, message: String) {
         do {
             _ = try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml")

@@ -8,12 +8,16 @@ struct PostgresLocationTests {
     @Test("a full URL: escapes decoded, parameters read, the password never shown")
     func full() throws {
         let location = try PostgresLocation(
-            url: "postgresql://links%40prod:p%3Ass%2Fw@db.internal:6543/action_links?sslmode=verify-full&sslrootcert=/etc/ca.pem&connect_timeout=1.5&statement_timeout=4&pool_size=32&application_name=edge-1")
+            url:
+                "postgresql://links%40prod:p%3Ass%2Fw@db.internal:6543/action_links?sslmode=verify-full&sslrootcert=/etc/ca.pem&connect_timeout=1.5&statement_timeout=4&pool_size=32&application_name=edge-1"
+        )
         #expect(location.username == "links@prod")
         #expect(location.password == "p:ss/w")
         #expect(location.host == "db.internal" && location.port == 6543 && location.database == "action_links")
         #expect(location.tlsMode == .verifyFull && location.rootCertificatePath == "/etc/ca.pem")
-        #expect(location.connectTimeout == 1.5 && location.statementTimeout == 4 && location.poolSize == 32 && location.applicationName == "edge-1")
+        #expect(
+            location.connectTimeout == 1.5 && location.statementTimeout == 4 && location.poolSize == 32
+                && location.applicationName == "edge-1")
         #expect(location.description == "postgres://links@prod:***@db.internal:6543/action_links")
         #expect(!location.description.contains("p:ss") && !location.isLoopback)
     }
@@ -26,16 +30,18 @@ struct PostgresLocationTests {
         #expect(try PostgresLocation(url: "postgres://app@[::1]:5433/db").host == "::1")
     }
 
-    @Test("bad URLs say what is wrong", arguments: [
-        ("postgres://127.0.0.1/db", "names no user"),
-        ("postgres://app@/db", "names no host"),
-        ("postgres://app@h/db?sslmode=always", "sslmode must be one of disable, prefer, require, verify-ca, verify-full"),
-        ("postgres://app@h/db?ssl=true", "unknown parameter 'ssl'"),
-        ("postgres://app@h/db?pool_size=0", "pool_size must be"),
-        ("postgres://app@h/db?connect_timeout=soon", "connect_timeout must be a number of seconds"),
-        ("postgres://app@h/db?sslrootcert=/ca.pem", "only used with sslmode=verify-ca or verify-full"),
-        ("postgres://app@h/a/b", "one database name"),
-    ])
+    @Test(
+        "bad URLs say what is wrong",
+        arguments: [
+            ("postgres://127.0.0.1/db", "names no user"),
+            ("postgres://app@/db", "names no host"),
+            ("postgres://app@h/db?sslmode=always", "sslmode must be one of disable, prefer, require, verify-ca, verify-full"),
+            ("postgres://app@h/db?ssl=true", "unknown parameter 'ssl'"),
+            ("postgres://app@h/db?pool_size=0", "pool_size must be"),
+            ("postgres://app@h/db?connect_timeout=soon", "connect_timeout must be a number of seconds"),
+            ("postgres://app@h/db?sslrootcert=/ca.pem", "only used with sslmode=verify-ca or verify-full"),
+            ("postgres://app@h/a/b", "one database name"),
+        ])
     func bad(url: String, message: String) {
         #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url) }
         do {
@@ -52,7 +58,8 @@ struct PostgresLocationTests {
         #expect(location.database == "links" && settings.store.description == "postgres://a:***@db:5432/links")
 
         let fromEnvironment = try ActionLinksConfiguration.parse(
-            yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_STORE": "postgres://b@db/x?sslmode=require"]).service
+            yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_STORE": "postgres://b@db/x?sslmode=require"]
+        ).service
         guard case .postgres(let other) = fromEnvironment.store else { Issue.record("expected a PostgreSQL store"); return }
         #expect(other.username == "b" && other.tlsMode == .require)
 

@@ -21,7 +21,9 @@ struct AssociationFastPathTests {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let configuration = try ActionLinksConfiguration.load(
             file: Self.repository.appendingPathComponent("config/actionlinks.yaml").path,
-            environment: ["ACTIONLINKS_SERVER_PORT": "0", "ACTIONLINKS_DATA_DIRECTORY": data, "ACTIONLINKS_STORE": "sqlite:\(data)/test.sqlite"])
+            environment: [
+                "ACTIONLINKS_SERVER_PORT": "0", "ACTIONLINKS_DATA_DIRECTORY": data, "ACTIONLINKS_STORE": "sqlite:\(data)/test.sqlite",
+            ])
         var logger = Logger(label: "test")
         logger.logLevel = .critical  // cancelling the server at the end logs an error
         let (running, continuation) = AsyncStream<String>.makeStream()
@@ -89,9 +91,10 @@ struct AssociationFastPathTests {
     @Test("GET, HEAD and If-None-Match answers are the responder's, on every association path")
     func sameAnswers() async throws {
         try await withServer { port in
-            for path in ["/.well-known/apple-app-site-association", "/apple-app-site-association", "/.well-known/assetlinks.json",
-                "/.well-known/jwks.json", "/.well-known/apple-app-site-association?x=1"]
-            {
+            for path in [
+                "/.well-known/apple-app-site-association", "/apple-app-site-association", "/.well-known/assetlinks.json",
+                "/.well-known/jwks.json", "/.well-known/apple-app-site-association?x=1",
+            ] {
                 let etagText = try Self.exchange(port: port, [Self.request("GET", path, ["Connection: close"])])
                 let etag = try #require(etagText.components(separatedBy: "\r\n").first { $0.hasPrefix("ETag: ") }?.dropFirst(6))
                 var requests: [String] = []

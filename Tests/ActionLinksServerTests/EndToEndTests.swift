@@ -9,7 +9,8 @@ struct EndToEndTests {
     func landingThenConfirm() async throws {
         let server = try await TestServer()
         try await server.createAccount(email: "ann@example.com", password: "original-password", verified: true)
-        let (link, code) = try await server.link("PASSWORD_RESET", email: "ann@example.com", extra: ["continueUrl": "https://app.example.com/done"])
+        let (link, code) = try await server.link(
+            "PASSWORD_RESET", email: "ann@example.com", extra: ["continueUrl": "https://app.example.com/done"])
         #expect(ActionCodeLink.parse(link)?.oobCode == code, "the link parses with the library")
         #expect(ActionCodeLink.parse(link)?.continueURL == "https://app.example.com/done")
 
@@ -56,7 +57,8 @@ struct EndToEndTests {
         #expect(differ.text.contains(#"aria-describedby="password-again-error" aria-invalid="true""#), "the error is tied to its field")
         let short = try await server.submitForm(of: page, ["password": "short", "passwordAgain": "short"])
         #expect(short.status == 400 && short.text.contains("At least 8 characters"))
-        let forged = try await server.submitForm(of: page, ["form": "1.forged", "password": "long enough one", "passwordAgain": "long enough one"])
+        let forged = try await server.submitForm(
+            of: page, ["form": "1.forged", "password": "long enough one", "passwordAgain": "long enough one"])
         #expect(forged.status == 403)
         let crossSite = try await server.submitForm(
             of: page, ["password": "long enough one", "passwordAgain": "long enough one"], headers: ["Sec-Fetch-Site": "cross-site"])
@@ -91,7 +93,8 @@ struct EndToEndTests {
     @Test("sign-in: creates a verified account, returns tokens the server accepts, and only for the address it was sent to")
     func signIn() async throws {
         let server = try await TestServer()
-        let (link, code) = try await server.link("EMAIL_SIGNIN", email: "Eve@Example.com", extra: ["continueUrl": "https://app.example.com/"])
+        let (link, code) = try await server.link(
+            "EMAIL_SIGNIN", email: "Eve@Example.com", extra: ["continueUrl": "https://app.example.com/"])
         #expect(ActionCodeLink.parse(link)?.mode == .signIn)
         let mismatch = try await server.api("signInWithEmailLink", ["email": "mallory@example.com", "oobCode": code])
         #expect(mismatch.errorCode == "INVALID_EMAIL")
@@ -113,7 +116,8 @@ struct EndToEndTests {
     @Test("sign-in on the page: the address must match; then the account is signed in")
     func signInPage() async throws {
         let server = try await TestServer()
-        let (link, _) = try await server.link("EMAIL_SIGNIN", email: "fay@example.com", extra: ["continueUrl": "https://app.example.com/welcome"])
+        let (link, _) = try await server.link(
+            "EMAIL_SIGNIN", email: "fay@example.com", extra: ["continueUrl": "https://app.example.com/welcome"])
         let page = try await server.request("GET", try server.local(link))
         #expect(page.status == 200 && page.text.contains("type=\"email\""))
         let wrong = try await server.submitForm(of: page, ["email": "someone@example.com"])
@@ -150,22 +154,26 @@ struct EndToEndTests {
         let done = try await server.api("resetPassword", ["oobCode": code, "newPassword": "a much better password"])
         #expect(done.status == 200 && done.json["requestType"] as? String == "PASSWORD_RESET")
         #expect(try await server.lookup(email: "hal@example.com")?["emailVerified"] as? Bool == true)
-        #expect(try await server.api("resetPassword", ["oobCode": code, "newPassword": "another password"]).errorCode == "INVALID_OOB_CODE")
+        #expect(
+            try await server.api("resetPassword", ["oobCode": code, "newPassword": "another password"]).errorCode == "INVALID_OOB_CODE")
     }
 
     @Test("verifyAndChangeEmail changes the address and sends recoverEmail to the old one, which restores it")
     func changeAndRecover() async throws {
         let server = try await TestServer()
         try await server.createAccount(email: "ida@example.com", verified: true)
-        let (_, code) = try await server.link("VERIFY_AND_CHANGE_EMAIL", email: "ida@example.com", extra: ["newEmail": "ida.new@example.com"])
+        let (_, code) = try await server.link(
+            "VERIFY_AND_CHANGE_EMAIL", email: "ida@example.com", extra: ["newEmail": "ida.new@example.com"])
         let check = try await server.api("resetPassword", ["oobCode": code])
-        #expect(check.json["requestType"] as? String == "VERIFY_AND_CHANGE_EMAIL" && check.json["newEmail"] as? String == "ida.new@example.com")
+        #expect(
+            check.json["requestType"] as? String == "VERIFY_AND_CHANGE_EMAIL" && check.json["newEmail"] as? String == "ida.new@example.com")
         let applied = try await server.api("update", ["oobCode": code])
         #expect(applied.json["email"] as? String == "ida.new@example.com", "\(applied.text)")
         #expect(try await server.lookup(email: "ida@example.com") == nil)
 
         let listing = try await server.request("GET", "/emulator/v1/projects/\(TestServer.project)/oobCodes")
-        let recovery = try #require((listing.json["oobCodes"] as? [[String: Any]])?.last { $0["requestType"] as? String == "RECOVER_EMAIL" })
+        let recovery = try #require(
+            (listing.json["oobCodes"] as? [[String: Any]])?.last { $0["requestType"] as? String == "RECOVER_EMAIL" })
         #expect(recovery["email"] as? String == "ida@example.com")
         // The log mail backend printed the recovery email for the old address.
         #expect(server.standardOutput.contains("mail to ida@example.com"))
@@ -205,8 +213,9 @@ struct EndToEndTests {
         try await Task.sleep(for: .milliseconds(300))
         #expect(server.standardOutput.contains("mail to kim@example.com"))
         #expect(!server.standardOutput.contains("nobody@example.com"))
-        #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "nobody@example.com", "returnOobLink": true])
-            .errorCode == "INSUFFICIENT_PERMISSION")
+        #expect(
+            try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "nobody@example.com", "returnOobLink": true])
+                .errorCode == "INSUFFICIENT_PERMISSION")
     }
 
     @Test("the send limit per address applies to known and unknown addresses alike")
@@ -214,8 +223,12 @@ struct EndToEndTests {
         let server = try await TestServer(environment: ["ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2"])
         try await server.createAccount(email: "lu@example.com")
         for email in ["lu@example.com", "ghost@example.com"] {
-            for _ in 0..<2 { #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": email]).status == 200) }
-            #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": email]).errorCode == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            for _ in 0..<2 {
+                #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": email]).status == 200)
+            }
+            #expect(
+                try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": email]).errorCode
+                    == "TOO_MANY_ATTEMPTS_TRY_LATER")
         }
     }
 
@@ -229,24 +242,31 @@ struct EndToEndTests {
         #expect(big.status == 413 && big.errorCode == "PAYLOAD_TOO_LARGE")
         let malformed = try await server.request("POST", path, body: Data("{\"requestType\":".utf8), headers: json)
         #expect(malformed.status == 400 && malformed.errorCode == "INVALID_JSON")
-        let wrongType = try await server.request("POST", path, body: Data("requestType=PASSWORD_RESET".utf8), headers: ["Content-Type": "text/plain"])
+        let wrongType = try await server.request(
+            "POST", path, body: Data("requestType=PASSWORD_RESET".utf8), headers: ["Content-Type": "text/plain"])
         #expect(wrongType.status == 415 && wrongType.errorCode == "INVALID_CONTENT_TYPE")
         #expect(try await server.api("sendOobCode", ["requestType": "NOPE", "email": "max@example.com"]).errorCode == "INVALID_REQ_TYPE")
         #expect(try await server.api("sendOobCode", ["email": "max@example.com"]).errorCode == "MISSING_REQ_TYPE")
         #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": 42]).errorCode == "INVALID_ARGUMENT")
-        #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "not an address"]).errorCode == "INVALID_EMAIL")
-        let evil = try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "max@example.com", "continueUrl": "https://evil.example.net/"])
+        #expect(
+            try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "not an address"]).errorCode == "INVALID_EMAIL")
+        let evil = try await server.api(
+            "sendOobCode", ["requestType": "PASSWORD_RESET", "email": "max@example.com", "continueUrl": "https://evil.example.net/"])
         #expect(evil.errorCode == "UNAUTHORIZED_DOMAIN")
         #expect(!evil.text.contains("app.example.com"), "errors never list the allow-list")
-        let script = try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "max@example.com", "continueUrl": "javascript:alert(1)"])
+        let script = try await server.api(
+            "sendOobCode", ["requestType": "PASSWORD_RESET", "email": "max@example.com", "continueUrl": "javascript:alert(1)"])
         #expect(script.errorCode == "INVALID_CONTINUE_URI")
-        let domain = try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "max@example.com", "linkDomain": "evil.example.net"])
+        let domain = try await server.api(
+            "sendOobCode", ["requestType": "PASSWORD_RESET", "email": "max@example.com", "linkDomain": "evil.example.net"])
         #expect(domain.errorCode == "INVALID_HOSTING_LINK_DOMAIN")
         let noKey = try await server.request("POST", "/v1/accounts:sendOobCode", body: Data("{}".utf8), headers: json)
         #expect(noKey.status == 403)
         let badKey = try await server.request("POST", "/v1/accounts:sendOobCode?key=wrong", body: Data("{}".utf8), headers: json)
         #expect(badKey.status == 400)
-        #expect(try await server.request("POST", "/v1/accounts:frobnicate?key=\(TestServer.apiKey)", body: Data("{}".utf8), headers: json).status == 404)
+        #expect(
+            try await server.request("POST", "/v1/accounts:frobnicate?key=\(TestServer.apiKey)", body: Data("{}".utf8), headers: json)
+                .status == 404)
         #expect(try await server.api("update", ["oobCode": "not-a-code"]).errorCode == "INVALID_OOB_CODE")
         #expect(try await server.request("GET", "/__/auth/handler-of-nothing").status == 404)
         let unknownMode = try await server.request("GET", "/__/auth/action?mode=frobnicate&oobCode=abc&apiKey=\(TestServer.apiKey)")
@@ -283,7 +303,10 @@ struct EndToEndTests {
         try await server.createAccount(email: "ned@example.com")
         let (link, code) = try await server.link(
             "VERIFY_EMAIL", email: "ned@example.com",
-            extra: ["canHandleCodeInApp": true, "iOSBundleId": "com.example.app", "androidPackageName": "com.example.app", "androidMinimumVersion": 12])
+            extra: [
+                "canHandleCodeInApp": true, "iOSBundleId": "com.example.app", "androidPackageName": "com.example.app",
+                "androidMinimumVersion": 12,
+            ])
         #expect(link.hasPrefix("https://links.test.example/__/auth/links?link="))
         #expect(ActionCodeLink.parse(link)?.oobCode == code)
         let android = ["User-Agent": "Mozilla/5.0 (Linux; Android 14)"]
@@ -292,19 +315,27 @@ struct EndToEndTests {
         #expect(update.text.contains("This link needs version 12 or newer"), "the link asks for a newer Android app than may be installed")
         #expect(update.text.contains("play.google.com/store/apps/details?id=com.example.app") && !update.text.contains("intent://"))
         let page = try await server.request("GET", try server.local(link))
-        #expect(page.text.contains("apps.apple.com/app/id1234567890") && page.text.contains("play.google.com/store/apps/details?id=com.example.app"))
+        #expect(
+            page.text.contains("apps.apple.com/app/id1234567890")
+                && page.text.contains("play.google.com/store/apps/details?id=com.example.app"))
         #expect(page.text.contains("app-argument=https://links.test.example/__/auth/action?"))
         let (plain, _) = try await server.link(
             "VERIFY_EMAIL", email: "ned@example.com", extra: ["canHandleCodeInApp": true, "androidPackageName": "com.example.app"])
-        #expect(try await server.request("GET", try server.local(plain), headers: android).text.contains("intent://links.test.example/__/auth/action?"))
+        #expect(
+            try await server.request("GET", try server.local(plain), headers: android).text.contains(
+                "intent://links.test.example/__/auth/action?"))
         #expect(try await server.api("resetPassword", ["oobCode": code]).status == 400, "issuing a new link retired the first")
-        let foreign = "/__/auth/links?link=" + TestServer.formEncode("https://evil.example.net/__/auth/action?mode=verifyEmail&oobCode=\(code)")
+        let foreign =
+            "/__/auth/links?link=" + TestServer.formEncode("https://evil.example.net/__/auth/action?mode=verifyEmail&oobCode=\(code)")
         #expect(try await server.request("GET", foreign).status == 400)
         let (last, lastCode) = try await server.link(
             "VERIFY_EMAIL", email: "ned@example.com", extra: ["canHandleCodeInApp": true, "iOSBundleId": "com.example.app"])
         #expect(try await server.request("GET", try server.local(last)).status == 200)
-        let iPhone = try await server.request("GET", try server.local(last), headers: ["User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X)"])
-        #expect(iPhone.text.contains("href=\"com.example.app://google/link/?deep_link_id=http"), "open in the app: the bundle ID's custom scheme")
+        let iPhone = try await server.request(
+            "GET", try server.local(last), headers: ["User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X)"])
+        #expect(
+            iPhone.text.contains("href=\"com.example.app://google/link/?deep_link_id=http"),
+            "open in the app: the bundle ID's custom scheme")
         #expect(!iPhone.text.contains("play.google.com"), "no Play Store link on an iPhone")
         #expect(try await server.api("resetPassword", ["oobCode": lastCode]).status == 200, "the fallback page consumed nothing")
     }
@@ -314,7 +345,9 @@ struct EndToEndTests {
         let server = try await TestServer(environment: ["ACTIONLINKS_TENANTS": "tenant-a,tenant-b"])
         let create = try await server.api("create", ["email": "ola@example.com"], admin: true, tenant: "tenant-a")
         #expect(create.status == 200)
-        let reply = try await server.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "ola@example.com", "returnOobLink": true], admin: true, tenant: "tenant-a")
+        let reply = try await server.api(
+            "sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "ola@example.com", "returnOobLink": true], admin: true,
+            tenant: "tenant-a")
         let link = try #require(reply.json["oobLink"] as? String, "\(reply.text)")
         let parsed = try #require(ActionCodeLink.parse(link))
         #expect(parsed.tenantID == "tenant-a")
@@ -339,7 +372,10 @@ struct EndToEndTests {
         let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus != 0)
-        #expect(text.contains("environment variable ACTIONLINKS_PASSWORDS_MINIMUM_LENGTH: passwords.minimumLength: expected a whole number from 6 to 128"))
+        #expect(
+            text.contains(
+                "environment variable ACTIONLINKS_PASSWORDS_MINIMUM_LENGTH: passwords.minimumLength: expected a whole number from 6 to 128")
+        )
     }
 }
 
@@ -384,7 +420,9 @@ struct GenerateCommandTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stderr)")
         #expect(object["mode"] as? String == "signIn" && (object["link"] as? String)?.contains(object["oobCode"] as? String ?? "?") == true)
         #expect(try await server.api("update", ["oobCode": link.oobCode]).json["emailVerified"] as? Bool == true)
-        let refused = try run(["--server", server.base, "--admin-token", "owner", "--mode", "resetPassword", "--email", "nobody@example.com"])
+        let refused = try run([
+            "--server", server.base, "--admin-token", "owner", "--mode", "resetPassword", "--email", "nobody@example.com",
+        ])
         #expect(refused.status == 1 && refused.stderr.contains("EMAIL_NOT_FOUND"))
         let badToken = try run(["--server", server.base, "--admin-token", "wrong", "--mode", "resetPassword", "--email", "rex@example.com"])
         #expect(badToken.status == 1 && badToken.stderr.contains("UNAUTHENTICATED"))
@@ -412,7 +450,8 @@ struct ServerVariantTests {
         let link = try #require(ActionCodeLink.parse(oobLink))
         #expect(link.languageCode == "ru")
         let check = try await server.request(
-            "POST", "/identitytoolkit.googleapis.com/v1/accounts:resetPassword", body: try JSONSerialization.data(withJSONObject: ["oobCode": link.oobCode]),
+            "POST", "/identitytoolkit.googleapis.com/v1/accounts:resetPassword",
+            body: try JSONSerialization.data(withJSONObject: ["oobCode": link.oobCode]),
             headers: ["Content-Type": "application/json", "x-goog-api-key": TestServer.apiKey])
         #expect(check.json["requestType"] as? String == "VERIFY_EMAIL", "\(check.text)")
         let preflight = try await server.request(
@@ -430,7 +469,8 @@ struct ServerVariantTests {
         let openssl = Process()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         openssl.arguments = [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out",
+            certificate,
             "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
         ]
         openssl.standardOutput = FileHandle.nullDevice
@@ -439,7 +479,9 @@ struct ServerVariantTests {
         openssl.waitUntilExit()
         try #require(openssl.terminationStatus == 0, "openssl could not make a test certificate")
         await #expect(throws: Never.self) {
-            let server = try await TestServer(environment: ["ACTIONLINKS_SERVER_TLS_CERTIFICATE": certificate, "ACTIONLINKS_SERVER_TLS_PRIVATE_KEY": key])
+            let server = try await TestServer(environment: [
+                "ACTIONLINKS_SERVER_TLS_CERTIFICATE": certificate, "ACTIONLINKS_SERVER_TLS_PRIVATE_KEY": key,
+            ])
             #expect(server.standardError.contains("serving https://127.0.0.1:"))
             let port = server.base.split(separator: ":").last!
             let curl = Process()
@@ -453,7 +495,9 @@ struct ServerVariantTests {
             #expect(body.contains("ABCDE12345.com.example.app"), "the AASA over TLS, verified against the certificate")
         }
         let broken = await #expect(throws: TestServerError.self) {
-            _ = try await TestServer(environment: ["ACTIONLINKS_SERVER_TLS_CERTIFICATE": "/nonexistent.pem", "ACTIONLINKS_SERVER_TLS_PRIVATE_KEY": key])
+            _ = try await TestServer(environment: [
+                "ACTIONLINKS_SERVER_TLS_CERTIFICATE": "/nonexistent.pem", "ACTIONLINKS_SERVER_TLS_PRIVATE_KEY": key,
+            ])
         }
         #expect(broken?.description.contains("server.tls: cannot load /nonexistent.pem") == true)
     }

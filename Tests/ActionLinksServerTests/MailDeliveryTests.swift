@@ -10,7 +10,8 @@ struct MailDeliveryTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-sendmail-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let script = folder.appendingPathComponent("fake-sendmail")
-        try "#!/bin/sh\n[ \"$1\" = \"-t\" ] || exit 3\ncat > \"$(dirname \"$0\")/message.eml\"\n".write(to: script, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\n[ \"$1\" = \"-t\" ] || exit 3\ncat > \"$(dirname \"$0\")/message.eml\"\n".write(
+            to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
         let server = try await TestServer(environment: [
             "ACTIONLINKS_MAIL_BACKEND": "sendmail", "ACTIONLINKS_MAIL_SENDMAIL_COMMAND": script.path + " -t -i",
@@ -29,7 +30,9 @@ struct MailDeliveryTests {
         #expect(message.contains("Subject: Reset your password for Example App\r\n"))
         #expect(message.contains("Content-Type: multipart/alternative; boundary="))
         let parts = message.components(separatedBy: "Content-Transfer-Encoding: base64\r\n\r\n").dropFirst().map {
-            String(decoding: Data(base64Encoded: $0.components(separatedBy: "\r\n--")[0].replacingOccurrences(of: "\r\n", with: "")) ?? Data(), as: UTF8.self)
+            String(
+                decoding: Data(base64Encoded: $0.components(separatedBy: "\r\n--")[0].replacingOccurrences(of: "\r\n", with: "")) ?? Data(),
+                as: UTF8.self)
         }
         #expect(parts.count == 2)
         let listing = try await server.request("GET", "/emulator/v1/projects/\(TestServer.project)/oobCodes")
@@ -63,7 +66,8 @@ struct MailDeliveryTests {
             "ACTIONLINKS_MAIL_WEBHOOK_TOKEN": "relay-secret",
         ])
         try await server.createAccount(email: "quinn@example.com")
-        #expect(try await server.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "quinn@example.com"], admin: true).status == 200)
+        #expect(
+            try await server.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "quinn@example.com"], admin: true).status == 200)
         var lines: [String] = []
         for _ in 0..<200 where lines.isEmpty {
             try await Task.sleep(for: .milliseconds(50))

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Two `actionlinks serve` processes on one PostgreSQL database, as behind a load balancer: they
@@ -37,8 +37,10 @@ struct MultiInstanceTests {
             let responses = await RawHTTP.race(requests)
             let successes = responses.filter { $0.status == 200 }
             let invalid = responses.filter { $0.status == 400 && $0.body.contains("INVALID_OOB_CODE") }
-            #expect(successes.count == 1 && invalid.count == 63,
-                "round \(round): \(successes.count) successes, \(invalid.count) INVALID_OOB_CODE, others: \(responses.filter { $0.status != 200 && !$0.body.contains("INVALID_OOB_CODE") }.map { "\($0.status) \($0.body)" }.prefix(3))")
+            #expect(
+                successes.count == 1 && invalid.count == 63,
+                "round \(round): \(successes.count) successes, \(invalid.count) INVALID_OOB_CODE, others: \(responses.filter { $0.status != 200 && !$0.body.contains("INVALID_OOB_CODE") }.map { "\($0.status) \($0.body)" }.prefix(3))"
+            )
         }
     }
 
@@ -51,8 +53,9 @@ struct MultiInstanceTests {
             #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "limit@example.com"]).status == 200)
         }
         for server in [b, a] {
-            #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "limit@example.com"]).errorCode
-                == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            #expect(
+                try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "limit@example.com"]).errorCode
+                    == "TOO_MANY_ATTEMPTS_TRY_LATER")
         }
     }
 
@@ -92,7 +95,9 @@ struct MultiInstanceTests {
                             if issuer === a { survivorFailures.withLock { $0.append("issue: \(error)") } }
                         }
                         guard let code else { continue }
-                        let index = issued.withLock { $0.append(Issued(code: code)); return $0.count - 1 }
+                        let index = issued.withLock {
+                            $0.append(Issued(code: code)); return $0.count - 1
+                        }
                         do {
                             let reply = try await confirmer.api("update", ["oobCode": code])
                             if reply.status == 200 {
@@ -140,8 +145,9 @@ struct MultiInstanceTests {
         #expect(successNotRecorded == 0, "\(successNotRecorded) confirmed codes are not marked consumed")
         #expect(failures.isEmpty, "the survivor failed: \(failures.prefix(5))")
         #expect(survivorSuccessesAfterKill.value > 20)
-        print("crash test: \(codes.count) codes acknowledged, \(codes.filter { $0.consumedOK == 1 }.count) confirmed, "
-            + "\(survivorSuccessesAfterKill.value) survivor successes after the kill")
+        print(
+            "crash test: \(codes.count) codes acknowledged, \(codes.filter { $0.consumedOK == 1 }.count) confirmed, "
+                + "\(survivorSuccessesAfterKill.value) survivor successes after the kill")
     }
 
     @Test("PostgreSQL stopped mid-load: 503 UNAVAILABLE while down, association files and pages throughout, full recovery after")
@@ -183,7 +189,9 @@ struct MultiInstanceTests {
                         // A call that began while the server was down but ended after it came back may
                         // have succeeded; it counts as neither.
                         let ended = phase.value
-                        seen.withLock { $0.append(Seen(phase: ended == current ? current : -1, kind: "api", status: reply.status, body: reply.text)) }
+                        seen.withLock {
+                            $0.append(Seen(phase: ended == current ? current : -1, kind: "api", status: reply.status, body: reply.text))
+                        }
                         if reply.status == 200, let code = reply.json["oobCode"] as? String {
                             acknowledged.withLock { $0.append(code) }
                             if current == Phase.recovering.rawValue { recoveredAt.withLock { $0 = $0 ?? .now } }
@@ -223,34 +231,44 @@ struct MultiInstanceTests {
         let downAPI = down.filter { $0.kind == "api" }
         #expect(downPage.value == 503, "the landing page while the store was down answered \(downPage.value)")
         #expect(downAPI.count >= 3)
-        #expect(downAPI.allSatisfy { $0.status == 503 && $0.body.contains("UNAVAILABLE") },
+        #expect(
+            downAPI.allSatisfy { $0.status == 503 && $0.body.contains("UNAVAILABLE") },
             "while down: \(downAPI.filter { $0.status != 503 }.prefix(5).map { "\($0.status) \($0.body)" })")
         #expect(recoveredAt.withLock { $0 } != nil, "no success within 30 s of the restart")
-        #expect(!recovered.isEmpty && recovered.allSatisfy { $0.status == 200 }, "after recovery: \(recovered.filter { $0.status != 200 }.prefix(3).map(\.body))")
+        #expect(
+            !recovered.isEmpty && recovered.allSatisfy { $0.status == 200 },
+            "after recovery: \(recovered.filter { $0.status != 200 }.prefix(3).map(\.body))")
 
         // Nothing half-written: every acknowledged code is stored, and each address has one live code at most.
         let keys = try ServerKeys(directory: server.dataDirectory.path)
         let stored = Set(try await PostgresTestServer.column("SELECT encode(hash, 'hex') FROM codes", url: cluster.url))
         let codes = acknowledged.withLock { $0 }
         #expect(codes.allSatisfy { stored.contains(Self.hex(keys.newCodeHash($0))) })
-        #expect(try await PostgresTestServer.column(
-            "SELECT count(*)::text FROM (SELECT 1 FROM codes WHERE consumed_at IS NULL AND retired_at IS NULL GROUP BY tenant_id, email, mode HAVING count(*) > 1) AS d",
-            url: cluster.url) == ["0"])
+        #expect(
+            try await PostgresTestServer.column(
+                "SELECT count(*)::text FROM (SELECT 1 FROM codes WHERE consumed_at IS NULL AND retired_at IS NULL GROUP BY tenant_id, email, mode HAVING count(*) > 1) AS d",
+                url: cluster.url) == ["0"])
         // The code issued before the outage still works.
         let reset = try await server.api("resetPassword", ["oobCode": before.code, "newPassword": "a long new password 1"])
         #expect(reset.status == 200, "\(reset.text)")
         let recovery = recoveredAt.value.flatMap { end in restartedAt.value.map { end - $0 } }
-        print("outage test: \(downAPI.count) API calls while down (all 503), first success \(recovery.map { "\($0)" } ?? "never") after pg_ctl start returned, \(codes.count) codes acknowledged in all")
+        print(
+            "outage test: \(downAPI.count) API calls while down (all 503), first success \(recovery.map { "\($0)" } ?? "never") after pg_ctl start returned, \(codes.count) codes acknowledged in all"
+        )
     }
 
     @Test("an instance whose PostgreSQL is unreachable at start says so and exits")
     func unreachableAtStart() async throws {
         let port = try TestServer.freePort()
         do {
-            _ = try await TestServer(environment: ["ACTIONLINKS_STORE": "postgres://links:secret@127.0.0.1:\(port)/links?connect_timeout=0.5"])
+            _ = try await TestServer(environment: [
+                "ACTIONLINKS_STORE": "postgres://links:secret@127.0.0.1:\(port)/links?connect_timeout=0.5"
+            ])
             Issue.record("the server started without its store")
         } catch let error as TestServerError {
-            #expect(error.message.contains("cannot prepare the PostgreSQL database postgres://links:***@127.0.0.1:\(port)/links"), "\(error.message)")
+            #expect(
+                error.message.contains("cannot prepare the PostgreSQL database postgres://links:***@127.0.0.1:\(port)/links"),
+                "\(error.message)")
             #expect(!error.message.contains("secret"))
         }
     }

@@ -226,7 +226,8 @@ struct PageTests {
         let signedIn = try await server.submitForm(of: second, [:], headers: cookie)
         #expect(signedIn.status == 200 && signedIn.text.contains("You are signed in"), "\(signedIn.text)")
 
-        let proxied = try await server.request("GET", try await link(server, "EMAIL_SIGNIN", "ray@example.com", "en", ["continueUrl": "https://app.example.com/"]))
+        let proxied = try await server.request(
+            "GET", try await link(server, "EMAIL_SIGNIN", "ray@example.com", "en", ["continueUrl": "https://app.example.com/"]))
         let spoofed = try await server.submitForm(of: proxied, ["email": "ray@example.com"], headers: ["Host": "links.example.com"])
         #expect(spoofed.header("Set-Cookie")?.contains("Secure") == false, "a client-sent Host decides nothing")
 

@@ -69,7 +69,8 @@ struct PostgresStoreTests {
     func noServer() async throws {
         let port = try TestServer.freePort()
         let store = try PostgresStore(
-            location: try PostgresLocation(url: "postgres://nobody:x@127.0.0.1:\(port)/none?connect_timeout=0.5"), logger: Logger(label: "down"))
+            location: try PostgresLocation(url: "postgres://nobody:x@127.0.0.1:\(port)/none?connect_timeout=0.5"),
+            logger: Logger(label: "down"))
         let runner = Task { await store.client.run() }
         defer { runner.cancel() }
         let clock = ContinuousClock()
@@ -93,12 +94,15 @@ struct PostgresStoreTests {
         let base = cluster.url.replacingOccurrences(of: "@127.0.0.1:", with: "@localhost:")
 
         let trusted = try PostgresStore(
-            location: try PostgresLocation(url: base + "?sslmode=verify-full&sslrootcert=\(cluster.certificate)&connect_timeout=20"), logger: Logger(label: "tls"))
+            location: try PostgresLocation(url: base + "?sslmode=verify-full&sslrootcert=\(cluster.certificate)&connect_timeout=20"),
+            logger: Logger(label: "tls"))
         let runner = Task { await trusted.client.run() }
         defer { runner.cancel() }
         try await trusted.migrate()
         try await trusted.codes.issue(record("over-tls"))
-        guard case .live = try await trusted.codes.lookup(hashes: [Data("over-tls".utf8)], now: now) else { Issue.record("expected a live code"); return }
+        guard case .live = try await trusted.codes.lookup(hashes: [Data("over-tls".utf8)], now: now) else {
+            Issue.record("expected a live code"); return
+        }
         let encrypted = try await trusted.withConnection { connection in
             try await connection.query("SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: Logger(label: "tls"))
                 .decode(String.self).first { _ in true }

@@ -28,7 +28,8 @@ enum PostgresTestServer {
         do {
             let location = try PostgresLocation(url: try baseURL())
             var configuration = PostgresClient.Configuration(
-                host: location.host, port: location.port, username: location.username, password: location.password, database: location.database,
+                host: location.host, port: location.port, username: location.username, password: location.password,
+                database: location.database,
                 tls: .disable)
             configuration.options.maximumConnections = 4
             let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "test-admin"))
@@ -71,7 +72,9 @@ enum PostgresTestServer {
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "test-sql"))
         defer { Task { try? await connection.close() } }
         var values: [String] = []
-        for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test-sql")).decode(String.self) {
+        for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test-sql")).decode(
+            String.self)
+        {
             values.append(value)
         }
         return values
@@ -120,10 +123,11 @@ final class PrivatePostgresCluster: Sendable {
         // reaper) may collect the child before our waitpid does, and then its status is lost.
         let statusFile = FileManager.default.temporaryDirectory.appendingPathComponent("pg-script-\(UUID().uuidString).status")
         defer { try? FileManager.default.removeItem(at: statusFile) }
-        let argv = [
-            "/bin/bash", "-c", #"bash "$0" "$@"; echo $? > "$STATUS_FILE.tmp"; mv "$STATUS_FILE.tmp" "$STATUS_FILE""#,
-            TestServer.root.appendingPathComponent("scripts/postgres-test-cluster.sh").path,
-        ] + arguments
+        let argv =
+            [
+                "/bin/bash", "-c", #"bash "$0" "$@"; echo $? > "$STATUS_FILE.tmp"; mv "$STATUS_FILE.tmp" "$STATUS_FILE""#,
+                TestServer.root.appendingPathComponent("scripts/postgres-test-cluster.sh").path,
+            ] + arguments
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -131,7 +135,9 @@ final class PrivatePostgresCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, outputFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var pid: pid_t = 0
-        let environment = ProcessInfo.processInfo.environment.merging(extra.merging(["STATUS_FILE": statusFile.path]) { $1 }) { $1 }.map { "\($0.key)=\($0.value)" }
+        let environment = ProcessInfo.processInfo.environment.merging(extra.merging(["STATUS_FILE": statusFile.path]) { $1 }) { $1 }.map {
+            "\($0.key)=\($0.value)"
+        }
         let cArguments = argv.map { strdup($0) } + [nil]
         let cEnvironment = environment.map { strdup($0) } + [nil]
         defer {
@@ -139,10 +145,14 @@ final class PrivatePostgresCluster: Sendable {
             cEnvironment.forEach { free($0) }
         }
         let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, cArguments, cEnvironment)
-        guard spawned == 0 else { throw TestServerError(message: "cannot run postgres-test-cluster.sh: \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else {
+            throw TestServerError(message: "cannot run postgres-test-cluster.sh: \(String(cString: strerror(spawned)))")
+        }
         var exitStatus: Int32?
         for _ in 0..<2400 {
-            if let text = try? String(contentsOf: statusFile, encoding: .utf8), let value = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            if let text = try? String(contentsOf: statusFile, encoding: .utf8),
+                let value = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
                 exitStatus = value
                 break
             }
@@ -153,7 +163,10 @@ final class PrivatePostgresCluster: Sendable {
         let output = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
         guard exitStatus == 0 else {
-            throw TestServerError(message: "postgres-test-cluster.sh \(arguments.joined(separator: " ")) failed (exit status \(exitStatus.map(String.init) ?? "unknown after 120 s")):\n\(errors)")
+            throw TestServerError(
+                message:
+                    "postgres-test-cluster.sh \(arguments.joined(separator: " ")) failed (exit status \(exitStatus.map(String.init) ?? "unknown after 120 s")):\n\(errors)"
+            )
         }
         return output
     }

@@ -21,7 +21,9 @@ enum RawHTTP {
 
     /// Connects to `base` (http://127.0.0.1:port) and prepares a POST of `body`.
     static func prepare(base: String, path: String, json body: String, headers: [String: String] = [:]) throws -> Prepared {
-        guard let url = URL(string: base), let host = url.host, let port = url.port else { throw TestServerError(message: "bad base \(base)") }
+        guard let url = URL(string: base), let host = url.host, let port = url.port else {
+            throw TestServerError(message: "bad base \(base)")
+        }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -34,7 +36,8 @@ enum RawHTTP {
             close(fd)
             throw TestServerError(message: "cannot connect to \(base)")
         }
-        var head = "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"
+        var head =
+            "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         return Prepared(socket: fd, bytes: Array((head + "\r\n" + body).utf8))
     }

@@ -18,7 +18,8 @@ enum StoreFactory {
     static func make(_ kind: String) async throws -> StoreUnderTest {
         switch kind {
         case "sqlite":
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-store-\(UUID().uuidString)/test.sqlite").path
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-store-\(UUID().uuidString)/test.sqlite")
+                .path
             let database = try SQLiteDatabase(path: path)
             return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts)
         case "postgres":
@@ -35,10 +36,13 @@ enum StoreFactory {
 struct StoreTests {
     let now: Timestamp = 1_800_000_000_000
 
-    func record(_ hash: String, mode: ActionCodeLink.Mode = .resetPassword, email: String = "ann@example.com", tenant: String = "",
-                account: String? = "acct-1", lifetime: Timestamp = 3_600_000) -> ActionCodeRecord {
+    func record(
+        _ hash: String, mode: ActionCodeLink.Mode = .resetPassword, email: String = "ann@example.com", tenant: String = "",
+        account: String? = "acct-1", lifetime: Timestamp = 3_600_000
+    ) -> ActionCodeRecord {
         ActionCodeRecord(
-            hash: Data(hash.utf8), mode: mode, tenantID: tenant, accountID: account, email: email, continueURL: "https://app.example.com/done",
+            hash: Data(hash.utf8), mode: mode, tenantID: tenant, accountID: account, email: email,
+            continueURL: "https://app.example.com/done",
             languageCode: "ru", createdAt: now, expiresAt: now + lifetime)
     }
 
@@ -62,7 +66,8 @@ struct StoreTests {
         let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("h1"))
         for _ in 0..<3 { _ = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now) }
-        if case .consumed = try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now, by: "t") {} else {
+        if case .consumed = try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now, by: "t") {
+        } else {
             Issue.record("the code should still be consumable")
         }
     }
@@ -71,7 +76,9 @@ struct StoreTests {
     func expiry(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("h1", lifetime: 1000))
-        guard case .expired = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + 1000) else { Issue.record("expected expired"); return }
+        guard case .expired = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + 1000) else {
+            Issue.record("expected expired"); return
+        }
         #expect(try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + 1000, by: "t") == .expired)
         #expect(try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + 999, by: "t") != .expired)
     }
@@ -93,7 +100,9 @@ struct StoreTests {
         try await store.codes.issue(record("new"))
         #expect(try await store.codes.lookup(hashes: [Data("old".utf8)], now: now) == .invalid)
         for live in ["new", "verify", "other-tenant"] {
-            guard case .live = try await store.codes.lookup(hashes: [Data(live.utf8)], now: now) else { Issue.record("\(live) should be live"); continue }
+            guard case .live = try await store.codes.lookup(hashes: [Data(live.utf8)], now: now) else {
+                Issue.record("\(live) should be live"); continue
+            }
         }
     }
 
@@ -114,7 +123,9 @@ struct StoreTests {
             try await store.codes.issue(record("race-\(round)", email: "r\(round)@example.com"))
             let outcomes = try await withThrowingTaskGroup(of: CodeConsumption.self) { group in
                 for index in 0..<64 {
-                    group.addTask { try await store.codes.consume(hashes: [hash], modes: [.resetPassword], now: self.now + 1, by: "c\(index)") }
+                    group.addTask {
+                        try await store.codes.consume(hashes: [hash], modes: [.resetPassword], now: self.now + 1, by: "c\(index)")
+                    }
                 }
                 return try await group.reduce(into: [CodeConsumption]()) { $0.append($1) }
             }
@@ -132,7 +143,9 @@ struct StoreTests {
         #expect(try await store.codes.retireCodes(tenantID: "", email: "ann@example.com", now: now) == 2)
         #expect(try await store.codes.lookup(hashes: [Data("a".utf8)], now: now) == .invalid)
         #expect(try await store.codes.lookup(hashes: [Data("b".utf8)], now: now) == .invalid)
-        guard case .live = try await store.codes.lookup(hashes: [Data("c".utf8)], now: now) else { Issue.record("c should be live"); return }
+        guard case .live = try await store.codes.lookup(hashes: [Data("c".utf8)], now: now) else {
+            Issue.record("c should be live"); return
+        }
     }
 
     @Test("event counters count per key and window", arguments: StoreFactory.kinds)
@@ -149,7 +162,9 @@ struct StoreTests {
         try await store.codes.issue(record("expired", email: "x@example.com", lifetime: 10))
         try await store.codes.issue(record("live", email: "y@example.com", lifetime: 10_000_000))
         #expect(try await store.codes.purge(before: now + 100) == 1)
-        guard case .live = try await store.codes.lookup(hashes: [Data("live".utf8)], now: now + 100) else { Issue.record("live was purged"); return }
+        guard case .live = try await store.codes.lookup(hashes: [Data("live".utf8)], now: now + 100) else {
+            Issue.record("live was purged"); return
+        }
     }
 
     // MARK: Accounts
@@ -170,23 +185,29 @@ struct StoreTests {
     @Test("email-link sign-in creates a verified account, or not when sign-up is off", arguments: StoreFactory.kinds)
     func signInCreates(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        #expect(try await store.accounts.signInWithEmailLink(email: "new@example.com", tenantID: "", newAccountID: "n1", createIfMissing: false, now: now) == nil)
+        #expect(
+            try await store.accounts.signInWithEmailLink(
+                email: "new@example.com", tenantID: "", newAccountID: "n1", createIfMissing: false, now: now) == nil)
         let result = try #require(
-            try await store.accounts.signInWithEmailLink(email: "new@example.com", tenantID: "", newAccountID: "n1", createIfMissing: true, now: now))
+            try await store.accounts.signInWithEmailLink(
+                email: "new@example.com", tenantID: "", newAccountID: "n1", createIfMissing: true, now: now))
         #expect(result.isNewUser && result.account.emailVerified && result.account.localID == "n1")
         let again = try #require(
-            try await store.accounts.signInWithEmailLink(email: "new@example.com", tenantID: "", newAccountID: "n2", createIfMissing: true, now: now))
+            try await store.accounts.signInWithEmailLink(
+                email: "new@example.com", tenantID: "", newAccountID: "n2", createIfMissing: true, now: now))
         #expect(!again.isNewUser && again.account.localID == "n1")
     }
 
     @Test("email-link sign-in removes an unverified password and revokes sessions", arguments: StoreFactory.kinds)
     func signInRemovesImpostorPassword(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", emailVerified: false, passwordHash: "$scrypt$x", createdAt: now))
+        try await store.accounts.create(
+            Account(localID: "u1", email: "ann@example.com", emailVerified: false, passwordHash: "$scrypt$x", createdAt: now))
         try await store.accounts.addRefreshToken(hash: Data("impostor".utf8), accountID: "u1", tenantID: "", now: now)
         #expect(try await store.accounts.accountForRefreshToken(hash: Data("impostor".utf8))?.localID == "u1")
         let result = try #require(
-            try await store.accounts.signInWithEmailLink(email: "ann@example.com", tenantID: "", newAccountID: "x", createIfMissing: true, now: now + 5000))
+            try await store.accounts.signInWithEmailLink(
+                email: "ann@example.com", tenantID: "", newAccountID: "x", createIfMissing: true, now: now + 5000))
         #expect(result.removedUnverifiedPassword)
         #expect(result.account.passwordHash == nil && result.account.emailVerified && result.account.validSince == (now + 5000) / 1000)
         #expect(try await store.accounts.accountForRefreshToken(hash: Data("impostor".utf8)) == nil)
@@ -197,9 +218,11 @@ struct StoreTests {
     @Test("a verified password survives email-link sign-in", arguments: StoreFactory.kinds)
     func signInKeepsVerifiedPassword(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", emailVerified: true, passwordHash: "$scrypt$x", createdAt: now))
+        try await store.accounts.create(
+            Account(localID: "u1", email: "ann@example.com", emailVerified: true, passwordHash: "$scrypt$x", createdAt: now))
         let result = try #require(
-            try await store.accounts.signInWithEmailLink(email: "ann@example.com", tenantID: "", newAccountID: "x", createIfMissing: true, now: now))
+            try await store.accounts.signInWithEmailLink(
+                email: "ann@example.com", tenantID: "", newAccountID: "x", createIfMissing: true, now: now))
         #expect(!result.removedUnverifiedPassword && result.account.passwordHash == "$scrypt$x")
     }
 
@@ -209,7 +232,8 @@ struct StoreTests {
         try await store.accounts.create(Account(localID: "acct-1", email: "ann@example.com", createdAt: now))
         try await store.accounts.addRefreshToken(hash: Data("session".utf8), accountID: "acct-1", tenantID: "", now: now)
         try await store.codes.issue(record("other", mode: .verifyEmail))
-        let account = try await store.accounts.resetPassword(accountID: "acct-1", tenantID: "", passwordHash: "$scrypt$new", now: now + 1000)
+        let account = try await store.accounts.resetPassword(
+            accountID: "acct-1", tenantID: "", passwordHash: "$scrypt$new", now: now + 1000)
         #expect(account.passwordHash == "$scrypt$new" && account.emailVerified && account.passwordUpdatedAt == now + 1000)
         #expect(try await store.accounts.accountForRefreshToken(hash: Data("session".utf8)) == nil)
         #expect(try await store.codes.lookup(hashes: [Data("other".utf8)], now: now) == .invalid)
@@ -234,15 +258,18 @@ struct StoreTests {
         try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", createdAt: now))
         try await store.accounts.create(Account(localID: "u2", email: "taken@example.com", createdAt: now))
         await #expect(throws: AccountStoreError.emailExists) {
-            _ = try await store.accounts.changeEmail(accountID: "u1", tenantID: "", from: "ann@example.com", to: "taken@example.com", now: self.now)
+            _ = try await store.accounts.changeEmail(
+                accountID: "u1", tenantID: "", from: "ann@example.com", to: "taken@example.com", now: self.now)
         }
         try await store.codes.issue(record("old-address-code", email: "ann@example.com", account: "u1"))
-        let changed = try await store.accounts.changeEmail(accountID: "u1", tenantID: "", from: "ann@example.com", to: "new@example.com", now: now)
+        let changed = try await store.accounts.changeEmail(
+            accountID: "u1", tenantID: "", from: "ann@example.com", to: "new@example.com", now: now)
         #expect(changed.email == "new@example.com" && changed.emailVerified)
         #expect(try await store.accounts.account(email: "ann@example.com", tenantID: "") == nil)
         #expect(try await store.codes.lookup(hashes: [Data("old-address-code".utf8)], now: now) == .invalid)
         await #expect(throws: AccountStoreError.emailChanged) {
-            _ = try await store.accounts.changeEmail(accountID: "u1", tenantID: "", from: "ann@example.com", to: "x@example.com", now: self.now)
+            _ = try await store.accounts.changeEmail(
+                accountID: "u1", tenantID: "", from: "ann@example.com", to: "x@example.com", now: self.now)
         }
     }
 
@@ -257,7 +284,8 @@ struct StoreTests {
         let hashes = [Data("change".utf8)]
         let effect = CodeEffect.changeEmail(recoveryHash: Data("recover".utf8), recoveryExpiresAt: now + 7_200_000)
         await #expect(throws: AccountStoreError.emailExists) {
-            _ = try await store.accounts.complete(hashes: hashes, modes: [.verifyAndChangeEmail], effect: effect, now: self.now + 1, by: "test")
+            _ = try await store.accounts.complete(
+                hashes: hashes, modes: [.verifyAndChangeEmail], effect: effect, now: self.now + 1, by: "test")
         }
         guard case .live = try await store.codes.lookup(hashes: hashes, now: now + 2) else {
             Issue.record("the code must still be live after its effect failed"); return
@@ -278,7 +306,8 @@ struct StoreTests {
         #expect(recovery.mode == .recoverEmail && recovery.email == "ann@example.com" && recovery.newEmail == "new@example.com")
         #expect(try await store.codes.lookup(hashes: hashes, now: now + 4) == .invalid, "the change retired the other change code")
         #expect(
-            try await store.accounts.complete(hashes: [Data("change-2".utf8)], modes: [.verifyAndChangeEmail], effect: effect, now: now + 5, by: "t")
+            try await store.accounts.complete(
+                hashes: [Data("change-2".utf8)], modes: [.verifyAndChangeEmail], effect: effect, now: now + 5, by: "t")
                 == .invalid)
     }
 
@@ -299,7 +328,8 @@ struct StoreTests {
         #expect(try await store.accounts.accountForRefreshToken(hash: Data("r1".utf8))?.localID == "n1")
         #expect(try await store.accounts.complete(hashes: hashes, modes: [.signIn], effect: effect, now: now + 4, by: "t") == .invalid)
         try await store.codes.issue(record("late", mode: .signIn, email: "new@example.com", account: nil, lifetime: 10))
-        #expect(try await store.accounts.complete(hashes: [Data("late".utf8)], modes: [.signIn], effect: effect, now: now + 11, by: "t") == .expired)
+        #expect(
+            try await store.accounts.complete(hashes: [Data("late".utf8)], modes: [.signIn], effect: effect, now: now + 11, by: "t")
+                == .expired)
     }
 }
-

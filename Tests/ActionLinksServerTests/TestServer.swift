@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A real `actionlinks serve` process on a free loopback port, with its own data directory.
@@ -114,7 +114,9 @@ final class TestServer: Sendable {
     }()
 
     /// A REST call: as the admin (`Bearer owner`), or as a client with the API key.
-    func api(_ operation: String, _ fields: [String: Any], admin: Bool = false, tenant: String? = nil, headers: [String: String] = [:]) async throws -> Reply {
+    func api(_ operation: String, _ fields: [String: Any], admin: Bool = false, tenant: String? = nil, headers: [String: String] = [:])
+        async throws -> Reply
+    {
         var path = "/v1/"
         if admin || tenant != nil { path += "projects/\(Self.project)/" }
         if let tenant { path += "tenants/\(tenant)/" }
@@ -150,7 +152,9 @@ final class TestServer: Sendable {
         var fields: [String: Any] = ["email": email, "emailVerified": verified]
         if let password { fields["password"] = password }
         let reply = try await api("create", fields, admin: true)
-        guard reply.status == 200, let id = reply.json["localId"] as? String else { throw TestServerError(message: "create failed: \(reply.text)") }
+        guard reply.status == 200, let id = reply.json["localId"] as? String else {
+            throw TestServerError(message: "create failed: \(reply.text)")
+        }
         return id
     }
 

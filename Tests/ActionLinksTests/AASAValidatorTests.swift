@@ -67,7 +67,8 @@ struct AASAValidatorTests {
 
     @Test func duplicateAppIDsAreReportedWithTheEarlierLocation() throws {
         let report = validate(
-            #"{"applinks": {"details": [{"appIDs": ["\#(validApp)"], "components": [{"/": "/a"}]}, {"appID": "\#(validApp)", "components": [{"/": "/b"}]}]}}"#)
+            #"{"applinks": {"details": [{"appIDs": ["\#(validApp)"], "components": [{"/": "/a"}]}, {"appID": "\#(validApp)", "components": [{"/": "/b"}]}]}}"#
+        )
         let diagnostic = try #require(report.diagnostics.first)
         #expect(diagnostic.code == .aasaDuplicateAppID)
         #expect(diagnostic.path == "applinks.details[1].appID")
@@ -82,7 +83,8 @@ struct AASAValidatorTests {
 
     @Test func nonStringQueryPredicateIsAnErrorAtItsExactPath() throws {
         let report = validate(
-            #"{"applinks": {"details": [{"appIDs": ["\#(validApp)"], "components": [{"/": "/a"}, {"/": "/b"}, {"/": "/c", "?": {"ref": 1}}]}]}}"#)
+            #"{"applinks": {"details": [{"appIDs": ["\#(validApp)"], "components": [{"/": "/a"}, {"/": "/b"}, {"/": "/c", "?": {"ref": 1}}]}]}}"#
+        )
         let diagnostic = try #require(report.diagnostics.first)
         #expect(diagnostic.code == .nonStringQueryPredicate)
         #expect(diagnostic.severity == .error)
@@ -91,8 +93,10 @@ struct AASAValidatorTests {
 
     @Test(arguments: [
         (#"{"applinks": {"details": [{"appIds": ["\#(validApp)"]}]}}"#, "applinks.details[0].appIds", "appIDs"),
-        (#"{"applinks": {"details": [{"appIDs": ["\#(validApp)"], "components": [{"/": "/a", "excluded": true}]}]}}"#,
-         "applinks.details[0].components[0].excluded", "exclude"),
+        (
+            #"{"applinks": {"details": [{"appIDs": ["\#(validApp)"], "components": [{"/": "/a", "excluded": true}]}]}}"#,
+            "applinks.details[0].components[0].excluded", "exclude"
+        ),
         (#"{"applinks": {"details": [{"appIDs": ["\#(validApp)"], "compnents": []}]}}"#, "applinks.details[0].compnents", "components"),
         (#"{"appLinks": {}}"#, "appLinks", "applinks"),
         (#"{"applinks": {"details": [], "substitutionVariable": {}}}"#, "applinks.substitutionVariable", "substitutionVariables"),
@@ -112,20 +116,23 @@ struct AASAValidatorTests {
 
     @Test func everyRuleAfterACatchAllIsUnreachable() {
         let report = validate(
-            ##"{"applinks": {"details": [{"appIDs": ["\##(validApp)"], "components": [{"/": "/a"}, {"/": "/*", "comment": "all"}, {"/": "/b"}, {"#": "x"}]}]}}"##)
+            ##"{"applinks": {"details": [{"appIDs": ["\##(validApp)"], "components": [{"/": "/a"}, {"/": "/*", "comment": "all"}, {"/": "/b"}, {"#": "x"}]}]}}"##
+        )
         #expect(codes(report) == [.unreachableRule, .unreachableRule])
         #expect(report.diagnostics.map(\.path) == ["applinks.details[0].components[2]", "applinks.details[0].components[3]"])
     }
 
     @Test func constrainedWildcardsAreNotCatchAlls() {
         let report = validate(
-            ##"{"applinks": {"details": [{"appIDs": ["\##(validApp)"], "components": [{"/": "*", "?": {"a": "?*"}}, {"/": "*", "#": "x"}, {"/": "/?*"}, {"/": "/b"}]}]}}"##)
+            ##"{"applinks": {"details": [{"appIDs": ["\##(validApp)"], "components": [{"/": "*", "?": {"a": "?*"}}, {"/": "*", "#": "x"}, {"/": "/?*"}, {"/": "/b"}]}]}}"##
+        )
         #expect(report.isClean, "\(report.diagnostics)")
     }
 
     @Test func defaultsCanTurnACatchAllIntoAConstrainedRule() {
         let report = validate(
-            ##"{"applinks": {"defaults": {"#": "app"}, "details": [{"appIDs": ["\##(validApp)"], "components": [{"/": "*"}, {"/": "/b"}]}]}}"##)
+            ##"{"applinks": {"defaults": {"#": "app"}, "details": [{"appIDs": ["\##(validApp)"], "components": [{"/": "*"}, {"/": "/b"}]}]}}"##
+        )
         #expect(report.isClean)
     }
 
@@ -163,7 +170,8 @@ struct AASAValidatorTests {
 
     @Test func wrongTypesAreErrors() {
         let report = validate(
-            ##"{"applinks": {"details": [{"appIDs": "\##(validApp)", "components": [{"/": "/a", "exclude": "true", "caseSensitive": 0, "#": 1}]}]}}"##)
+            ##"{"applinks": {"details": [{"appIDs": "\##(validApp)", "components": [{"/": "/a", "exclude": "true", "caseSensitive": 0, "#": 1}]}]}}"##
+        )
         #expect(codes(report) == [.wrongType, .aasaDetailWithoutAppID, .wrongType, .wrongType, .wrongType])
     }
 

@@ -21,7 +21,8 @@ struct ActionCodeLinkTests {
         let codeAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
         let code = String((0..<43).map { _ in codeAlphabet.randomElement(using: &rng)! })
         let prefixes = ["", "https://app.example.com/", "https://shop.example.com/cart?", "/done?x=", "com.example.app://cb/"]
-        let continueURL = Bool.random(using: &rng)
+        let continueURL =
+            Bool.random(using: &rng)
             ? prefixes.randomElement(using: &rng)! + randomText(&rng, maxPieces: 12) : nil
         return ActionCodeLink(
             mode: ActionCodeLink.Mode.allCases.randomElement(using: &rng)!,
@@ -71,9 +72,15 @@ struct ActionCodeLinkTests {
         let link = ActionCodeLink(
             mode: .signIn, oobCode: "ZZ9", apiKey: "K", continueURL: "https://shop.example.com/cart?id=7&ref=mail", languageCode: "ar")
         let mobile = link.mobileLink(on: domain)
-        #expect(mobile.hasPrefix("https://links.example.com/__/auth/links?link=https://links.example.com/__/auth/action?apiKey%3DK%26mode%3DsignIn%26oobCode%3DZZ9%26"))
+        #expect(
+            mobile.hasPrefix(
+                "https://links.example.com/__/auth/links?link=https://links.example.com/__/auth/action?apiKey%3DK%26mode%3DsignIn%26oobCode%3DZZ9%26"
+            ))
         #expect(mobile.hasSuffix("%26lang%3Dar"))
-        #expect(link.webLink(on: domain) == "https://links.example.com/__/auth/action?mode=signIn&oobCode=ZZ9&apiKey=K&continueUrl=https%3A%2F%2Fshop.example.com%2Fcart%3Fid%3D7%26ref%3Dmail&lang=ar")
+        #expect(
+            link.webLink(on: domain)
+                == "https://links.example.com/__/auth/action?mode=signIn&oobCode=ZZ9&apiKey=K&continueUrl=https%3A%2F%2Fshop.example.com%2Fcart%3Fid%3D7%26ref%3Dmail&lang=ar"
+        )
     }
 
     @Test("why the mobile shape exists: the iOS rules misread a web link whose continue URL has '&'")
@@ -87,7 +94,8 @@ struct ActionCodeLinkTests {
 
     @Test("the JS rules keep only the text before a second '=' in a value")
     func javaScriptSplitsOnEveryEquals() {
-        let reading = ClientReading.javaScript("https://a.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K&continueUrl=https://x/?a=b")
+        let reading = ClientReading.javaScript(
+            "https://a.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K&continueUrl=https://x/?a=b")
         #expect(reading.fields["continueUrl"] == "https://x/?a")
     }
 
@@ -120,12 +128,15 @@ struct ActionCodeLinkTests {
         #expect(ActionCodeLink.Mode(requestType: "email_signin") == nil)
     }
 
-    @Test("link domains are checked", arguments: [
-        ("links.example.com", true), ("Links.Example.COM", true), ("localhost:8080", true), ("a.example.com:443", true),
-        ("https://links.example.com", true), ("http://links.example.com", false), ("http://localhost:8080", true),
-        ("http://dev.localhost", true), ("ftp://links.example.com", false), ("links.example.com/path", false), ("", false), ("-bad.example.com", false),
-        ("links..example.com", false), ("links.example.com:0", false), ("links.example.com:99999", false), ("exa mple.com", false),
-    ])
+    @Test(
+        "link domains are checked",
+        arguments: [
+            ("links.example.com", true), ("Links.Example.COM", true), ("localhost:8080", true), ("a.example.com:443", true),
+            ("https://links.example.com", true), ("http://links.example.com", false), ("http://localhost:8080", true),
+            ("http://dev.localhost", true), ("ftp://links.example.com", false), ("links.example.com/path", false), ("", false),
+            ("-bad.example.com", false),
+            ("links..example.com", false), ("links.example.com:0", false), ("links.example.com:99999", false), ("exa mple.com", false),
+        ])
     func linkDomains(text: String, valid: Bool) {
         #expect(((try? LinkDomain(text)) != nil) == valid)
     }
@@ -139,6 +150,7 @@ struct ActionCodeLinkTests {
         #expect(try LinkDomain("http://localhost:80").origin == "http://localhost")
         let development = try LinkDomain("http://localhost:8080")
         #expect(link.webLink(on: development) == "http://localhost:8080/__/auth/action?mode=verifyEmail&oobCode=C")
-        #expect(link.mobileLink(on: development).hasPrefix("http://localhost:8080/__/auth/links?link=http://localhost:8080/__/auth/action?"))
+        #expect(
+            link.mobileLink(on: development).hasPrefix("http://localhost:8080/__/auth/links?link=http://localhost:8080/__/auth/action?"))
     }
 }

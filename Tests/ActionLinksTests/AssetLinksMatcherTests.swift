@@ -13,7 +13,8 @@ private func list(
         components.map {
             #", "relation_extensions": {"delegate_permission/common.handle_all_urls": {"dynamic_app_link_components": \#($0)}}"#
         } ?? ""
-    return #"[{"relation": \#(relations), "target": {"namespace": "android_app", "package_name": "\#(packageName)", "sha256_cert_fingerprints": \#(fingerprints)}\#(extensions)}]"#
+    return
+        #"[{"relation": \#(relations), "target": {"namespace": "android_app", "package_name": "\#(packageName)", "sha256_cert_fingerprints": \#(fingerprints)}\#(extensions)}]"#
 }
 
 private func evaluate(
@@ -30,16 +31,19 @@ private func evaluate(
 struct AssetLinksMatcherTests {
     /// The dynamic rules example from Android's "Configure website associations and dynamic rules".
     static let androidExample = list(
-        components: ##"[{"?": {"dl": "*"}}, {"#": "app"}, {"/": "/products/*"}, {"/": "/shoes", "?": {"in_app": "true"}}, {"/": "*", "exclude": true}]"##)
+        components:
+            ##"[{"?": {"dl": "*"}}, {"#": "app"}, {"/": "/products/*"}, {"/": "/shoes", "?": {"in_app": "true"}}, {"/": "*", "exclude": true}]"##
+    )
 
-    @Test(arguments: [
-        ("/anything", "dl=abc", nil, AssetLinksVerdict.Outcome.handled, 0 as Int?),
-        ("/anything", nil, "app", .handled, 1),
-        ("/products/123", nil, nil, .handled, 2),
-        ("/shoes", "in_app=true", nil, .handled, 3),
-        ("/shoes", "in_app=false", nil, .excluded, 4),
-        ("/about", nil, nil, .excluded, 4),
-    ] as [(String, String?, String?, AssetLinksVerdict.Outcome, Int?)])
+    @Test(
+        arguments: [
+            ("/anything", "dl=abc", nil, AssetLinksVerdict.Outcome.handled, 0 as Int?),
+            ("/anything", nil, "app", .handled, 1),
+            ("/products/123", nil, nil, .handled, 2),
+            ("/shoes", "in_app=true", nil, .handled, 3),
+            ("/shoes", "in_app=false", nil, .excluded, 4),
+            ("/about", nil, nil, .excluded, 4),
+        ] as [(String, String?, String?, AssetLinksVerdict.Outcome, Int?)])
     func androidDocumentationExample(
         path: String, query: String?, fragment: String?, outcome: AssetLinksVerdict.Outcome, component: Int?
     ) throws {

@@ -11,7 +11,9 @@ private func webStatement(relation: String = #"["delegate_permission/common.get_
     #"[{"relation": \#(relation), "target": {"namespace": "web", "site": "\#(site)"}}]"#
 }
 
-private func androidStatement(packageName: String = #""org.digitalassetlinks.test""#, fingerprints: String = #"["\#(fingerprint)"]"#) -> String {
+private func androidStatement(packageName: String = #""org.digitalassetlinks.test""#, fingerprints: String = #"["\#(fingerprint)"]"#)
+    -> String
+{
     #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "package_name": \#(packageName), "sha256_cert_fingerprints": \#(fingerprints)}}]"#
 }
 
@@ -72,13 +74,18 @@ struct AssetLinksValidatorTests {
     @Test func strictJSONRejectsTruncationAndTrailingCommasWithPosition() throws {
         #expect(validate("[{").diagnostics.map(\.code) == [.invalidJSON])
         let trailing = try #require(
-            validate(#"[{"relation": [ "delegate_permission/common.handle_all_urls", ], "target": {"namespace": "web", "site": "https://a.example"}}]"#)
-                .diagnostics.first)
+            validate(
+                #"[{"relation": [ "delegate_permission/common.handle_all_urls", ], "target": {"namespace": "web", "site": "https://a.example"}}]"#
+            )
+            .diagnostics.first)
         #expect(trailing.code == .invalidJSON)
         #expect(trailing.message.contains("trailing comma before ']' at line 1 column 61"))
     }
 
-    @Test(arguments: ["42", #""foo""#, #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "web", "site": "https://a.example"}}"#])
+    @Test(arguments: [
+        "42", #""foo""#,
+        #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "web", "site": "https://a.example"}}"#,
+    ])
     func topLevelMustBeASingleArray(text: String) {
         let report = validate(text)
         #expect(report.diagnostics.map(\.code) == [.assetLinksNotAnArray])
@@ -87,9 +94,12 @@ struct AssetLinksValidatorTests {
 
     @Test func targetMustBeAnObjectWithAKnownNamespace() {
         #expect(
-            validate(#"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": "https://a.example"}]"#).diagnostics.map(\.code)
+            validate(#"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": "https://a.example"}]"#).diagnostics.map(
+                \.code)
                 == [.assetLinksTargetNotObject])
-        let unknown = validate(#"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "internets", "site": "https://a.example"}}]"#)
+        let unknown = validate(
+            #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "internets", "site": "https://a.example"}}]"#
+        )
         #expect(unknown.diagnostics.map(\.code) == [.assetLinksUnknownNamespace])
         #expect(unknown.diagnostics[0].path == "[0].target.namespace")
     }
@@ -135,7 +145,8 @@ struct AssetLinksValidatorTests {
         let kind = try #require(validate(webStatement(relation: #"["INVALID_KIND/x"]"#, site: "https://a.example")).diagnostics.first)
         #expect(kind.message.contains("invalid 'kind' field"))
         #expect(kind.path == "[0].relation[0]")
-        let detail = try #require(validate(webStatement(relation: #"["delegate_permission/X"]"#, site: "https://a.example")).diagnostics.first)
+        let detail = try #require(
+            validate(webStatement(relation: #"["delegate_permission/X"]"#, site: "https://a.example")).diagnostics.first)
         #expect(detail.message.contains("invalid 'detail' field"))
     }
 
@@ -165,7 +176,8 @@ struct AssetLinksValidatorTests {
 
     @Test func webTargetNeedsASite() {
         #expect(
-            validate(#"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "web"}}]"#).diagnostics.map(\.code)
+            validate(#"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "web"}}]"#).diagnostics.map(
+                \.code)
                 == [.assetLinksMissingSite])
     }
 
@@ -186,9 +198,11 @@ struct AssetLinksValidatorTests {
     }
 
     @Test func androidTargetNeedsAPackageNameAndFingerprints() {
-        let noPackage = #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "sha256_cert_fingerprints": ["\#(fingerprint)"]}}]"#
+        let noPackage =
+            #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "sha256_cert_fingerprints": ["\#(fingerprint)"]}}]"#
         #expect(validate(noPackage).diagnostics.map(\.code) == [.assetLinksMissingPackageName])
-        let noFingerprints = #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "package_name": "a.b"}}]"#
+        let noFingerprints =
+            #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "package_name": "a.b"}}]"#
         #expect(validate(noFingerprints).diagnostics.map(\.code) == [.assetLinksMissingFingerprints])
     }
 
@@ -199,8 +213,14 @@ struct AssetLinksValidatorTests {
         (#"[""]"#, .assetLinksMalformedFingerprint),
         (#"["B A D"]"#, .assetLinksMalformedFingerprint),
         (#"["\#(fingerprint.lowercased())"]"#, .assetLinksLowercaseFingerprint),
-        (#"["GG:HH:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]"#, .assetLinksMalformedFingerprint),
-        (#"["6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]"#, .assetLinksMalformedFingerprint),
+        (
+            #"["GG:HH:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]"#,
+            .assetLinksMalformedFingerprint
+        ),
+        (
+            #"["6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]"#,
+            .assetLinksMalformedFingerprint
+        ),
         (#"["146DE983C5730650D8EEB9952F34FC6416A08342E61DBEA88A0496B23FCF44E5"]"#, .assetLinksMalformedFingerprint),
     ])
     func invalidFingerprints(fingerprints: String, code: AssociationDiagnostic.Code) {
@@ -228,7 +248,11 @@ struct AssetLinksDynamicRulesValidatorTests {
     }
 
     @Test func androidDocumentationExampleIsClean() throws {
-        let report = validate(statement(components: ##"[{"?": {"dl": "*"}}, {"#": "app"}, {"/": "/products/*"}, {"/": "/shoes", "?": {"in_app": "true"}}, {"/": "*", "exclude": true}]"##))
+        let report = validate(
+            statement(
+                components:
+                    ##"[{"?": {"dl": "*"}}, {"#": "app"}, {"/": "/products/*"}, {"/": "/shoes", "?": {"in_app": "true"}}, {"/": "*", "exclude": true}]"##
+            ))
         #expect(report.isClean, "\(report.diagnostics)")
         guard case .statement(let parsed)?? = report.usable?.entries.first,
             case .components(let components)? = parsed.dynamicRules
@@ -243,7 +267,9 @@ struct AssetLinksDynamicRulesValidatorTests {
     @Test func nonStringQueryValueDiscardsDynamicRulesButKeepsTheStatement() throws {
         let report = validate(statement(components: #"[{"/": "/a", "?": {"n": 1}}]"#))
         #expect(report.diagnostics.map(\.code) == [.nonStringQueryPredicate])
-        #expect(report.diagnostics[0].path == #"[0].relation_extensions["delegate_permission/common.handle_all_urls"].dynamic_app_link_components[0]["?"]["n"]"#)
+        #expect(
+            report.diagnostics[0].path
+                == #"[0].relation_extensions["delegate_permission/common.handle_all_urls"].dynamic_app_link_components[0]["?"]["n"]"#)
         guard case .statement(let parsed)?? = report.usable?.entries.first, case .discarded? = parsed.dynamicRules else {
             Issue.record("statement must stay usable with discarded rules")
             return

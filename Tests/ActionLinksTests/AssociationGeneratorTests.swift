@@ -121,7 +121,8 @@ struct AssociationGeneratorTests {
         ]
         for (url, appleOutcome, androidOutcome) in cases {
             #expect(association.evaluate(url, appID: "ABCDE12345.com.example.app", domain: "example.com").outcome == appleOutcome, "\(url)")
-            let verdict = assetLinks.evaluate(url, packageName: "com.example.lite", certificateFingerprint: fingerprint, domain: "example.com")
+            let verdict = assetLinks.evaluate(
+                url, packageName: "com.example.lite", certificateFingerprint: fingerprint, domain: "example.com")
             #expect(verdict.outcome == androidOutcome, "\(url)")
         }
     }
@@ -142,7 +143,8 @@ struct AssociationGeneratorTests {
             return
         }
         #expect(first.relations == [AssetLinks.handleAllURLs, AssetLinks.getLoginCredentials])
-        #expect(first.target == .androidApp(packageName: "com.example.app", sha256Fingerprints: [fingerprint]), "fingerprints are normalised")
+        #expect(
+            first.target == .androidApp(packageName: "com.example.app", sha256Fingerprints: [fingerprint]), "fingerprints are normalised")
         guard case .components(let rules)? = first.dynamicRules else {
             Issue.record("extra rules must produce dynamic_app_link_components")
             return
@@ -189,7 +191,10 @@ struct AssociationGeneratorTests {
 
     @Test(arguments: [
         (AppsConfiguration(androidApps: [.init(packageName: "nodots", sha256Fingerprints: [fingerprint])]), "packageName", "nodots"),
-        (AppsConfiguration(androidApps: [.init(packageName: "com.x", sha256Fingerprints: ["AB:CD"])]), "SHA-256 fingerprint of com.x", "AB:CD"),
+        (
+            AppsConfiguration(androidApps: [.init(packageName: "com.x", sha256Fingerprints: ["AB:CD"])]), "SHA-256 fingerprint of com.x",
+            "AB:CD"
+        ),
         (AppsConfiguration(androidApps: [.init(packageName: "com.x", sha256Fingerprints: [])]), "sha256Fingerprints of com.x", "[]"),
         (
             AppsConfiguration(androidApps: [.init(packageName: "com.x", sha256Fingerprints: [fingerprint, fingerprint.lowercased()])]),

@@ -145,10 +145,12 @@ struct ContinueURLPolicyTests {
         }
     }
 
-    @Test("entries that are not one of the accepted forms are refused with the key and what was expected", arguments: [
-        "", "ftp://files.example.com/", "http://app.example.com/", "https://user@app.example.com/", "https://app.example.com/?q",
-        "*.com", "*", "exa mple.com", "javascript://x", "https://1.2.3.4/", "https:///", "*.*.example.com",
-    ])
+    @Test(
+        "entries that are not one of the accepted forms are refused with the key and what was expected",
+        arguments: [
+            "", "ftp://files.example.com/", "http://app.example.com/", "https://user@app.example.com/", "https://app.example.com/?q",
+            "*.com", "*", "exa mple.com", "javascript://x", "https://1.2.3.4/", "https:///", "*.*.example.com",
+        ])
     func badEntries(entry: String) {
         #expect(throws: ContinueURLPolicy.ConfigurationError.self) {
             try ContinueURLPolicy(allow: ["app.example.com", entry])
@@ -169,7 +171,9 @@ struct ContinueURLPolicyTests {
         #expect(throws: ContinueURLPolicy.ConfigurationError.self) {
             try ContinueURLPolicy(allow: ["app.example.com"], defaultOrigin: "https://app.example.com/path")
         }
-        #expect((try? ContinueURLPolicy(allow: ["app.example.com"], defaultOrigin: "HTTPS://App.Example.com/"))?.defaultOrigin == "https://app.example.com")
+        #expect(
+            (try? ContinueURLPolicy(allow: ["app.example.com"], defaultOrigin: "HTTPS://App.Example.com/"))?.defaultOrigin
+                == "https://app.example.com")
     }
 
     @Test("an allowed URL evaluates to itself again")

@@ -20,7 +20,8 @@ struct JSONValueParsingTests {
         let value = try JSONValue.parse(#"{"b": [1, -2.5e3, true, false, null], "a": "x", "b": {}}"#)
         let members = try #require(value.objectMembers)
         #expect(members.map(\.key) == ["b", "a", "b"])
-        #expect(members[0].value == .array([.number(1, literal: "1"), .number(-2500, literal: "-2.5e3"), .bool(true), .bool(false), .null]))
+        #expect(
+            members[0].value == .array([.number(1, literal: "1"), .number(-2500, literal: "-2.5e3"), .bool(true), .bool(false), .null]))
         #expect(value["b"] == .object([]), "lookup returns the last duplicate")
         #expect(value["a"]?.stringValue == "x")
     }
@@ -129,7 +130,8 @@ struct JSONValueParsingTests {
     }
 
     @Test func neverCrashesOnTruncationsOfAValidDocument() {
-        let document = Array(#"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.x"], "components": [{"/": "/é\u00e9*", "?": {"a": "b"}}]}]}}"#.utf8)
+        let document = Array(
+            #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.x"], "components": [{"/": "/é\u00e9*", "?": {"a": "b"}}]}]}}"#.utf8)
         for length in 0..<document.count {
             #expect(parseError(Array(document[..<length])) != nil, "prefix of \(length) bytes must be rejected")
         }

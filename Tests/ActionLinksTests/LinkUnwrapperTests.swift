@@ -24,7 +24,8 @@ struct LinkUnwrapperTests {
     @Test("the JS SDK's order: deep_link_id → link beats everything")
     func deepLinkThenLink() {
         let deep = wrap(action, in: "https://x.example.com/d")
-        let input = "com.example.ios://google/link?link=https%3A%2F%2Fother.example.com%2F&deep_link_id=" + PercentEncoding.encodeComponent(deep)
+        let input =
+            "com.example.ios://google/link?link=https%3A%2F%2Fother.example.com%2F&deep_link_id=" + PercentEncoding.encodeComponent(deep)
         let (layers, _) = LinkUnwrapper.unwrap(input)
         #expect(layers.map(\.url) == [input, deep, action])
         #expect(layers.map(\.innerParameter) == ["deep_link_id", "link", nil])
@@ -103,7 +104,8 @@ struct LinkInspectionTests {
 
     @Test("a well-formed link gets no warnings")
     func clean() {
-        let link = ActionCodeLink(mode: .resetPassword, oobCode: "abc", apiKey: "K", continueURL: "https://app.example.com/x?a=1&b=2", languageCode: "ja")
+        let link = ActionCodeLink(
+            mode: .resetPassword, oobCode: "abc", apiKey: "K", continueURL: "https://app.example.com/x?a=1&b=2", languageCode: "ja")
         let domain = try! LinkDomain("links.example.com")
         #expect(LinkInspection(link.mobileLink(on: domain)).warnings == [])
         #expect(LinkInspection(link.webLink(on: domain)).clients.allSatisfy { $0.accepts })
@@ -112,9 +114,12 @@ struct LinkInspectionTests {
     @Test("with a policy, the continue URL is checked")
     func policy() throws {
         let policy = try ContinueURLPolicy(allow: ["app.example.com"])
-        let allowed = LinkInspection("https://l.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K&continueUrl=https%3A%2F%2FAPP.example.com%2Fa%2F..%2Fb", policy: policy)
+        let allowed = LinkInspection(
+            "https://l.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K&continueUrl=https%3A%2F%2FAPP.example.com%2Fa%2F..%2Fb",
+            policy: policy)
         #expect(allowed.continueURLDecision == .allowed(url: "https://app.example.com/b"))
-        let rejected = LinkInspection("https://l.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K&continueUrl=https%3A%2F%2Fevil.com", policy: policy)
+        let rejected = LinkInspection(
+            "https://l.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K&continueUrl=https%3A%2F%2Fevil.com", policy: policy)
         #expect(rejected.continueURLDecision?.isAllowed == false)
         #expect(rejected.warnings.contains { $0.hasPrefix("continueUrl is not allowed") })
     }

@@ -27,7 +27,10 @@ let corpus: [String] = {
         switch index % 10 {
         case 0..<5: links.append(link.webLink(on: domain))
         case 5..<8: links.append(link.mobileLink(on: domain))
-        case 8: links.append("https://demo.page.link/?link=" + PercentEncoding.encodeComponent(link.webLink(on: domain)) + "&apn=com.example.android&ibi=com.example.ios")
+        case 8:
+            links.append(
+                "https://demo.page.link/?link=" + PercentEncoding.encodeComponent(link.webLink(on: domain))
+                    + "&apn=com.example.android&ibi=com.example.ios")
         default: links.append("https://www.example.com/articles/\(index)?utm_source=newsletter&utm_medium=email&utm_campaign=weekly")
         }
     }

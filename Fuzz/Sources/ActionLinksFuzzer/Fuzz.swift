@@ -42,7 +42,8 @@ public func fuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: start, count: count)
     if let association = AASAValidator().validate(bytes).usable {
         _ = AASAMatcher(association: association).evaluate(
-            AssociatedURL(host: "links.example.com", path: "/__/auth/action", query: "mode=signIn&oobCode=x"), appID: "ABCDE12345.com.example.app",
+            AssociatedURL(host: "links.example.com", path: "/__/auth/action", query: "mode=signIn&oobCode=x"),
+            appID: "ABCDE12345.com.example.app",
             domain: "links.example.com")
     }
     if let assetLinks = AssetLinksValidator().validate(bytes).usable {

@@ -170,18 +170,21 @@ public final class ActionService: Sendable {
         metrics.codeIssued(request.mode)
 
         let action = ActionCodeLink(
-            mode: request.mode, oobCode: code, apiKey: settings.project.apiKey, continueURL: continueURL, languageCode: request.languageCode,
+            mode: request.mode, oobCode: code, apiKey: settings.project.apiKey, continueURL: continueURL,
+            languageCode: request.languageCode,
             tenantID: request.tenantID.isEmpty ? nil : request.tenantID)
         let mobile = request.canHandleCodeInApp && (request.iOSBundleID != nil || request.androidPackageName != nil)
         let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
         let recipient = newEmail ?? email
         guard deliver else {
-            _ = mailer.render(mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
+            _ = mailer.render(
+                mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
             return IssuedLink(link: link, code: code, email: recipient, delivered: false)
         }
         listing?.record(email: recipient, mode: request.mode, code: code, link: link)
         if !request.returnLink {
-            await mailer.send(mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
+            await mailer.send(
+                mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
         }
         return IssuedLink(link: link, code: code, email: recipient, delivered: true)
     }
@@ -195,7 +198,8 @@ public final class ActionService: Sendable {
             tenantID: change.tenantID.isEmpty ? nil : change.tenantID
         ).webLink(on: settings.linkDomains[0])
         listing?.record(email: change.email, mode: .recoverEmail, code: code, link: link)
-        await mailer.send(mode: .recoverEmail, to: change.email, link: link, languageCode: change.languageCode, appName: settings.project.appName)
+        await mailer.send(
+            mode: .recoverEmail, to: change.email, link: link, languageCode: change.languageCode, appName: settings.project.appName)
     }
 
     // MARK: Look up and complete
@@ -239,7 +243,9 @@ public final class ActionService: Sendable {
 
     /// Sets a new password with a `resetPassword` code. The password is checked before the code is
     /// consumed, so a rejected password leaves the link usable.
-    public func resetPassword(code: String, newPassword: String, tenantID: String?, consumer: String) async throws(ActionError) -> Completion {
+    public func resetPassword(code: String, newPassword: String, tenantID: String?, consumer: String) async throws(ActionError)
+        -> Completion
+    {
         try checkPasswordPolicy(newPassword)
         let record = try await check(code: code, tenantID: tenantID)
         guard record.mode == .resetPassword else { throw ActionError.invalidCode }
@@ -268,10 +274,13 @@ public final class ActionService: Sendable {
         let refresh = Secrets.token()
         let done = try await complete(
             code: code, modes: [.signIn],
-            effect: .signIn(newAccountID: Secrets.accountID(), createIfMissing: settings.signUpAllowed, refreshTokenHash: Self.refreshTokenHash(refresh)),
+            effect: .signIn(
+                newAccountID: Secrets.accountID(), createIfMissing: settings.signUpAllowed, refreshTokenHash: Self.refreshTokenHash(refresh)
+            ),
             consumer: consumer, now: now)
         if done.removedUnverifiedPassword {
-            logger.notice("sign-in link removed an unverified password and revoked sessions", metadata: ["account": "\(done.account.localID)"])
+            logger.notice(
+                "sign-in link removed an unverified password and revoked sessions", metadata: ["account": "\(done.account.localID)"])
         }
         return Completion(
             record: done.record, account: done.account, isNewUser: done.isNewUser,
@@ -284,7 +293,8 @@ public final class ActionService: Sendable {
         -> Completion
     {
         let record = try await check(code: code, tenantID: tenantID)
-        guard [.verifyEmail, .verifyAndChangeEmail, .recoverEmail].contains(record.mode), expectedMode == nil || expectedMode == record.mode,
+        guard [.verifyEmail, .verifyAndChangeEmail, .recoverEmail].contains(record.mode),
+            expectedMode == nil || expectedMode == record.mode,
             record.accountID != nil
         else {
             throw ActionError.invalidCode
@@ -298,7 +308,8 @@ public final class ActionService: Sendable {
             let code = Secrets.token()
             recoveryCode = code
             effect = .changeEmail(
-                recoveryHash: keys.newCodeHash(code), recoveryExpiresAt: .now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000)
+                recoveryHash: keys.newCodeHash(code), recoveryExpiresAt: .now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000
+            )
         default:
             effect = .restoreEmail
         }
@@ -343,7 +354,9 @@ public final class ActionService: Sendable {
     }
 
     /// Creates an account (admin), hashing its password.
-    public func createAccount(email: String?, password: String?, emailVerified: Bool, displayName: String?, localID: String?, tenantID: String)
+    public func createAccount(
+        email: String?, password: String?, emailVerified: Bool, displayName: String?, localID: String?, tenantID: String
+    )
         async throws(ActionError) -> Account
     {
         var canonical: String?
@@ -401,7 +414,8 @@ public final class ActionService: Sendable {
 
     func linkDomain(_ requested: String?) throws(ActionError) -> LinkDomain {
         guard let requested, !requested.isEmpty else { return settings.linkDomains[0] }
-        guard let domain = try? LinkDomain(requested), let known = settings.linkDomains.first(where: { $0.host == domain.host && $0.port == domain.port })
+        guard let domain = try? LinkDomain(requested),
+            let known = settings.linkDomains.first(where: { $0.host == domain.host && $0.port == domain.port })
         else {
             throw ActionError(.invalidHostingLinkDomain, "The provided link domain is not configured for this project.")
         }
@@ -434,7 +448,9 @@ public final class ActionService: Sendable {
         let addressCount = keys.count
         if let clientAddress { keys.append("ip:" + clientAddress) }
         let counts = try await storeCall { try await self.codes.countEvents(keys: keys, windowStart: now - now % hour) }
-        if counts.prefix(addressCount).contains(where: { $0 > settings.limits.sendsPerAddressPerHour }) { throw ActionError.tooManyAttempts }
+        if counts.prefix(addressCount).contains(where: { $0 > settings.limits.sendsPerAddressPerHour }) {
+            throw ActionError.tooManyAttempts
+        }
         if counts.count > addressCount, counts[addressCount] > settings.limits.sendsPerIPPerHour { throw ActionError.tooManyAttempts }
     }
 
@@ -488,7 +504,8 @@ public final class ActionService: Sendable {
     static func isWellFormedCode(_ code: String) -> Bool {
         code.utf8.count == 43
             && code.utf8.allSatisfy {
-                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-")
+                    || $0 == UInt8(ascii: "_")
             }
     }
 

@@ -95,7 +95,9 @@ struct ActionPages: Sendable {
             var response = page(
                 "result", status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body",
                 values: values, extra: extra)
-            if mode == .signIn { response.headers[.setCookie] = deviceCookie(email: done.record.email, tenantID: done.record.tenantID, context: context) }
+            if mode == .signIn {
+                response.headers[.setCookie] = deviceCookie(email: done.record.email, tenantID: done.record.tenantID, context: context)
+            }
             return response
         } catch let error where error.code == .invalidEmail || error.code == .missingEmail {
             guard let record = try? await service.check(code: code) else { return outcome(.invalid, language) }

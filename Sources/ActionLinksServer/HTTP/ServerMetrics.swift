@@ -26,8 +26,10 @@ public final class ServerMetrics: Sendable {
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
         let classes = ["1xx", "2xx", "3xx", "4xx", "5xx"]
-        let buckets: [Duration] = [.microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5),
-                                   .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1)]
+        let buckets: [Duration] = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1),
+        ]
         var requests: [Route: [Counter]] = [:]
         var latency: [Route: DurationHistogram] = [:]
         for route in Route.allCases {

@@ -45,10 +45,14 @@ public struct StaticFiles: Sendable {
     public init(www: String) throws {
         var files: [String: File] = [:]
         let root = URL(fileURLWithPath: www).standardizedFileURL.path
-        guard let walker = FileManager.default.enumerator(atPath: root) else { throw PageTemplatesError(path: www, message: "cannot read the folder") }
+        guard let walker = FileManager.default.enumerator(atPath: root) else {
+            throw PageTemplatesError(path: www, message: "cannot read the folder")
+        }
         while let relative = walker.nextObject() as? String {
             let first = relative.split(separator: "/").first.map(String.init) ?? ""
-            if ["templates", "mail", "strings"].contains(first) || relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) { continue }
+            if ["templates", "mail", "strings"].contains(first) || relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+                continue
+            }
             let full = (root as NSString).appendingPathComponent(relative)
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue,
@@ -67,7 +71,9 @@ public struct StaticFiles: Sendable {
             }
             let file = File(body: ByteBuffer(bytes: bytes), headers: headers, etag: etag)
             files["/" + relative] = file
-            if relative == "index.html" { files["/"] = file } else if relative.hasSuffix("/index.html") {
+            if relative == "index.html" {
+                files["/"] = file
+            } else if relative.hasSuffix("/index.html") {
                 files["/" + relative.dropLast("index.html".count)] = file
             }
         }
@@ -76,7 +82,9 @@ public struct StaticFiles: Sendable {
 
     func respond(to request: Request) -> Response? {
         guard let file = files[request.uri.path] else { return nil }
-        guard request.method == .get || request.method == .head else { return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"]) }
+        guard request.method == .get || request.method == .head else {
+            return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
+        }
         if request.headers[.ifNoneMatch] == file.etag { return Response(status: .notModified, headers: file.headers) }
         if request.method == .head {
             var headers = file.headers

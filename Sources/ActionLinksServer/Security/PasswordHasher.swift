@@ -34,7 +34,8 @@ public actor PasswordHasher {
     /// Whether `password` matches `phc` (compared in constant time).
     public func verify(_ password: String, against phc: String) async throws -> Bool {
         let parts = phc.split(separator: "$")
-        guard parts.count == 4, parts[0] == "scrypt", let salt = Base64URL.decode(parts[2]), let expected = Base64URL.decode(parts[3]) else {
+        guard parts.count == 4, parts[0] == "scrypt", let salt = Base64URL.decode(parts[2]), let expected = Base64URL.decode(parts[3])
+        else {
             return false
         }
         var parameters: [String: Int] = [:]
@@ -42,7 +43,8 @@ public actor PasswordHasher {
             let item = pair.split(separator: "=")
             if item.count == 2, let value = Int(item[1]) { parameters[String(item[0])] = value }
         }
-        guard let ln = parameters["ln"], let r = parameters["r"], let p = parameters["p"], (1...20).contains(ln), (1...32).contains(r), (1...16).contains(p)
+        guard let ln = parameters["ln"], let r = parameters["r"], let p = parameters["p"], (1...20).contains(ln), (1...32).contains(r),
+            (1...16).contains(p)
         else { return false }
         let derived = try await derive(password, salt: Array(salt), logRounds: ln, blockSize: r, parallelism: p)
         return ConstantTime.equal(derived, expected)

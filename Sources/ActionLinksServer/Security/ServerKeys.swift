@@ -46,7 +46,8 @@ public struct ServerKeys: Sendable {
         do {
             signingKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
         } catch {
-            throw ServerKeysError(path: signingPath, message: "expected a PEM P-256 private key (\(error)); move the file away to generate a new one")
+            throw ServerKeysError(
+                path: signingPath, message: "expected a PEM P-256 private key (\(error)); move the file away to generate a new one")
         }
     }
 

@@ -47,7 +47,8 @@ public struct PostgresAccountStore: AccountStore {
 
     public func resetPassword(accountID: String, tenantID: String, passwordHash: String, now: Timestamp) async throws -> Account {
         try await database.transaction { connection in
-            try await Self.resetPassword(connection, accountID: accountID, tenantID: tenantID, passwordHash: passwordHash, now: now, database: database)
+            try await Self.resetPassword(
+                connection, accountID: accountID, tenantID: tenantID, passwordHash: passwordHash, now: now, database: database)
         }
     }
 
@@ -62,7 +63,8 @@ public struct PostgresAccountStore: AccountStore {
     {
         try await Self.mappingEmailExists {
             try await database.transaction(retryOn: ["40001", "40P01"]) { connection in
-                try await Self.changeEmail(connection, accountID: accountID, tenantID: tenantID, from: oldEmail, to: newEmail, now: now, database: database)
+                try await Self.changeEmail(
+                    connection, accountID: accountID, tenantID: tenantID, from: oldEmail, to: newEmail, now: now, database: database)
             }
         }
     }
@@ -76,7 +78,9 @@ public struct PostgresAccountStore: AccountStore {
         return try await Self.mappingEmailExists {
             try await database.transaction { connection in
                 let record: ActionCodeRecord
-                switch try await PostgresCodeStore.consume(connection, hashes: hashes, modes: modes, now: now, by: consumer, database: database) {
+                switch try await PostgresCodeStore.consume(
+                    connection, hashes: hashes, modes: modes, now: now, by: consumer, database: database)
+                {
                 case .consumed(let consumed): record = consumed
                 case .expired: return .expired
                 case .invalid: return .invalid
@@ -86,11 +90,13 @@ public struct PostgresAccountStore: AccountStore {
                 case .signIn(let newAccountID, let createIfMissing, let refreshTokenHash):
                     guard
                         let signIn = try await Self.signIn(
-                            connection, email: record.email, tenantID: tenantID, newAccountID: newAccountID, createIfMissing: createIfMissing, now: now,
+                            connection, email: record.email, tenantID: tenantID, newAccountID: newAccountID,
+                            createIfMissing: createIfMissing, now: now,
                             database: database)
                     else { throw AccountStoreError.signUpNotAllowed }
                     try await Self.addRefreshToken(
-                        connection, hash: refreshTokenHash, accountID: signIn.account.localID, tenantID: tenantID, now: now, database: database)
+                        connection, hash: refreshTokenHash, accountID: signIn.account.localID, tenantID: tenantID, now: now,
+                        database: database)
                     return .completed(
                         CompletedAction(
                             record: record, account: signIn.account, isNewUser: signIn.isNewUser,
@@ -102,18 +108,22 @@ public struct PostgresAccountStore: AccountStore {
                     return .completed(CompletedAction(record: record, account: account))
                 case .verifyEmail:
                     guard let accountID = record.accountID else { throw AccountStoreError.accountNotFound }
-                    let account = try await Self.verifyEmail(connection, accountID: accountID, tenantID: tenantID, email: record.email, database: database)
+                    let account = try await Self.verifyEmail(
+                        connection, accountID: accountID, tenantID: tenantID, email: record.email, database: database)
                     return .completed(CompletedAction(record: record, account: account))
                 case .changeEmail(let recoveryHash, let recoveryExpiresAt):
                     guard let accountID = record.accountID, let newEmail = record.newEmail else { throw AccountStoreError.emailChanged }
                     let account = try await Self.changeEmail(
-                        connection, accountID: accountID, tenantID: tenantID, from: record.email, to: newEmail, now: now, database: database)
-                    try await PostgresCodeStore.issue(connection, record.recovery(hash: recoveryHash, now: now, expiresAt: recoveryExpiresAt), database: database)
+                        connection, accountID: accountID, tenantID: tenantID, from: record.email, to: newEmail, now: now, database: database
+                    )
+                    try await PostgresCodeStore.issue(
+                        connection, record.recovery(hash: recoveryHash, now: now, expiresAt: recoveryExpiresAt), database: database)
                     return .completed(CompletedAction(record: record, account: account))
                 case .restoreEmail:
                     guard let accountID = record.accountID, let changedTo = record.newEmail else { throw AccountStoreError.emailChanged }
                     let account = try await Self.changeEmail(
-                        connection, accountID: accountID, tenantID: tenantID, from: changedTo, to: record.email, now: now, database: database)
+                        connection, accountID: accountID, tenantID: tenantID, from: changedTo, to: record.email, now: now,
+                        database: database)
                     return .completed(CompletedAction(record: record, account: account))
                 }
             }
@@ -155,7 +165,8 @@ public struct PostgresAccountStore: AccountStore {
     ) async throws -> EmailLinkSignIn? {
         guard var account = try await Self.lockedAccount(connection, email: email, tenantID: tenantID, database: database) else {
             guard createIfMissing else { return nil }
-            let account = Account(localID: newAccountID, tenantID: tenantID, email: email, emailVerified: true, createdAt: now, lastLoginAt: now)
+            let account = Account(
+                localID: newAccountID, tenantID: tenantID, email: email, emailVerified: true, createdAt: now, lastLoginAt: now)
             try await Self.insert(connection, account, database: database)
             return EmailLinkSignIn(account: account, isNewUser: true, removedUnverifiedPassword: false)
         }
@@ -224,21 +235,26 @@ public struct PostgresAccountStore: AccountStore {
             """, logger: database.logger)
     }
 
-    static func lockedAccount(_ connection: PostgresConnection, id: String, tenantID: String, database: PostgresStore) async throws -> Account? {
+    static func lockedAccount(_ connection: PostgresConnection, id: String, tenantID: String, database: PostgresStore) async throws
+        -> Account?
+    {
         try await connection.query(
             "SELECT \(unescaped: accountColumns()) FROM accounts WHERE tenant_id = \(tenantID) AND local_id = \(id) FOR UPDATE",
             logger: database.logger
         ).first { _ in true }.map(accountFromRow)
     }
 
-    static func lockedAccount(_ connection: PostgresConnection, email: String, tenantID: String, database: PostgresStore) async throws -> Account? {
+    static func lockedAccount(_ connection: PostgresConnection, email: String, tenantID: String, database: PostgresStore) async throws
+        -> Account?
+    {
         try await connection.query(
             "SELECT \(unescaped: accountColumns()) FROM accounts WHERE tenant_id = \(tenantID) AND email = \(email) FOR UPDATE",
             logger: database.logger
         ).first { _ in true }.map(accountFromRow)
     }
 
-    static func revokeSessions(_ connection: PostgresConnection, accountID: String, tenantID: String, database: PostgresStore) async throws {
+    static func revokeSessions(_ connection: PostgresConnection, accountID: String, tenantID: String, database: PostgresStore) async throws
+    {
         try await connection.query(
             "DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID) AND account_id = \(accountID)", logger: database.logger)
     }
@@ -270,13 +286,16 @@ public struct PostgresAccountStore: AccountStore {
 /// The columns of an account row, in the order ``accountFromRow(_:)`` reads them.
 func accountColumns(prefix: String = "") -> String {
     [
-        "local_id", "tenant_id", "email", "email_verified", "password_hash", "password_updated_at", "display_name", "disabled", "created_at",
+        "local_id", "tenant_id", "email", "email_verified", "password_hash", "password_updated_at", "display_name", "disabled",
+        "created_at",
         "last_login_at", "valid_since",
     ].map { prefix + $0 }.joined(separator: ", ")
 }
 
 func accountFromRow(_ row: PostgresRow) throws -> Account {
-    let (localID, tenantID, email, emailVerified, passwordHash, passwordUpdatedAt, displayName, disabled, createdAt, lastLoginAt, validSince) =
+    let (
+        localID, tenantID, email, emailVerified, passwordHash, passwordUpdatedAt, displayName, disabled, createdAt, lastLoginAt, validSince
+    ) =
         try row.decode((String, String, String?, Bool, String?, Int64?, String?, Bool, Int64, Int64?, Int64).self)
     return Account(
         localID: localID, tenantID: tenantID, email: email, emailVerified: emailVerified, passwordHash: passwordHash,

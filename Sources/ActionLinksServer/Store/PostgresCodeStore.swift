@@ -80,7 +80,9 @@ public struct PostgresCodeStore: CodeStore {
         let sorted = Array(Set(keys)).sorted()
         let counts = try await database.withConnection { connection in
             var counts: [String: Int] = [:]
-            for try await (key, count) in try await connection.execute(CountEvents(keys: sorted, windowStart: windowStart), logger: database.logger) {
+            for try await (key, count) in try await connection.execute(
+                CountEvents(keys: sorted, windowStart: windowStart), logger: database.logger)
+            {
                 counts[key] = count
             }
             return counts
@@ -113,7 +115,9 @@ public struct PostgresCodeStore: CodeStore {
     static func buffer(_ data: Data) -> ByteBuffer { ByteBuffer(bytes: data) }
 
     /// Retires the outstanding codes of the addresses (inside a caller's transaction).
-    static func retire(_ connection: PostgresConnection, tenantID: String, emails: [String], now: Timestamp, database: PostgresStore) async throws -> Int {
+    static func retire(_ connection: PostgresConnection, tenantID: String, emails: [String], now: Timestamp, database: PostgresStore)
+        async throws -> Int
+    {
         // One statement per address: `email = ANY(...)` was seen to be planned as a scan of every
         // live code of the tenant instead of an index lookup on (tenant, email).
         var retired = 0
@@ -142,8 +146,13 @@ struct CodeRow: Sendable {
     var retiredAt: Timestamp?
 
     init(_ row: PostgresRow) throws {
-        let (hash, mode, tenantID, accountID, email, newEmail, continueURL, languageCode, appSettings, createdAt, expiresAt, consumedAt, consumedBy, retiredAt) =
-            try row.decode((ByteBuffer, String, String, String?, String, String?, String?, String?, String?, Int64, Int64, Int64?, String?, Int64?).self)
+        let (
+            hash, mode, tenantID, accountID, email, newEmail, continueURL, languageCode, appSettings, createdAt, expiresAt, consumedAt,
+            consumedBy, retiredAt
+        ) =
+            try row.decode(
+                (ByteBuffer, String, String, String?, String, String?, String?, String?, String?, Int64, Int64, Int64?, String?, Int64?)
+                    .self)
         self.retiredAt = retiredAt
         guard let mode = ActionCodeLink.Mode(rawValue: mode) else { record = nil; return }
         record = ActionCodeRecord(

@@ -92,7 +92,9 @@ public final class PostgresStore: Sendable {
                     // take a while to drop it. One watcher per store checks every deadline (a timer
                     // task per call cost a quarter of the throughput).
                     let ticket = waiting.add(deadline: .now + connectTimeout) {
-                        if race.timeOut(PostgresStoreError.unavailable("no PostgreSQL connection within \(self.connectTimeout) (is \(location) up?)")) {
+                        if race.timeOut(
+                            PostgresStoreError.unavailable("no PostgreSQL connection within \(self.connectTimeout) (is \(location) up?)"))
+                        {
                             race.cancel()
                         }
                     }
@@ -130,7 +132,9 @@ public final class PostgresStore: Sendable {
     /// Runs `body` in a transaction on one connection: committed when it returns, rolled back when it
     /// throws (the caller gets `body`'s own error). Serialization failures, deadlocks and (for
     /// upserts racing another instance) unique violations are retried a few times.
-    func transaction<T: Sendable>(retryOn retried: Set<String> = PostgresStoreError.retriedStates, _ body: @escaping @Sendable (PostgresConnection) async throws -> T)
+    func transaction<T: Sendable>(
+        retryOn retried: Set<String> = PostgresStoreError.retriedStates, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    )
         async throws -> T
     {
         try await retrying(retried) {
@@ -177,7 +181,9 @@ public final class PostgresStore: Sendable {
                 )
                 """, logger: self.logger)
             var done = Set<String>()
-            for try await version in try await connection.query("SELECT version FROM actionlinks_migrations", logger: self.logger).decode(String.self) {
+            for try await version in try await connection.query("SELECT version FROM actionlinks_migrations", logger: self.logger).decode(
+                String.self)
+            {
                 done.insert(version)
             }
             var applied: [String] = []
@@ -185,7 +191,8 @@ public final class PostgresStore: Sendable {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
                 }
-                try await connection.query("INSERT INTO actionlinks_migrations (version) VALUES (\(migration.version))", logger: self.logger)
+                try await connection.query(
+                    "INSERT INTO actionlinks_migrations (version) VALUES (\(migration.version))", logger: self.logger)
                 applied.append(migration.version)
             }
             return applied

@@ -17,15 +17,18 @@ public struct SQLiteAccountStore: AccountStore {
         // every time. The writer's cache is always current, and the statement sees the latest commit
         // just as a reader would.
         try await pool.writeWithoutTransaction { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND email = ?"), arguments: [tenantID, email])
-                .map(Self.account)
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND email = ?"), arguments: [tenantID, email]
+            )
+            .map(Self.account)
         }
     }
 
     public func create(_ account: Account) async throws {
         try await pool.write { db in
             if let email = account.email,
-                try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE tenant_id = ? AND email = ?", arguments: [account.tenantID, email]) == true
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM accounts WHERE tenant_id = ? AND email = ?", arguments: [account.tenantID, email]) == true
             {
                 throw AccountStoreError.emailExists
             }
@@ -42,7 +45,9 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     public func resetPassword(accountID: String, tenantID: String, passwordHash: String, now: Timestamp) async throws -> Account {
-        try await pool.write { db in try Self.resetPassword(db, accountID: accountID, tenantID: tenantID, passwordHash: passwordHash, now: now) }
+        try await pool.write { db in
+            try Self.resetPassword(db, accountID: accountID, tenantID: tenantID, passwordHash: passwordHash, now: now)
+        }
     }
 
     public func verifyEmail(accountID: String, tenantID: String, email: String, now: Timestamp) async throws -> Account {
@@ -52,7 +57,9 @@ public struct SQLiteAccountStore: AccountStore {
     public func changeEmail(accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp) async throws
         -> Account
     {
-        try await pool.write { db in try Self.changeEmail(db, accountID: accountID, tenantID: tenantID, from: oldEmail, to: newEmail, now: now) }
+        try await pool.write { db in
+            try Self.changeEmail(db, accountID: accountID, tenantID: tenantID, from: oldEmail, to: newEmail, now: now)
+        }
     }
 
     public func complete(hashes: [Data], modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, now: Timestamp, by consumer: String)
@@ -76,7 +83,8 @@ public struct SQLiteAccountStore: AccountStore {
                 try Self.addRefreshToken(db, hash: refreshTokenHash, accountID: signIn.account.localID, tenantID: tenantID, now: now)
                 return .completed(
                     CompletedAction(
-                        record: record, account: signIn.account, isNewUser: signIn.isNewUser, removedUnverifiedPassword: signIn.removedUnverifiedPassword))
+                        record: record, account: signIn.account, isNewUser: signIn.isNewUser,
+                        removedUnverifiedPassword: signIn.removedUnverifiedPassword))
             case .setPassword(let hash):
                 guard let accountID = record.accountID else { throw AccountStoreError.accountNotFound }
                 let account = try Self.resetPassword(db, accountID: accountID, tenantID: tenantID, passwordHash: hash, now: now)
@@ -92,7 +100,8 @@ public struct SQLiteAccountStore: AccountStore {
                 return .completed(CompletedAction(record: record, account: account))
             case .restoreEmail:
                 guard let accountID = record.accountID, let changedTo = record.newEmail else { throw AccountStoreError.emailChanged }
-                let account = try Self.changeEmail(db, accountID: accountID, tenantID: tenantID, from: changedTo, to: record.email, now: now)
+                let account = try Self.changeEmail(
+                    db, accountID: accountID, tenantID: tenantID, from: changedTo, to: record.email, now: now)
                 return .completed(CompletedAction(record: record, account: account))
             }
         }
@@ -103,9 +112,14 @@ public struct SQLiteAccountStore: AccountStore {
     static func signIn(_ db: Database, email: String, tenantID: String, newAccountID: String, createIfMissing: Bool, now: Timestamp) throws
         -> EmailLinkSignIn?
     {
-        guard var account = try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE tenant_id = ? AND email = ?", arguments: [tenantID, email]).map(Self.account) else {
+        guard
+            var account = try Row.fetchOne(
+                db, sql: "SELECT * FROM accounts WHERE tenant_id = ? AND email = ?", arguments: [tenantID, email]
+            ).map(Self.account)
+        else {
             guard createIfMissing else { return nil }
-            let account = Account(localID: newAccountID, tenantID: tenantID, email: email, emailVerified: true, createdAt: now, lastLoginAt: now)
+            let account = Account(
+                localID: newAccountID, tenantID: tenantID, email: email, emailVerified: true, createdAt: now, lastLoginAt: now)
             try Self.insert(db, account)
             return EmailLinkSignIn(account: account, isNewUser: true, removedUnverifiedPassword: false)
         }
@@ -135,13 +149,15 @@ public struct SQLiteAccountStore: AccountStore {
         return account
     }
 
-    static func changeEmail(_ db: Database, accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp) throws
+    static func changeEmail(_ db: Database, accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp)
+        throws
         -> Account
     {
         guard var account = try Self.fetch(db, id: accountID, tenantID: tenantID) else { throw AccountStoreError.accountNotFound }
         guard account.email == oldEmail else { throw AccountStoreError.emailChanged }
         if try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM accounts WHERE tenant_id = ? AND email = ? AND local_id <> ?", arguments: [tenantID, newEmail, accountID])
+            db, sql: "SELECT 1 FROM accounts WHERE tenant_id = ? AND email = ? AND local_id <> ?",
+            arguments: [tenantID, newEmail, accountID])
             == true
         {
             throw AccountStoreError.emailExists
@@ -184,7 +200,8 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     static func fetch(_ db: Database, id: String, tenantID: String) throws -> Account? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND local_id = ?"), arguments: [tenantID, id]).map(account)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND local_id = ?"), arguments: [tenantID, id])
+            .map(account)
     }
 
     static func insert(_ db: Database, _ account: Account) throws {
