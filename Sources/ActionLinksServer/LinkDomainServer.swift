@@ -59,12 +59,12 @@ public enum LinkDomainServer {
         if case .log = settings.mail.backend, !settings.server.development {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }
-        let service = ActionService(
+        let services = LinkDomainServices(
             configuration: configuration, codes: codes, accounts: accounts, keys: keys, mailer: mailer, metrics: metrics, logger: logger)
-        let router = try LinkDomainRouter.build(service: service, templates: templates, staticFiles: staticFiles)
+        let router = try LinkDomainRouter.build(services: services, templates: templates, staticFiles: staticFiles)
         let server: HTTPServerBuilder
         let scheme: String
-        let files = try AssociationRoutes(service: service).prebuilt
+        let files = try AssociationRoutes(services: services).prebuilt
         let limits = settings.server
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [AssociationFastPath(files: files)], idleTimeout: .seconds(Int64(limits.idleTimeout)))

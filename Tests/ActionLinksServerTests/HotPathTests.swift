@@ -31,7 +31,7 @@ struct HotPathTests {
     func tokens() {
         let tokens = (0..<1000).map { _ in Secrets.token() }
         #expect(Set(tokens).count == tokens.count)
-        #expect(tokens.allSatisfy { ActionService.isWellFormedCode($0) })
+        #expect(tokens.allSatisfy { ActionCompleter.isWellFormedCode($0) })
     }
 
     @Test("REST answers are JSON that a JSON reader reads back exactly, whatever the strings hold")

@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksConfiguration
 import ActionLinksHeaders
 import Crypto
 import Foundation
@@ -9,8 +10,26 @@ import NIOCore
 /// The pages of `/__/auth/action` and `/__/auth/links`: a GET only shows (mail scanners fetch every
 /// link), a POST with a valid form token consumes and applies.
 struct ActionPages: Sendable {
-    let service: ActionService
+    let completer: ActionCompleter
+    let passwordPolicy: PasswordPolicy
+    let settings: ServiceSettings
+    let policy: ContinueURLPolicy
+    let apps: AppsConfiguration
+    let origins: WebOrigins
+    /// The key of form tokens and remembered-device cookies.
+    let formKey: SymmetricKey
     let templates: PageTemplates
+
+    init(services: LinkDomainServices, templates: PageTemplates) {
+        completer = services.completer
+        passwordPolicy = services.passwordPolicy
+        settings = services.settings
+        policy = services.policy
+        apps = services.apps
+        origins = services.origins
+        formKey = services.keys.formKey
+        self.templates = templates
+    }
     /// How long a rendered form can be submitted.
     static let formLifetime: Int64 = 3600
 
@@ -20,11 +39,11 @@ struct ActionPages: Sendable {
         let acceptLanguage = request.headers[.acceptLanguage]
         let language = templates.language(requested: request.uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
         guard let link = ActionCodeLink.parse("https://link.invalid" + request.uri.string),
-            link.apiKey == nil || link.apiKey == service.settings.project.apiKey
+            link.apiKey == nil || link.apiKey == settings.project.apiKey
         else { return outcome(.invalid, language) }
         let record: ActionCodeRecord
         do {
-            record = try await service.check(code: link.oobCode, tenantID: link.tenantID ?? "")
+            record = try await completer.check(code: link.oobCode, tenantID: link.tenantID ?? "")
         } catch {
             return failure(error, language)
         }
@@ -42,7 +61,7 @@ struct ActionPages: Sendable {
         var request = request
         let fields: [String: String]
         do {
-            fields = Self.formFields(try await request.collectBody(upTo: service.settings.server.maximumBodyBytes))
+            fields = Self.formFields(try await request.collectBody(upTo: settings.server.maximumBodyBytes))
         } catch {
             return outcome(.form, templates.defaultLanguage, status: .contentTooLarge)
         }
@@ -57,20 +76,21 @@ struct ActionPages: Sendable {
         let consumer = "page " + (context.clientAddress ?? "?")
         var state = FormState()
         do {
-            let done: ActionService.Completion
+            let done: ActionCompleter.Completion
             switch mode {
             case .signIn:
                 var email = (fields["email"] ?? "").trimmingCharacters(in: .whitespaces)
                 state.emailValue = email
                 if email.isEmpty, fields["remembered"] == "1" {
-                    let record = try await service.check(code: code)
+                    let record = try await completer.check(code: code)
                     if isRememberedDevice(request, email: record.email, tenantID: record.tenantID) { email = record.email }
                 }
                 if email.isEmpty {
                     state.emailError = templates.text("emailMissing", language)
-                    return form(for: try await service.check(code: code), code: code, language: language, state: state, status: .badRequest)
+                    return form(
+                        for: try await completer.check(code: code), code: code, language: language, state: state, status: .badRequest)
                 }
-                done = try await service.signIn(code: code, email: email, tenantID: nil, consumer: consumer)
+                done = try await completer.signIn(code: code, email: email, tenantID: nil, consumer: consumer)
             case .resetPassword:
                 let password = fields["password"] ?? ""
                 state.passwordError = passwordProblem(password, language)
@@ -78,17 +98,18 @@ struct ActionPages: Sendable {
                     state.passwordAgainError = templates.text("passwordsDiffer", language)
                 }
                 if state.hasError {
-                    return form(for: try await service.check(code: code), code: code, language: language, state: state, status: .badRequest)
+                    return form(
+                        for: try await completer.check(code: code), code: code, language: language, state: state, status: .badRequest)
                 }
-                done = try await service.resetPassword(code: code, newPassword: password, tenantID: nil, consumer: consumer)
+                done = try await completer.resetPassword(code: code, newPassword: password, tenantID: nil, consumer: consumer)
             default:
-                done = try await service.apply(code: code, expectedMode: mode, tenantID: nil, consumer: consumer)
+                done = try await completer.apply(code: code, expectedMode: mode, tenantID: nil, consumer: consumer)
             }
-            var values = ["email": done.account.email ?? done.record.email, "appName": service.settings.project.appName]
+            var values = ["email": done.account.email ?? done.record.email, "appName": settings.project.appName]
             if let newEmail = done.record.newEmail { values["newEmail"] = newEmail }
             var extra: [String: Any] = [:]
             // Redirect targets are checked again now: the allow-list may have changed since the link was issued.
-            if let stored = done.record.continueURL, let url = service.policy.evaluate(stored).url {
+            if let stored = done.record.continueURL, let url = policy.evaluate(stored).url {
                 extra["continueURL"] = url
                 extra["continueLabel"] = templates.text("continue", language)
             }
@@ -100,11 +121,11 @@ struct ActionPages: Sendable {
             }
             return response
         } catch let error where error.code == .invalidEmail || error.code == .missingEmail {
-            guard let record = try? await service.check(code: code) else { return outcome(.invalid, language) }
+            guard let record = try? await completer.check(code: code) else { return outcome(.invalid, language) }
             state.emailError = templates.text(error.code == .missingEmail ? "emailMissing" : "signIn.emailMismatch", language)
             return form(for: record, code: code, language: language, state: state, status: .badRequest)
         } catch let error where error.code == .weakPassword || error.code == .missingPassword {
-            guard let record = try? await service.check(code: code) else { return outcome(.invalid, language) }
+            guard let record = try? await completer.check(code: code) else { return outcome(.invalid, language) }
             state.passwordError = passwordProblem(fields["password"] ?? "", language) ?? templates.text("passwordMissing", language)
             return form(for: record, code: code, language: language, state: state, status: .badRequest)
         } catch let error where error.code == .invalidOOBCode {
@@ -128,7 +149,7 @@ struct ActionPages: Sendable {
 
     /// Why a new password is refused, in `language`, or `nil` when the policy accepts it.
     func passwordProblem(_ password: String, _ language: String) -> String? {
-        switch service.passwordProblem(password) {
+        switch passwordPolicy.problem(password) {
         case nil: nil
         case .missing: templates.text("passwordMissing", language)
         case .tooShort(let minimum): templates.text("passwordTooShort", language, ["minimum": String(minimum)])
@@ -139,12 +160,12 @@ struct ActionPages: Sendable {
     func form(for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok) -> Response
     {
         let mode = record.mode.rawValue
-        var values = ["appName": service.settings.project.appName, "email": record.email]
+        var values = ["appName": settings.project.appName, "email": record.email]
         if let newEmail = record.newEmail { values["newEmail"] = newEmail }
-        let minimum = String(service.settings.passwords.minimumLength)
+        let minimum = String(settings.passwords.minimumLength)
         var context: [String: Any] = [
             "title": templates.text("\(mode).title", language, values), "intro": templates.text("\(mode).intro", language, values),
-            "button": templates.text("\(mode).button", language, values), "appName": service.settings.project.appName, "mode": mode,
+            "button": templates.text("\(mode).button", language, values), "appName": settings.project.appName, "mode": mode,
             "oobCode": code, "formToken": formToken(code: code, mode: record.mode, now: Int64(Date().timeIntervalSince1970)),
             "email": record.email,
             "minimumLength": minimum, "errorLabel": templates.text("errorLabel", language),
@@ -190,12 +211,12 @@ struct ActionPages: Sendable {
         let (layers, unwrapped) = LinkUnwrapper.unwrap("https://link.invalid" + request.uri.string)
         guard layers.count == 2, layers[0].kind == .mobileLinkWrapper, layers[0].innerParameter == "link",
             case .success(let parts) = unwrapped, let host = parts.host?.lowercased(), parts.path == ActionCodeLink.actionPath,
-            let domain = service.settings.linkDomains.first(where: { $0.host == host && $0.port == parts.port.flatMap { Int($0) } }),
+            let domain = settings.linkDomains.first(where: { $0.host == host && $0.port == parts.port.flatMap { Int($0) } }),
             let link = ActionCodeLink.parse(parts.string)
         else { return outcome(.invalid, language) }
         let record: ActionCodeRecord
         do {
-            record = try await service.check(code: link.oobCode, tenantID: link.tenantID ?? "")
+            record = try await completer.check(code: link.oobCode, tenantID: link.tenantID ?? "")
         } catch {
             return failure(error, templates.language(requested: link.languageCode, acceptLanguage: acceptLanguage))
         }
@@ -205,23 +226,23 @@ struct ActionPages: Sendable {
         // Every URL on this page is rebuilt from what was stored with the code: the wrapper's own
         // parameters (a continueUrl appended to the link, say) never reach the page.
         let webLink = ActionCodeLink(
-            mode: record.mode, oobCode: link.oobCode, apiKey: service.settings.project.apiKey,
-            continueURL: record.continueURL.flatMap { service.policy.evaluate($0).url }, languageCode: record.languageCode,
+            mode: record.mode, oobCode: link.oobCode, apiKey: settings.project.apiKey,
+            continueURL: record.continueURL.flatMap { policy.evaluate($0).url }, languageCode: record.languageCode,
             tenantID: record.tenantID
         ).webLink(on: domain)
         let userAgent = request.headers[.userAgent] ?? ""
         let onAndroid = userAgent.contains("Android")
         let onIOS = !onAndroid && (userAgent.contains("iPhone") || userAgent.contains("iPad") || userAgent.contains("iPod"))
-        let appName = service.settings.project.appName
+        let appName = settings.project.appName
         var values = ["appName": appName]
         var context: [String: Any] = [
             "appName": appName, "webLink": webLink, "openApp": templates.text("links.openApp", pageLanguage),
             "continueWeb": templates.text("links.continueWeb", pageLanguage), "appStore": templates.text("links.appStore", pageLanguage),
             "playStore": templates.text("links.playStore", pageLanguage),
         ]
-        let apple = service.apps.appleApps.first { $0.bundleID == appSettings.iOSBundleId } ?? service.apps.appleApps.first
+        let apple = apps.appleApps.first { $0.bundleID == appSettings.iOSBundleId } ?? apps.appleApps.first
         let android =
-            service.apps.androidApps.first { $0.packageName == appSettings.androidPackageName } ?? service.apps.androidApps.first
+            apps.androidApps.first { $0.packageName == appSettings.androidPackageName } ?? apps.androidApps.first
         if let apple, let storeID = apple.appStoreID {
             context["smartBanner"] = "app-id=\(storeID), app-argument=\(webLink)"
             if !onAndroid { context["appStoreLink"] = "https://apps.apple.com/app/id" + storeID }
@@ -246,7 +267,7 @@ struct ActionPages: Sendable {
             context["appLink"] =
                 "intent://\(domain.description)\(ActionCodeLink.actionPath)?\(query)#Intent;scheme=\(domain.scheme);package=\(android.packageName);"
                 + "S.browser_fallback_url=\(PercentEncoding.encodeComponent(webLink));end"
-        } else if onIOS, let bundle = appSettings.iOSBundleId, service.apps.appleApps.contains(where: { $0.bundleID == bundle }) {
+        } else if onIOS, let bundle = appSettings.iOSBundleId, apps.appleApps.contains(where: { $0.bundleID == bundle }) {
             // A universal link to the page's own domain stays in Safari; the custom scheme that
             // Firebase Dynamic Links used (the bundle ID) hands the link to the app.
             context["appLink"] = "\(bundle)://google/link/?deep_link_id=\(PercentEncoding.encodeComponent(webLink))"
@@ -276,7 +297,7 @@ struct ActionPages: Sendable {
     func outcome(_ outcome: Outcome, _ language: String, status: HTTPResponse.Status = .badRequest) -> Response {
         page(
             "result", status: status, language: language, title: "error.\(outcome.rawValue).title", body: "error.\(outcome.rawValue).body",
-            values: ["appName": service.settings.project.appName])
+            values: ["appName": settings.project.appName])
     }
 
     func page(
@@ -286,7 +307,7 @@ struct ActionPages: Sendable {
         var context = extra
         context["title"] = templates.text(title, language, values)
         context["body"] = templates.text(body, language, values)
-        context["appName"] = service.settings.project.appName
+        context["appName"] = settings.project.appName
         return html(templates.page(name, language: language, context: context), status: status)
     }
 
@@ -316,7 +337,7 @@ struct ActionPages: Sendable {
     /// bound to the tenant and the address, and the server refuses it after its expiry whatever the
     /// browser does with `Max-Age`.
     func deviceToken(email: String, tenantID: String, expires: Int64) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("device|\(tenantID)|\(email)|\(expires)".utf8), using: service.keys.formKey)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("device|\(tenantID)|\(email)|\(expires)".utf8), using: formKey)
         return "\(expires)." + Base64URL.encode(Data(mac))
     }
 
@@ -342,7 +363,7 @@ struct ActionPages: Sendable {
     /// `<seconds>.<HMAC(form key, "form|" + code + "|" + mode + "|" + seconds)>`: ties a form to its
     /// code, its mode and its time.
     func formToken(code: String, mode: ActionCodeLink.Mode, now: Int64) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("form|\(code)|\(mode.rawValue)|\(now)".utf8), using: service.keys.formKey)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("form|\(code)|\(mode.rawValue)|\(now)".utf8), using: formKey)
         return "\(now)." + Base64URL.encode(Data(mac))
     }
 
@@ -362,10 +383,10 @@ struct ActionPages: Sendable {
     /// page sends at least one of them.
     func isSameSite(_ request: Request) -> Bool {
         if let site = request.headers[.secFetchSite] { return site == "same-origin" }
-        if let origin = request.headers[.origin] { return service.origins.isLinkDomain(origin) }
+        if let origin = request.headers[.origin] { return origins.isLinkDomain(origin) }
         if let referer = request.headers[.referer], let parts = try? URLParts(referer), let host = parts.host {
             let origin = parts.scheme + "://" + host + (parts.port.map { $0.isEmpty ? "" : ":" + $0 } ?? "")
-            return service.origins.isLinkDomain(origin)
+            return origins.isLinkDomain(origin)
         }
         return false
     }

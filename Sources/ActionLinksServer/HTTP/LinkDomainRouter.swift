@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksConfiguration
 import ActionLinksHeaders
 import Hummingbird
 
@@ -6,21 +7,21 @@ import Hummingbird
 /// every request goes through (metrics, the real client, the fallback to `www/`). To add an
 /// endpoint, add it to the collection of its surface; to add a surface, add a collection here.
 public enum LinkDomainRouter {
-    /// The router for a service and the loaded `www/`.
-    public static func build(service: ActionService, templates: PageTemplates, staticFiles: StaticFiles) throws -> Router<
-        ServerRequestContext
-    > {
-        let pages = ActionPages(service: service, templates: templates)
-        let api = RESTAPI(service: service)
+    /// The router for the services and the loaded `www/`.
+    public static func build(
+        services: LinkDomainServices, templates: PageTemplates, staticFiles: StaticFiles
+    ) throws -> Router<ServerRequestContext> {
+        let pages = ActionPages(services: services, templates: templates)
+        let api = RESTAPI(services: services)
         let router = Router(context: ServerRequestContext.self)
-        router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
-        router.add(middleware: ClientIdentityMiddleware(settings: service.settings.server))
+        router.add(middleware: RequestMetricsMiddleware(metrics: services.metrics))
+        router.add(middleware: ClientIdentityMiddleware(settings: services.settings.server))
         router.add(middleware: FallbackMiddleware(staticFiles: staticFiles, pages: pages))
-        router.addRoutes(try AssociationRoutes(service: service).collection)
+        router.addRoutes(try AssociationRoutes(services: services).collection)
         router.addRoutes(PageRoutes(pages: pages).collection)
         for prefix in RESTRoutes.prefixes { router.addRoutes(RESTRoutes(api: api).collection, atPath: RouterPath(prefix)) }
         router.addRoutes(EmulatorRoutes(api: api).collection, atPath: "/emulator/v1")
-        router.addRoutes(OperationsRoutes(service: service).collection)
+        router.addRoutes(OperationsRoutes(metrics: services.metrics, settings: services.settings.server).collection)
         return router
     }
 
@@ -44,13 +45,13 @@ extension RouteCollection where Context == ServerRequestContext {
 struct AssociationRoutes {
     let files: [String: PrebuiltJSON?]
 
-    init(service: ActionService) throws {
-        let generator = AssociationGenerator(configuration: service.apps)
-        let apple = service.apps.appleApps.isEmpty ? nil : PrebuiltJSON(try generator.appleAppSiteAssociation(), maxAge: 300)
+    init(services: LinkDomainServices) throws {
+        let generator = AssociationGenerator(configuration: services.apps)
+        let apple = services.apps.appleApps.isEmpty ? nil : PrebuiltJSON(try generator.appleAppSiteAssociation(), maxAge: 300)
         files = [
             "/.well-known/apple-app-site-association": apple, "/apple-app-site-association": apple,
-            "/.well-known/assetlinks.json": service.apps.androidApps.isEmpty ? nil : PrebuiltJSON(try generator.assetLinks(), maxAge: 300),
-            "/.well-known/jwks.json": PrebuiltJSON(Array(service.tokens.jwks), maxAge: 3600),
+            "/.well-known/assetlinks.json": services.apps.androidApps.isEmpty ? nil : PrebuiltJSON(try generator.assetLinks(), maxAge: 300),
+            "/.well-known/jwks.json": PrebuiltJSON(Array(services.tokens.jwks), maxAge: 3600),
         ]
     }
 
@@ -104,7 +105,7 @@ struct RESTRoutes {
 
     var collection: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
-        routes.add(middleware: APICORSMiddleware(origins: api.service.origins))
+        routes.add(middleware: APICORSMiddleware(origins: api.origins))
         let paths: [RouterPath] = [
             "accounts:{operation}", "projects/{project}/accounts:{operation}", "projects/{project}/accounts",
             "projects/{project}/tenants/{tenant}/accounts:{operation}", "projects/{project}/tenants/{tenant}/accounts",
@@ -145,7 +146,8 @@ struct EmulatorRoutes {
 
 /// `/healthz` and `/metrics`.
 struct OperationsRoutes {
-    let service: ActionService
+    let metrics: ServerMetrics
+    let settings: ServerSettings
 
     var collection: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
@@ -154,16 +156,15 @@ struct OperationsRoutes {
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
-        let service = service
-        routes.get("/metrics") { request, _ in OperationsRoutes.metrics(request, service: service) }
+        let (metrics, settings) = (metrics, settings)
+        routes.get("/metrics") { request, _ in OperationsRoutes.metrics(request, metrics: metrics, settings: settings) }
         return routes
     }
 
     /// Prometheus metrics, for a scraper that sends `server.metricsToken` (or the admin credential)
     /// as a bearer token. Where the request comes from proves nothing: behind a proxy on the same
     /// machine, every request comes from loopback.
-    static func metrics(_ request: Request, service: ActionService) -> Response {
-        let settings = service.settings.server
+    static func metrics(_ request: Request, metrics: ServerMetrics, settings: ServerSettings) -> Response {
         let authorized = request.headers[values: .authorization].contains { header in
             if RESTAPI.isAdmin(header, settings) { return true }
             guard let token = settings.metricsToken, let bearer = AuthorizationHeader(header)?.bearerToken else { return false }
@@ -176,6 +177,6 @@ struct OperationsRoutes {
         }
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
+            body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
     }
 }

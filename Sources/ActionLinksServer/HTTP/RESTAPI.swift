@@ -9,7 +9,23 @@ import NIOCore
 /// The Identity-Toolkit-compatible REST subset (DESIGN §4), mounted at `/v1/...` and under
 /// `/identitytoolkit.googleapis.com/v1/...`, with the project (and tenant) in the path or not.
 struct RESTAPI: Sendable {
-    let service: ActionService
+    let issuer: CodeIssuer
+    let completer: ActionCompleter
+    let accounts: AccountService
+    let tenants: Tenants
+    let settings: ServiceSettings
+    let origins: WebOrigins
+    let listing: IssuedLinkListing?
+
+    init(services: LinkDomainServices) {
+        issuer = services.issuer
+        completer = services.completer
+        accounts = services.accounts
+        tenants = services.tenants
+        settings = services.settings
+        origins = services.origins
+        listing = services.listing
+    }
 
     /// Who is calling.
     enum Caller {
@@ -30,9 +46,9 @@ struct RESTAPI: Sendable {
     /// Answers a call the router matched. CORS headers are added by ``APICORSMiddleware``.
     func respond(to call: Call, request: Request, context: ServerRequestContext) async throws(ActionError) -> Response {
         let origin = request.headers[.origin]
-        if request.method == .options { return preflight(request, allowed: origin.map { service.origins.allowsAPI($0) } ?? false) }
-        if let project = call.project, project != service.settings.project.id {
-            throw ActionError(.projectNotFound, "this server serves project '\(service.settings.project.id)', not '\(project.prefix(100))'")
+        if request.method == .options { return preflight(request, allowed: origin.map { origins.allowsAPI($0) } ?? false) }
+        if let project = call.project, project != settings.project.id {
+            throw ActionError(.projectNotFound, "this server serves project '\(settings.project.id)', not '\(project.prefix(100))'")
         }
         guard request.method == .post else {
             throw ActionError(.notFound, "\(request.method) \(request.uri.path) is not a method of this API")
@@ -40,7 +56,7 @@ struct RESTAPI: Sendable {
         let caller = try authenticate(request)
         // A browser page on an origin we do not know never gets to use the admin credential
         // (on a developer's machine, `Bearer owner` would otherwise be one fetch away).
-        if caller == .admin, let origin, !service.origins.allowsAPI(origin) {
+        if caller == .admin, let origin, !origins.allowsAPI(origin) {
             throw ActionError(.insufficientPermission, "the admin credential is not accepted from a browser page on \(origin.prefix(100))")
         }
         var request = request
@@ -52,7 +68,7 @@ struct RESTAPI: Sendable {
         // A bearer token claims the admin credential and must be it; any other scheme (a browser's
         // `Basic`, say) is no claim at all, and the call is a client's.
         if let authorization = request.headers[.authorization], AuthorizationHeader(authorization)?.bearerToken != nil {
-            guard Self.isAdmin(authorization, service.settings.server) else {
+            guard Self.isAdmin(authorization, settings.server) else {
                 throw ActionError(.unauthenticated, "Request had invalid authentication credentials.")
             }
             return .admin
@@ -61,7 +77,7 @@ struct RESTAPI: Sendable {
         guard let key, !key.isEmpty else {
             throw ActionError(.permissionDenied, "The request is missing a valid API key (?key= or x-goog-api-key).")
         }
-        guard ConstantTime.equal(Array(key.utf8), Array(service.settings.project.apiKey.utf8)) else {
+        guard ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8)) else {
             throw ActionError(.invalidAPIKey)
         }
         return .client
@@ -78,7 +94,7 @@ struct RESTAPI: Sendable {
 
     /// The request body (up to `server.maximumBodyBytes`), which must be JSON.
     func body(_ request: inout Request) async throws(ActionError) -> Data {
-        let limit = service.settings.server.maximumBodyBytes
+        let limit = settings.server.maximumBodyBytes
         if let type = request.headers[.contentType], MediaType(type)?.matches("application", "json") != true {
             throw ActionError(.invalidContentType, "expected Content-Type: application/json, got '\(type.prefix(100))'")
         }
@@ -94,12 +110,12 @@ struct RESTAPI: Sendable {
     {
         // Only configured tenants exist; the one in the path (if any) is the one a code must belong to.
         var pathTenant: String?
-        if let named = call.tenantID { pathTenant = try service.knownTenant(named) }
+        if let named = call.tenantID { pathTenant = try tenants.resolve(named) }
         let tenantID: String
         if let pathTenant {
             tenantID = pathTenant
         } else {
-            tenantID = try service.knownTenant(try IdentityToolkitJSON.decode(TenantField.self, from: body).tenantId)
+            tenantID = try tenants.resolve(try IdentityToolkitJSON.decode(TenantField.self, from: body).tenantId)
         }
         let admin = caller == .admin
         switch call.operation {
@@ -109,7 +125,7 @@ struct RESTAPI: Sendable {
             guard let mode = ActionCodeLink.Mode(requestType: type) else {
                 throw ActionError(.invalidRequestType, "unknown requestType '\(type.prefix(100))'")
             }
-            var issue = ActionService.IssueRequest(mode: mode)
+            var issue = CodeIssuer.IssueRequest(mode: mode)
             issue.email = fields.email
             issue.newEmail = fields.newEmail
             issue.idToken = fields.idToken
@@ -125,7 +141,7 @@ struct RESTAPI: Sendable {
             issue.isAdmin = admin
             issue.returnLink = fields.returnOobLink?.value ?? false
             issue.clientAddress = context.clientAddress
-            let issued = try await service.issue(issue)
+            let issued = try await issuer.issue(issue)
             // The same bytes whether or not the address has an account: the canonical address either way.
             let returned = issue.returnLink && issued.delivered
             return IdentityToolkitJSON.encode(
@@ -135,11 +151,11 @@ struct RESTAPI: Sendable {
             let fields = try IdentityToolkitJSON.decode(OobCodeRequest.self, from: body)
             guard let code = fields.oobCode, !code.isEmpty else { throw ActionError.missingCode }
             if let newPassword = fields.newPassword {
-                let done = try await service.resetPassword(
+                let done = try await completer.resetPassword(
                     code: code, newPassword: newPassword, tenantID: pathTenant, consumer: consumer(context))
                 return IdentityToolkitJSON.encode(ResetPasswordResponse(email: done.record.email, requestType: "PASSWORD_RESET"))
             }
-            let record = try await service.check(code: code, tenantID: pathTenant)
+            let record = try await completer.check(code: code, tenantID: pathTenant)
             // As Firebase does, an email sign-in code does not tell whom it was sent to: whoever holds a
             // forwarded link must still type the address.
             guard record.mode != .signIn else {
@@ -154,13 +170,13 @@ struct RESTAPI: Sendable {
                 throw ActionError.invalidArgument(
                     "this server applies action codes with accounts:update (oobCode); other account updates are not supported")
             }
-            let done = try await service.apply(code: code, tenantID: pathTenant, consumer: consumer(context))
+            let done = try await completer.apply(code: code, tenantID: pathTenant, consumer: consumer(context))
             return IdentityToolkitJSON.encode(UserInfo(done.account, kind: "identitytoolkit#SetAccountInfoResponse"))
 
         case "signInWithEmailLink":
             let fields = try IdentityToolkitJSON.decode(OobCodeRequest.self, from: body)
             guard let code = fields.oobCode, !code.isEmpty else { throw ActionError.missingCode }
-            let done = try await service.signIn(code: code, email: fields.email ?? "", tenantID: pathTenant, consumer: consumer(context))
+            let done = try await completer.signIn(code: code, email: fields.email ?? "", tenantID: pathTenant, consumer: consumer(context))
             return IdentityToolkitJSON.encode(
                 EmailLinkSignInResponse(
                     idToken: done.idToken ?? "", refreshToken: done.refreshToken ?? "", email: done.account.email ?? "",
@@ -170,31 +186,17 @@ struct RESTAPI: Sendable {
             let fields = try IdentityToolkitJSON.decode(LookupRequest.self, from: body)
             var found: [Account] = []
             if let idToken = fields.idToken {
-                found.append(try await service.account(fromIDToken: idToken, tenantID: tenantID, now: .now))
+                found.append(try await accounts.account(fromIDToken: idToken, tenantID: tenantID, now: .now))
             } else {
                 guard admin else { throw ActionError(.missingIDToken) }
-                for id in fields.localId?.values ?? [] {
-                    if let account = try await service.storeCall({ try await self.service.accounts.account(id: id, tenantID: tenantID) }) {
-                        found.append(account)
-                    }
-                }
-                for email in fields.email?.values ?? [] {
-                    guard let canonical = ActionService.canonicalEmail(email) else { continue }
-                    if let account = try await service.storeCall({
-                        try await self.service.accounts.account(email: canonical, tenantID: tenantID)
-                    }),
-                        !found.contains(where: { $0.localID == account.localID })
-                    {
-                        found.append(account)
-                    }
-                }
+                found = try await accounts.lookup(ids: fields.localId?.values ?? [], emails: fields.email?.values ?? [], tenantID: tenantID)
             }
             return IdentityToolkitJSON.encode(LookupResponse(users: found.isEmpty ? nil : found.map { UserInfo($0) }))
 
         case "create":
             guard admin else { throw ActionError.insufficientPermission }
             let fields = try IdentityToolkitJSON.decode(CreateAccountRequest.self, from: body)
-            let account = try await service.createAccount(
+            let account = try await accounts.createAccount(
                 email: fields.email, password: fields.password, emailVerified: fields.emailVerified?.value ?? false,
                 displayName: fields.displayName, localID: fields.localId, tenantID: tenantID)
             return IdentityToolkitJSON.encode(CreateAccountResponse(localId: account.localID, email: account.email))
@@ -206,8 +208,8 @@ struct RESTAPI: Sendable {
 
     /// `GET /emulator/v1/projects/<id>/oobCodes`: the links this process issued (when enabled).
     func listing(project: String, _ request: Request) throws(ActionError) -> Response {
-        let expected = "/emulator/v1/projects/\(service.settings.project.id)/oobCodes"
-        guard project == service.settings.project.id, let listing = service.listing else {
+        let expected = "/emulator/v1/projects/\(settings.project.id)/oobCodes"
+        guard project == settings.project.id, let listing = listing else {
             throw ActionError(.notFound, "no method at \(request.uri.path)")
         }
         guard request.method == .get else { throw ActionError(.notFound, "use GET \(expected)") }
