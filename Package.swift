@@ -79,6 +79,7 @@ let package = Package(
             name: "ActionLinksServerTests",
             dependencies: [
                 "ActionLinksServer", "actionlinks", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail"], exclude: ["Fixtures"]),
         .testTarget(
