@@ -16,7 +16,8 @@ public enum LinkDomainServer {
     /// `onRunning` receives the URL the server listens on once the socket is bound (with the real
     /// port when the configuration asks for port 0).
     public static func buildApplication(
-        configuration: ActionLinksConfiguration, www: String, logger: Logger, onRunning: @escaping @Sendable (String) -> Void = { _ in }
+        configuration: ActionLinksConfiguration, www: String, logger: Logger, clock: any ServiceClock = SystemServiceClock(),
+        onRunning: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let settings = configuration.service
         let codes: any CodeStore
@@ -60,7 +61,8 @@ public enum LinkDomainServer {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }
         let services = LinkDomainServices(
-            configuration: configuration, codes: codes, accounts: accounts, keys: keys, mailer: mailer, metrics: metrics, logger: logger)
+            configuration: configuration, codes: codes, accounts: accounts, keys: keys, mailer: mailer, metrics: metrics, clock: clock,
+            logger: logger)
         let router = try LinkDomainRouter.build(services: services, templates: templates, staticFiles: staticFiles)
         let server: HTTPServerBuilder
         let scheme: String

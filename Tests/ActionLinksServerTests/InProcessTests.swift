@@ -17,7 +17,8 @@ enum InProcessApp {
     /// Runs `body` against the application of the shipped configuration with `environment` overrides,
     /// on a fresh data directory (deleted afterwards).
     static func test<Value: Sendable>(
-        environment: [String: String] = [:], _ body: @Sendable (any TestClientProtocol) async throws -> Value
+        environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(),
+        _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-inprocess-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
@@ -32,7 +33,7 @@ enum InProcessApp {
         var logger = Logger(label: "in-process")
         logger.logLevel = .warning
         let app = try await LinkDomainServer.buildApplication(
-            configuration: configuration, www: root.appendingPathComponent("www").path, logger: logger)
+            configuration: configuration, www: root.appendingPathComponent("www").path, logger: logger, clock: clock)
         return try await app.test(.router, body)
     }
 }
@@ -104,6 +105,30 @@ struct InProcessTests {
                 let answer = try await send(body, headers: headers)
                 #expect(answer.contains(expected), "\(body): \(answer)")
             }
+        }
+    }
+
+    @Test("expiry with a clock moved by hand: a verification code lasts 72 hours, then answers EXPIRED_OOB_CODE and the expired page")
+    func expiryWithoutSleeping() async throws {
+        let clock = ManualClock()
+        try await InProcessApp.test(clock: clock) { client in
+            _ = try await client.execute(
+                uri: "/v1/projects/demo-actionlinks/accounts", method: .post, headers: Self.admin,
+                body: ByteBuffer(string: #"{"email":"tim@example.com"}"#))
+            let sent = try await client.execute(
+                uri: "/v1/projects/demo-actionlinks/accounts:sendOobCode", method: .post, headers: Self.admin,
+                body: ByteBuffer(string: #"{"requestType":"VERIFY_EMAIL","email":"tim@example.com","returnOobLink":true}"#))
+            let answer = try JSONDecoder().decode([String: String].self, from: Data(buffer: sent.body))
+            let code = try #require(answer["oobCode"]), link = try #require(answer["oobLink"])
+            let check = #"{"oobCode":"\#(code)"}"#
+            let path = "/v1/accounts:resetPassword?key=demo-api-key"
+            clock.advance(seconds: 72 * 3600 - 60)
+            #expect(try await client.execute(uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: check)).status == .ok)
+            clock.advance(seconds: 120)
+            let late = try await client.execute(uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: check))
+            #expect(String(buffer: late.body).contains("EXPIRED_OOB_CODE"), "\(String(buffer: late.body))")
+            let page = try await client.execute(uri: String(link.dropFirst("https://links.test.example".count)), method: .get)
+            #expect(page.status == .gone)
         }
     }
 }

@@ -11,8 +11,13 @@ public final class AccountService: Sendable {
     let passwords: PasswordHasher
     let passwordPolicy: PasswordPolicy
     let store: StoreGateway
+    let clock: any ServiceClock
 
-    init(accounts: any AccountStore, tokens: TokenIssuer, passwords: PasswordHasher, passwordPolicy: PasswordPolicy, store: StoreGateway) {
+    init(
+        accounts: any AccountStore, tokens: TokenIssuer, passwords: PasswordHasher, passwordPolicy: PasswordPolicy, store: StoreGateway,
+        clock: any ServiceClock
+    ) {
+        self.clock = clock
         self.accounts = accounts
         self.tokens = tokens
         self.passwords = passwords
@@ -50,7 +55,7 @@ public final class AccountService: Sendable {
             do { hash = try await passwords.hash(password) } catch { throw ActionError(.internalError, "the password could not be hashed") }
         }
         if let localID, localID.isEmpty || localID.utf8.count > 128 { throw ActionError(.invalidLocalID) }
-        let now = Timestamp.now
+        let now = clock.now
         let account = Account(
             localID: localID ?? Secrets.accountID(), tenantID: tenantID, email: canonical, emailVerified: emailVerified, passwordHash: hash,
             passwordUpdatedAt: hash == nil ? nil : now, displayName: displayName, createdAt: now)

@@ -17,12 +17,15 @@ public final class ActionCompleter: Sendable {
     let issuer: CodeIssuer
     let metrics: ServerMetrics
     let store: StoreGateway
+    let clock: any ServiceClock
     let logger: Logger
 
     init(
         settings: ServiceSettings, codes: any CodeStore, accounts: any AccountStore, keys: ServerKeys, passwords: PasswordHasher,
-        passwordPolicy: PasswordPolicy, tokens: TokenIssuer, issuer: CodeIssuer, metrics: ServerMetrics, store: StoreGateway, logger: Logger
+        passwordPolicy: PasswordPolicy, tokens: TokenIssuer, issuer: CodeIssuer, metrics: ServerMetrics, store: StoreGateway,
+        clock: any ServiceClock, logger: Logger
     ) {
+        self.clock = clock
         self.settings = settings
         self.codes = codes
         self.accounts = accounts
@@ -43,7 +46,7 @@ public final class ActionCompleter: Sendable {
             metrics.codeInvalid()
             throw ActionError.invalidCode
         }
-        switch try await store.call({ try await self.codes.lookup(hashes: self.keys.codeHashes(code), now: .now) }) {
+        switch try await store.call({ try await self.codes.lookup(hashes: self.keys.codeHashes(code), now: self.clock.now) }) {
         case .live(let record):
             if let tenantID, tenantID != record.tenantID {
                 metrics.codeInvalid()
@@ -102,7 +105,7 @@ public final class ActionCompleter: Sendable {
         guard canonical == record.email else {
             throw ActionError(.invalidEmail, "The email provided does not match the sign-in email address.")
         }
-        let now = Timestamp.now
+        let now = clock.now
         let refresh = Secrets.token()
         let done = try await complete(
             code: code, modes: [.signIn],
@@ -140,7 +143,8 @@ public final class ActionCompleter: Sendable {
             let code = Secrets.token()
             recoveryCode = code
             effect = .changeEmail(
-                recoveryHash: keys.newCodeHash(code), recoveryExpiresAt: .now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000
+                recoveryHash: keys.newCodeHash(code),
+                recoveryExpiresAt: clock.now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000
             )
         default:
             effect = .restoreEmail
@@ -152,8 +156,9 @@ public final class ActionCompleter: Sendable {
 
     /// Consumes the code and applies `effect` to its account in one store transaction.
     private func complete(
-        code: String, modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, consumer: String, now: Timestamp = .now
+        code: String, modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, consumer: String, now: Timestamp? = nil
     ) async throws(ActionError) -> CompletedAction {
+        let now = now ?? clock.now
         let outcome = try await store.call {
             try await self.accounts.complete(hashes: self.keys.codeHashes(code), modes: modes, effect: effect, now: now, by: consumer)
         }

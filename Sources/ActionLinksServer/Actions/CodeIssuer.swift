@@ -18,12 +18,15 @@ public final class CodeIssuer: Sendable {
     let listing: IssuedLinkListing?
     let metrics: ServerMetrics
     let store: StoreGateway
+    let clock: any ServiceClock
 
     init(
         settings: ServiceSettings, policy: ContinueURLPolicy, codes: any CodeStore, accounts: any AccountStore,
         accountService: AccountService,
-        keys: ServerKeys, mailer: Mailer, listing: IssuedLinkListing?, metrics: ServerMetrics, store: StoreGateway
+        keys: ServerKeys, mailer: Mailer, listing: IssuedLinkListing?, metrics: ServerMetrics, store: StoreGateway,
+        clock: any ServiceClock
     ) {
+        self.clock = clock
         self.settings = settings
         self.policy = policy
         self.codes = codes
@@ -92,7 +95,7 @@ public final class CodeIssuer: Sendable {
     /// account nothing is sent (``IssuedLink/delivered`` is `false`) and the caller answers exactly
     /// as if it had been.
     public func issue(_ request: IssueRequest) async throws(ActionError) -> IssuedLink {
-        let now = Timestamp.now
+        let now = clock.now
         if request.returnLink, !request.isAdmin { throw ActionError.insufficientPermission }
         let domain = try linkDomain(request.linkDomain)
         let continueURL = try checkedContinueURL(request.continueURL, required: request.mode == .signIn)

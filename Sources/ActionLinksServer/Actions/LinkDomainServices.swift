@@ -22,7 +22,8 @@ public struct LinkDomainServices: Sendable {
     /// The services over the given stores, keys and mail delivery.
     public init(
         configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, keys: ServerKeys,
-        passwords: PasswordHasher = PasswordHasher(), mailer: Mailer, metrics: ServerMetrics = ServerMetrics(), logger: Logger
+        passwords: PasswordHasher = PasswordHasher(), mailer: Mailer, metrics: ServerMetrics = ServerMetrics(),
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger
     ) {
         let settings = configuration.service
         self.settings = settings
@@ -37,12 +38,12 @@ public struct LinkDomainServices: Sendable {
         passwordPolicy = PasswordPolicy(settings: settings.passwords)
         let store = StoreGateway(logger: logger)
         self.accounts = AccountService(
-            accounts: accounts, tokens: tokens, passwords: passwords, passwordPolicy: passwordPolicy, store: store)
+            accounts: accounts, tokens: tokens, passwords: passwords, passwordPolicy: passwordPolicy, store: store, clock: clock)
         issuer = CodeIssuer(
             settings: settings, policy: policy, codes: codes, accounts: accounts, accountService: self.accounts, keys: keys, mailer: mailer,
-            listing: listing, metrics: metrics, store: store)
+            listing: listing, metrics: metrics, store: store, clock: clock)
         completer = ActionCompleter(
             settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, passwordPolicy: passwordPolicy,
-            tokens: tokens, issuer: issuer, metrics: metrics, store: store, logger: logger)
+            tokens: tokens, issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
     }
 }

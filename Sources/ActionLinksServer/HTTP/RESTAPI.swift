@@ -186,7 +186,7 @@ struct RESTAPI: Sendable {
             let fields = try IdentityToolkitJSON.decode(LookupRequest.self, from: body)
             var found: [Account] = []
             if let idToken = fields.idToken {
-                found.append(try await accounts.account(fromIDToken: idToken, tenantID: tenantID, now: .now))
+                found.append(try await accounts.account(fromIDToken: idToken, tenantID: tenantID, now: accounts.clock.now))
             } else {
                 guard admin else { throw ActionError(.missingIDToken) }
                 found = try await accounts.lookup(ids: fields.localId?.values ?? [], emails: fields.email?.values ?? [], tenantID: tenantID)
