@@ -19,23 +19,29 @@ enum RawHTTP {
         }
     }
 
-    /// Connects to `base` (http://127.0.0.1:port) and prepares a POST of `body`.
-    static func prepare(base: String, path: String, json body: String, headers: [String: String] = [:]) throws -> Prepared {
-        guard let url = URL(string: base), let host = url.host, let port = url.port else {
-            throw TestServerError(message: "bad base \(base)")
-        }
+    /// A blocking TCP connection to an IPv4 `host` and `port`, or `nil` when it cannot connect.
+    static func connect(host: String, port: Int) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr(host)
         address.sin_port = UInt16(port).bigEndian
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
         guard connected else {
             close(fd)
-            throw TestServerError(message: "cannot connect to \(base)")
+            return nil
         }
+        return fd
+    }
+
+    /// Connects to `base` (http://127.0.0.1:port) and prepares a POST of `body`.
+    static func prepare(base: String, path: String, json body: String, headers: [String: String] = [:]) throws -> Prepared {
+        guard let url = URL(string: base), let host = url.host, let port = url.port else {
+            throw TestServerError(message: "bad base \(base)")
+        }
+        guard let fd = connect(host: host, port: port) else { throw TestServerError(message: "cannot connect to \(base)") }
         var head =
             "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }

@@ -452,18 +452,10 @@ enum RawRequest {
 
     /// The status of the answer, or 0 when the connection closed without one.
     static func exchange(host: String, port: Int, _ request: [UInt8]) -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = RawHTTP.connect(host: host, port: port) else { return 0 }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr(host)
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { return 0 }
         var sent = 0
         while sent < request.count {
             let n = request[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

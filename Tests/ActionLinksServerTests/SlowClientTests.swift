@@ -17,18 +17,8 @@ final class RawConnection: @unchecked Sendable {
         guard let url = URL(string: base), let host = url.host, let port = url.port else {
             throw TestServerError(message: "bad base \(base)")
         }
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr(host)
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else {
-            close(socket)
-            throw TestServerError(message: "cannot connect to \(base)")
-        }
+        guard let socket = RawHTTP.connect(host: host, port: port) else { throw TestServerError(message: "cannot connect to \(base)") }
+        self.socket = socket
         _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
     }
 

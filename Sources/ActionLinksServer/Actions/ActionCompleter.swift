@@ -42,24 +42,24 @@ public final class ActionCompleter: Sendable {
     /// Looks a code up without consuming it (GET of a link, `accounts:resetPassword` with only `oobCode`).
     public func check(code: String, tenantID: String? = nil) async throws(ActionError) -> ActionCodeRecord {
         // Each refusal is counted once: a request stops at its first one.
-        guard Self.isWellFormedCode(code) else {
-            metrics.codeInvalid()
-            throw ActionError.invalidCode
-        }
+        guard Self.isWellFormedCode(code) else { throw refusal(expired: false) }
         switch try await store.call({ try await self.codes.lookup(hashes: self.keys.codeHashes(code), now: self.clock.now) }) {
         case .live(let record):
-            if let tenantID, tenantID != record.tenantID {
-                metrics.codeInvalid()
-                throw ActionError.invalidCode
-            }
+            if let tenantID, tenantID != record.tenantID { throw refusal(expired: false) }
             return record
-        case .expired:
-            metrics.codeExpired()
-            throw ActionError.expiredCode
-        case .invalid:
-            metrics.codeInvalid()
-            throw ActionError.invalidCode
+        case .expired: throw refusal(expired: true)
+        case .invalid: throw refusal(expired: false)
         }
+    }
+
+    /// Counts a refused code and gives its error: `EXPIRED_OOB_CODE` or `INVALID_OOB_CODE`.
+    private func refusal(expired: Bool) -> ActionError {
+        if expired {
+            metrics.codeExpired()
+            return ActionError.expiredCode
+        }
+        metrics.codeInvalid()
+        return ActionError.invalidCode
     }
 
     /// What completing a code did.
@@ -166,12 +166,8 @@ public final class ActionCompleter: Sendable {
         case .completed(let done):
             metrics.codeConsumed(done.record.mode)
             return done
-        case .expired:
-            metrics.codeExpired()
-            throw ActionError.expiredCode
-        case .invalid:
-            metrics.codeInvalid()
-            throw ActionError.invalidCode
+        case .expired: throw refusal(expired: true)
+        case .invalid: throw refusal(expired: false)
         }
     }
 
