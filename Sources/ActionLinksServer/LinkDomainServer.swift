@@ -63,10 +63,11 @@ public enum LinkDomainServer {
         let services = LinkDomainServices(
             configuration: configuration, codes: codes, accounts: accounts, keys: keys, mailer: mailer, metrics: metrics, clock: clock,
             logger: logger)
-        let router = try LinkDomainRouter.build(services: services, templates: templates, staticFiles: staticFiles)
+        let associations = try AssociationRoutes(services: services)
+        let router = LinkDomainRouter.build(services: services, templates: templates, staticFiles: staticFiles, associations: associations)
         let server: HTTPServerBuilder
         let scheme: String
-        let files = try AssociationRoutes(services: services).prebuilt
+        let files = associations.prebuilt
         let limits = settings.server
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [AssociationFastPath(files: files)], idleTimeout: .seconds(Int64(limits.idleTimeout)))

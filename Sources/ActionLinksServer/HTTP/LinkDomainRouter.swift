@@ -7,17 +7,18 @@ import Hummingbird
 /// every request goes through (metrics, the real client, the fallback to `www/`). To add an
 /// endpoint, add it to the collection of its surface; to add a surface, add a collection here.
 public enum LinkDomainRouter {
-    /// The router for the services and the loaded `www/`.
-    public static func build(
-        services: LinkDomainServices, templates: PageTemplates, staticFiles: StaticFiles
-    ) throws -> Router<ServerRequestContext> {
+    /// The router for the services and the loaded `www/`; `associations` are the generated
+    /// association files (generated once, and shared with the event-loop fast path).
+    static func build(
+        services: LinkDomainServices, templates: PageTemplates, staticFiles: StaticFiles, associations: AssociationRoutes
+    ) -> Router<ServerRequestContext> {
         let pages = ActionPages(services: services, templates: templates)
         let api = RESTAPI(services: services)
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: services.metrics))
         router.add(middleware: ClientIdentityMiddleware(settings: services.settings.server))
         router.add(middleware: FallbackMiddleware(staticFiles: staticFiles, pages: pages))
-        router.addRoutes(try AssociationRoutes(services: services).collection)
+        router.addRoutes(associations.collection)
         router.addRoutes(PageRoutes(pages: pages).collection)
         for prefix in RESTRoutes.prefixes { router.addRoutes(RESTRoutes(api: api).collection, atPath: RouterPath(prefix)) }
         router.addRoutes(EmulatorRoutes(api: api).collection, atPath: "/emulator/v1")
@@ -25,7 +26,7 @@ public enum LinkDomainRouter {
         return router
     }
 
-    /// Methods no route of this server takes; a known path answers them 405 with `Allow`.
+    /// The methods a known path answers: those it takes, and 405 with `Allow` for the others.
     static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options]
 }
 
