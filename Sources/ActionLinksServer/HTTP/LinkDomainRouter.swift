@@ -107,19 +107,19 @@ struct RESTRoutes {
     var collection: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
         routes.add(middleware: APICORSMiddleware(origins: api.origins))
+        routes.add(middleware: APIAuthenticationMiddleware(settings: api.settings, origins: api.origins))
         let paths: [RouterPath] = [
             "accounts:{operation}", "projects/{project}/accounts:{operation}", "projects/{project}/accounts",
             "projects/{project}/tenants/{tenant}/accounts:{operation}", "projects/{project}/tenants/{tenant}/accounts",
         ]
         let api = api
         for path in paths {
-            // Every method reaches the handler: it answers the project check, preflights, and
-            // Firebase's NOT_FOUND for a method the API does not have.
+            // Every method reaches the route: the authentication middleware answers the project
+            // check and Firebase's NOT_FOUND for a method the API does not have; preflights pass.
             for method in LinkDomainRouter.otherMethods {
                 routes.on(path, method: method) { request, context in
                     let call = RESTAPI.Call(
-                        operation: context.parameters.get("operation") ?? "create", project: context.parameters.get("project"),
-                        tenantID: context.parameters.get("tenant"))
+                        operation: context.parameters.get("operation") ?? "create", tenantID: context.parameters.get("tenant"))
                     return try await api.respond(to: call, request: request, context: context)
                 }
             }
@@ -167,7 +167,7 @@ struct OperationsRoutes {
     /// machine, every request comes from loopback.
     static func metrics(_ request: Request, metrics: ServerMetrics, settings: ServerSettings) -> Response {
         let authorized = request.headers[values: .authorization].contains { header in
-            if RESTAPI.isAdmin(header, settings) { return true }
+            if APIAuthenticationMiddleware.isAdmin(header, settings) { return true }
             guard let token = settings.metricsToken, let bearer = AuthorizationHeader(header)?.bearerToken else { return false }
             return ConstantTime.equal(Array(bearer.utf8), Array(token.utf8))
         }

@@ -27,69 +27,23 @@ struct RESTAPI: Sendable {
         listing = services.listing
     }
 
-    /// Who is calling.
-    enum Caller {
-        /// The admin credential (`Authorization: Bearer owner` on a development server, else the admin token).
-        case admin
-        /// A client with the project's API key.
-        case client
-    }
-
-    /// One routed call: the operation (`sendOobCode`, or `create` for `.../accounts`), the project
-    /// and the tenant named in the path.
+    /// One routed call: the operation (`sendOobCode`, or `create` for `.../accounts`) and the tenant
+    /// named in the path (the project was checked by ``APIAuthenticationMiddleware``).
     struct Call: Sendable {
         var operation: String
-        var project: String?
         var tenantID: String?
     }
 
-    /// Answers a call the router matched. CORS headers are added by ``APICORSMiddleware``.
+    /// Answers a call the router matched, once ``APIAuthenticationMiddleware`` has put the caller in
+    /// the context. CORS headers are added by ``APICORSMiddleware``.
     func respond(to call: Call, request: Request, context: ServerRequestContext) async throws(ActionError) -> Response {
-        let origin = request.headers[.origin]
-        if request.method == .options { return preflight(request, allowed: origin.map { origins.allowsAPI($0) } ?? false) }
-        if let project = call.project, project != settings.project.id {
-            throw ActionError(.projectNotFound, "this server serves project '\(settings.project.id)', not '\(project.prefix(100))'")
+        if request.method == .options {
+            return preflight(request, allowed: request.headers[.origin].map { origins.allowsAPI($0) } ?? false)
         }
-        guard request.method == .post else {
-            throw ActionError(.notFound, "\(request.method) \(request.uri.path) is not a method of this API")
-        }
-        let caller = try authenticate(request)
-        // A browser page on an origin we do not know never gets to use the admin credential
-        // (on a developer's machine, `Bearer owner` would otherwise be one fetch away).
-        if caller == .admin, let origin, !origins.allowsAPI(origin) {
-            throw ActionError(.insufficientPermission, "the admin credential is not accepted from a browser page on \(origin.prefix(100))")
-        }
+        guard let caller = context.caller else { throw ActionError(.unauthenticated) }
         var request = request
         let body = try await body(&request)
         return json(try await perform(call, caller: caller, body: body, request: request, context: context))
-    }
-
-    func authenticate(_ request: Request) throws(ActionError) -> Caller {
-        // A bearer token claims the admin credential and must be it; any other scheme (a browser's
-        // `Basic`, say) is no claim at all, and the call is a client's.
-        if let authorization = request.headers[.authorization], AuthorizationHeader(authorization)?.bearerToken != nil {
-            guard Self.isAdmin(authorization, settings.server) else {
-                throw ActionError(.unauthenticated, "Request had invalid authentication credentials.")
-            }
-            return .admin
-        }
-        let key = request.uri.queryParameters["key"].map(String.init) ?? request.headers[.googAPIKey]
-        guard let key, !key.isEmpty else {
-            throw ActionError(.permissionDenied, "The request is missing a valid API key (?key= or x-goog-api-key).")
-        }
-        guard ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8)) else {
-            throw ActionError(.invalidAPIKey)
-        }
-        return .client
-    }
-
-    /// Whether an `Authorization` header carries the admin credential: `Bearer owner` on a development
-    /// server, else `Bearer <server.adminToken>` (compared in constant time).
-    static func isAdmin(_ authorization: String, _ settings: ServerSettings) -> Bool {
-        guard let bearer = AuthorizationHeader(authorization)?.bearerToken else { return false }
-        let token = Array(bearer.utf8)
-        if settings.development, token == Array("owner".utf8) { return true }
-        return settings.adminToken.map { ConstantTime.equal(token, Array($0.utf8)) } ?? false
     }
 
     /// The request body (up to `server.maximumBodyBytes`), which must be JSON.
@@ -105,7 +59,7 @@ struct RESTAPI: Sendable {
         }
     }
 
-    func perform(_ call: Call, caller: Caller, body: Data, request: Request, context: ServerRequestContext) async throws(ActionError)
+    func perform(_ call: Call, caller: APICaller, body: Data, request: Request, context: ServerRequestContext) async throws(ActionError)
         -> Data
     {
         // Only configured tenants exist; the one in the path (if any) is the one a code must belong to.

@@ -11,6 +11,8 @@ public struct ServerRequestContext: RequestContext {
     /// Whether the client reached us over HTTPS: TLS here, a trusted proxy's `https`, or, without
     /// either, any server that is not a development server (production sits behind a TLS proxy).
     public var isSecure = true
+    /// Who is calling the REST API, once ``APIAuthenticationMiddleware`` has checked the credential.
+    public var caller: APICaller?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
