@@ -92,7 +92,7 @@ public struct PostgresCodeStore: CodeStore {
 
     @discardableResult
     public func purge(before cutoff: Timestamp) async throws -> Int {
-        try await database.withConnection { connection in
+        try await database.withConnection(bounded: false) { connection in
             var removed = 0
             // In batches, so that no single statement holds many row locks for long.
             while true {

@@ -23,6 +23,10 @@ public final class PostgresStore: Sendable {
     public let location: PostgresLocation
     let logger: Logger
     let connectTimeout: Duration
+    /// How long a call may run once it has its connection: twice `statement_timeout` and a second.
+    /// PostgreSQL ends a slow statement itself; this bounds a call whose connection died without
+    /// the client noticing (seen when the server was stopped under load: a request waited 60 s).
+    let callTimeout: Duration
     /// The calls still waiting for a connection, with their deadlines (see ``withConnection(_:)``).
     let waiting = LeaseDeadlines()
 
@@ -31,6 +35,7 @@ public final class PostgresStore: Sendable {
         self.location = location
         self.logger = logger
         connectTimeout = .milliseconds(Int64(location.connectTimeout * 1000))
+        callTimeout = .milliseconds(Int64(location.statementTimeout * 2000) + 1000)
 
         let tls: PostgresClient.Configuration.TLS
         switch location.tlsMode {
@@ -79,7 +84,13 @@ public final class PostgresStore: Sendable {
     /// Runs `body` on a pooled connection, failing with ``PostgresStoreError/unavailable(_:)`` when no
     /// connection comes within `connect_timeout` (the pool keeps requests waiting while it cannot
     /// connect; a link domain should answer 503 at once instead).
-    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    ///
+    /// Once it has a connection, a `bounded` call that runs past ``callTimeout`` is answered
+    /// `UNAVAILABLE` and its work cancelled; purges and migrations, which may rightly run long, pass
+    /// `bounded: false`.
+    func withConnection<T: Sendable>(bounded: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws
+        -> T
+    {
         let race = LeaseRace<T>()
         let location = location
         do {
@@ -107,6 +118,16 @@ public final class PostgresStore: Sendable {
                                     // runs nothing: no code is consumed for a request that failed.
                                     guard race.leased() else { throw CancellationError() }
                                     self.waiting.remove(ticket)
+                                    guard bounded else { return try await body(connection) }
+                                    let running = self.waiting.add(deadline: .now + self.callTimeout) {
+                                        if race.abandon(
+                                            PostgresStoreError.unavailable(
+                                                "a PostgreSQL call ran past \(self.callTimeout) (is \(location) up?)"))
+                                        {
+                                            race.cancel()
+                                        }
+                                    }
+                                    defer { self.waiting.remove(running) }
                                     return try await body(connection)
                                 })
                         } catch {
@@ -133,12 +154,13 @@ public final class PostgresStore: Sendable {
     /// throws (the caller gets `body`'s own error). Serialization failures, deadlocks and (for
     /// upserts racing another instance) unique violations are retried a few times.
     func transaction<T: Sendable>(
-        retryOn retried: Set<String> = PostgresStoreError.retriedStates, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        retryOn retried: Set<String> = PostgresStoreError.retriedStates, bounded: Bool = true,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     )
         async throws -> T
     {
         try await retrying(retried) {
-            try await self.withConnection { connection in
+            try await self.withConnection(bounded: bounded) { connection in
                 try await connection.query("BEGIN", logger: self.logger)
                 do {
                     let result = try await body(connection)
@@ -171,7 +193,7 @@ public final class PostgresStore: Sendable {
     /// the same transaction-scoped advisory lock, so the first applies what is missing and the others
     /// then find nothing to do. Each migration is applied with its version row in that transaction.
     public func migrate() async throws {
-        let applied = try await transaction(retryOn: []) { connection in
+        let applied = try await transaction(retryOn: [], bounded: false) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
             try await connection.query(
                 """
@@ -376,6 +398,17 @@ final class LeaseRace<T: Sendable>: Sendable {
             return state.continuation
         }
         continuation?.resume(with: result)
+    }
+
+    /// Resumes the caller with `error` if no result came yet, connection or not; returns whether it
+    /// did (the work's result, if it ever comes, is then dropped).
+    func abandon(_ error: any Error) -> Bool {
+        let continuation = state.withLock { state -> CheckedContinuation<T, any Error>? in
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(throwing: error)
+        return continuation != nil
     }
 
     /// Resumes the caller with `error` if no connection was leased and no result came; returns
