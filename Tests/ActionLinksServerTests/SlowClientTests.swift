@@ -133,7 +133,10 @@ struct SlowClientTests {
             try await connection.wait(upTo: .seconds(5)) { $0.text.components(separatedBy: "HTTP/1.1 200").count == 3 || $0.closed } != nil)
         #expect(connection.text.components(separatedBy: "HTTP/1.1 200").count == 3, "\(connection.text)")
         let elapsed = try await connection.wait(upTo: .seconds(25)) { $0.closed }
-        #expect(elapsed != nil && elapsed! > .seconds(8), "closed after \(String(describing: elapsed)), expected the 10 s idle timeout")
+        // The idle timer starts when the server last heard from the connection, before this test
+        // noticed the answer (late, on a loaded machine: once 2.2 s late), so only a close well
+        // past the 1 s header timeout is asked for.
+        #expect(elapsed != nil && elapsed! > .seconds(4), "closed after \(String(describing: elapsed)), expected the 10 s idle timeout")
     }
 
     @Test("more slow connections than the cap hold it only until the header timeout; a fresh connection is then served")
