@@ -13,11 +13,12 @@ import ServiceLifecycle
 public enum LinkDomainServer {
     /// The application for `configuration`, serving the pages and templates in `www`.
     ///
-    /// `onRunning` receives the URL the server listens on once the socket is bound (with the real
+    /// `clock` and `mailTransport` replace the system clock and the configured mail backend (tests
+    /// move time by hand and read the mail they sent). `onRunning` receives the URL the server listens on once the socket is bound (with the real
     /// port when the configuration asks for port 0).
     public static func buildApplication(
         configuration: ActionLinksConfiguration, www: String, logger: Logger, clock: any ServiceClock = SystemServiceClock(),
-        onRunning: @escaping @Sendable (String) -> Void = { _ in }
+        mailTransport: MailTransport? = nil, onRunning: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let settings = configuration.service
         let codes: any CodeStore
@@ -56,7 +57,8 @@ public enum LinkDomainServer {
         let templates = try await PageTemplates(www: www, defaultLanguage: settings.pages.defaultLanguage)
         let staticFiles = try StaticFiles(www: www)
         let metrics = ServerMetrics()
-        let mailer = Mailer(settings: settings.mail, templates: templates, metrics: metrics, logger: logger)
+        let mailer = Mailer(
+            settings: settings.mail, templates: templates, metrics: metrics, transport: mailTransport, logger: logger)
         if case .log = settings.mail.backend, !settings.server.development {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }

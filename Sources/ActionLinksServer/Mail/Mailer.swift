@@ -25,6 +25,9 @@ public struct MailMessage: Sendable, Hashable {
     public var mode: ActionCodeLink.Mode
 }
 
+/// Delivers one message; throwing means "not delivered" (the mailer retries with backoff).
+public typealias MailTransport = @Sendable (MailMessage) async throws -> Void
+
 /// Renders each link's email and delivers it in the background, retrying failures with backoff.
 ///
 /// Requests never wait for delivery. On graceful shutdown the queue is drained before the process
@@ -39,13 +42,20 @@ public final class Mailer: Service, Sendable {
     private let stream: AsyncStream<MailMessage>
     private let continuation: AsyncStream<MailMessage>.Continuation
 
-    /// A mailer with the configured backend.
-    public init(settings: MailSettings, templates: PageTemplates, metrics: ServerMetrics? = nil, logger: Logger) {
+    /// A mailer with the configured backend, or with `transport` instead of it (an in-memory
+    /// mailbox in tests, which then read what was sent instead of the server's output).
+    public init(
+        settings: MailSettings, templates: PageTemplates, metrics: ServerMetrics? = nil, transport: MailTransport? = nil, logger: Logger
+    ) {
         self.settings = settings
         self.templates = templates
         self.metrics = metrics
         self.logger = logger
         (stream, continuation) = AsyncStream.makeStream(of: MailMessage.self)
+        if let transport {
+            deliver = transport
+            return
+        }
         switch settings.backend {
         case .log: deliver = { message in Self.printMessage(message) }
         case .sendmail(let command): deliver = { message in try await Self.pipe(message, to: command) }
