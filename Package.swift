@@ -26,7 +26,7 @@ let package = Package(
     targets: [
         // The parsing library: no package dependencies and no Foundation, so it stays usable inside an app.
         .target(name: "ActionLinks"),
-        // HTTP request-header parsers (Accept-Language, Cookie, Authorization, Content-Type, Forwarded,
+        // HTTP request-header parsers (Accept-Language, Authorization, Content-Type, Forwarded,
         // X-Forwarded-For, Origin, IP addresses and CIDR blocks): total functions on bytes, no
         // dependencies and no Foundation, so the fuzz package compiles them as they are.
         .target(name: "ActionLinksHeaders"),

@@ -29,14 +29,6 @@ struct HeaderParserTests {
         #expect(AcceptLanguage.best("en;q=0.5, ru;q=0.5") { available[$0] } == "en", "the first of equals")
     }
 
-    @Test("Cookie: the named value across lines, junk skipped, quotes removed")
-    func cookie() {
-        #expect(CookieHeader.value(named: "a", in: ["x=1; a=2; a=3"]) == "2")
-        #expect(CookieHeader.value(named: "a", in: ["junk; ; =; b", "a=\"q\""]) == "q")
-        #expect(CookieHeader.value(named: "a", in: ["aa=1; a"]) == nil)
-        for input in Self.hostile { _ = CookieHeader.value(named: "a", in: [input, input]) }
-    }
-
     @Test("Authorization: case-insensitive scheme, credentials required")
     func authorization() {
         #expect(AuthorizationHeader("bearer owner")?.bearerToken == "owner")
@@ -111,7 +103,6 @@ struct HeaderParserTests {
             for range in AcceptLanguage.ranges(text) {
                 #expect((0...1).contains(range.quality) && range.quality > 0 && AcceptLanguage.isLanguageRange(Array(range.tag.utf8)[...]))
             }
-            _ = CookieHeader.value(named: "q", in: [text])
             _ = AuthorizationHeader(text)
             _ = MediaType(text)
             _ = ForwardedHeader.elements([text])

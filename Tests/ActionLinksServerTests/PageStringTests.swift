@@ -59,7 +59,8 @@ struct PageStringTests {
         let templates = try await PageTemplates(www: Self.www.path)
         #expect(templates.text("verifyEmail.intro", "ar", ["email": "ann@example.com"]).contains("\u{2068}ann@example.com\u{2069}"))
         #expect(templates.direction("ar") == "rtl" && templates.direction("ja") == "ltr")
-        #expect(templates.page("result", language: "ar", context: ["title": "x"]).contains(#"<html lang="ar" dir="rtl">"#))
+        let view = ResultView(frame: templates.frame("ar", title: "x", appName: "Example"), body: "y")
+        #expect(templates.page(view).contains(#"<html lang="ar" dir="rtl">"#))
     }
 
     @Test("lang first, then Accept-Language by q-value with prefix matching, then the default")

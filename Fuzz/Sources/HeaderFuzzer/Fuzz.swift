@@ -43,7 +43,6 @@ public func fuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
             precondition(IPNetwork(network.description) == network, "a block does not re-parse from its own text")
         }
     }
-    _ = CookieHeader.value(named: "actionlinks_device", in: values)
     precondition(ForwardedHeader.elements(values).count <= 64, "too many forwarded elements")
     precondition(XForwardedFor.addresses(values).count <= 64, "too many forwarded addresses")
     return 0

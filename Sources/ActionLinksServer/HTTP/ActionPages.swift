@@ -58,16 +58,11 @@ struct ActionPages: Sendable {
     static let pageModes: Set<ActionCodeLink.Mode> = [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail, .recoverEmail]
 
     func confirm(_ request: Request, context: ServerRequestContext) async -> Response {
-        var request = request
-        let fields: [String: String]
-        do {
-            fields = Self.formFields(try await request.collectBody(upTo: settings.server.maximumBodyBytes))
-        } catch {
-            return outcome(.form, templates.defaultLanguage, status: .contentTooLarge)
-        }
-        let language = templates.language(requested: fields["lang"], acceptLanguage: request.headers[.acceptLanguage])
-        guard let code = fields["oobCode"], let modeText = fields["mode"], let mode = ActionCodeLink.Mode(rawValue: modeText),
-            Self.pageModes.contains(mode), let token = fields["form"]
+        // The body was collected (and its size checked) by RequestBodyLimitMiddleware.
+        let fields = (try? URLEncodedFormDecoder().decode(ConfirmForm.self, from: String(buffer: context.body)))
+        let language = templates.language(requested: fields?.lang, acceptLanguage: request.headers[.acceptLanguage])
+        guard let fields, let code = fields.oobCode, let mode = fields.mode.flatMap(ActionCodeLink.Mode.init(rawValue:)),
+            Self.pageModes.contains(mode), let token = fields.form
         else { return outcome(.invalid, language) }
         // The token ties the form to its code and mode: a valid one means this browser was shown this form.
         guard isSameSite(request), verifyFormToken(token, code: code, mode: mode) else {
@@ -79,9 +74,9 @@ struct ActionPages: Sendable {
             let done: ActionCompleter.Completion
             switch mode {
             case .signIn:
-                var email = (fields["email"] ?? "").trimmingCharacters(in: .whitespaces)
+                var email = (fields.email ?? "").trimmingCharacters(in: .whitespaces)
                 state.emailValue = email
-                if email.isEmpty, fields["remembered"] == "1" {
+                if email.isEmpty, fields.remembered == "1" {
                     let record = try await completer.check(code: code)
                     if isRememberedDevice(request, email: record.email, tenantID: record.tenantID) { email = record.email }
                 }
@@ -92,9 +87,9 @@ struct ActionPages: Sendable {
                 }
                 done = try await completer.signIn(code: code, email: email, tenantID: nil, consumer: consumer)
             case .resetPassword:
-                let password = fields["password"] ?? ""
+                let password = fields.password ?? ""
                 state.passwordError = passwordProblem(password, language)
-                if state.passwordError == nil, password != fields["passwordAgain"] {
+                if state.passwordError == nil, password != fields.passwordAgain {
                     state.passwordAgainError = templates.text("passwordsDiffer", language)
                 }
                 if state.hasError {
@@ -107,15 +102,13 @@ struct ActionPages: Sendable {
             }
             var values = ["email": done.account.email ?? done.record.email, "appName": settings.project.appName]
             if let newEmail = done.record.newEmail { values["newEmail"] = newEmail }
-            var extra: [String: Any] = [:]
             // Redirect targets are checked again now: the allow-list may have changed since the link was issued.
-            if let stored = done.record.continueURL, let url = policy.evaluate(stored).url {
-                extra["continueURL"] = url
-                extra["continueLabel"] = templates.text("continue", language)
+            let continueLink = done.record.continueURL.flatMap { policy.evaluate($0).url }.map {
+                (url: $0, label: templates.text("continue", language))
             }
-            var response = page(
-                "result", status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body",
-                values: values, extra: extra)
+            var response = result(
+                status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body", values: values,
+                continueLink: continueLink)
             if mode == .signIn {
                 response.headers[.setCookie] = deviceCookie(email: done.record.email, tenantID: done.record.tenantID, context: context)
             }
@@ -126,7 +119,7 @@ struct ActionPages: Sendable {
             return form(for: record, code: code, language: language, state: state, status: .badRequest)
         } catch let error where error.code == .weakPassword || error.code == .missingPassword {
             guard let record = try? await completer.check(code: code) else { return outcome(.invalid, language) }
-            state.passwordError = passwordProblem(fields["password"] ?? "", language) ?? templates.text("passwordMissing", language)
+            state.passwordError = passwordProblem(fields.password ?? "", language) ?? templates.text("passwordMissing", language)
             return form(for: record, code: code, language: language, state: state, status: .badRequest)
         } catch let error where error.code == .invalidOOBCode {
             // The form was ours, for this code and mode, and the code no longer works: the usual cause
@@ -163,35 +156,27 @@ struct ActionPages: Sendable {
         var values = ["appName": settings.project.appName, "email": record.email]
         if let newEmail = record.newEmail { values["newEmail"] = newEmail }
         let minimum = String(settings.passwords.minimumLength)
-        var context: [String: Any] = [
-            "title": templates.text("\(mode).title", language, values), "intro": templates.text("\(mode).intro", language, values),
-            "button": templates.text("\(mode).button", language, values), "appName": settings.project.appName, "mode": mode,
-            "oobCode": code, "formToken": formToken(code: code, mode: record.mode, now: Int64(Date().timeIntervalSince1970)),
-            "email": record.email,
-            "minimumLength": minimum, "errorLabel": templates.text("errorLabel", language),
-        ]
-        if state.hasError { context["hasError"] = true }
+        var view = ActionFormView(
+            frame: templates.frame(language, title: templates.text("\(mode).title", language, values), appName: settings.project.appName),
+            intro: templates.text("\(mode).intro", language, values), button: templates.text("\(mode).button", language, values),
+            mode: mode, oobCode: code, formToken: formToken(code: code, mode: record.mode, now: Int64(Date().timeIntervalSince1970)),
+            email: record.email, minimumLength: minimum, errorLabel: templates.text("errorLabel", language))
         if record.mode == .signIn {
             if state.remembered {
-                context["remembered"] = true
-                context["intro"] = templates.text("signIn.knownIntro", language, values)
+                view.remembered = true
+                view.intro = templates.text("signIn.knownIntro", language, values)
             } else {
-                context["askEmail"] = true
-                context["emailLabel"] = templates.text("emailLabel", language)
-                context["emailHelp"] = templates.text("emailHelp", language)
-                if let value = state.emailValue, !value.isEmpty { context["emailValue"] = value }
-                if let error = state.emailError { context["emailError"] = error }
+                view.emailField = .init(
+                    label: templates.text("emailLabel", language), help: templates.text("emailHelp", language),
+                    value: state.emailValue.flatMap { $0.isEmpty ? nil : $0 }, error: state.emailError)
             }
         }
         if record.mode == .resetPassword {
-            context["askPassword"] = true
-            context["passwordLabel"] = templates.text("passwordLabel", language)
-            context["passwordHelp"] = templates.text("passwordHelp", language, ["minimum": minimum])
-            context["passwordAgainLabel"] = templates.text("passwordAgainLabel", language)
-            if let error = state.passwordError { context["passwordError"] = error }
-            if let error = state.passwordAgainError { context["passwordAgainError"] = error }
+            view.passwordFields = .init(
+                label: templates.text("passwordLabel", language), help: templates.text("passwordHelp", language, ["minimum": minimum]),
+                againLabel: templates.text("passwordAgainLabel", language), error: state.passwordError, againError: state.passwordAgainError)
         }
-        return html(templates.page("action", language: language, context: context), status: status)
+        return html(templates.page(view), status: status)
     }
 
     // MARK: /__/auth/links
@@ -200,10 +185,6 @@ struct ActionPages: Sendable {
     /// The code is looked up (never consumed): an expired or used link says so here, and a link that
     /// asks for a newer Android app than can open it gets the update page.
     func mobileLink(_ request: Request, context: ServerRequestContext) async -> Response {
-        guard request.method == .get || request.method == .head else {
-            return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
-        }
-        if request.method == .head { return Response(status: .ok, headers: Self.pageHeaders) }
         let acceptLanguage = request.headers[.acceptLanguage]
         let language = templates.language(requested: nil, acceptLanguage: acceptLanguage)
         // The library unwraps the wrapper exactly as the SDKs do, decoding `link` once. Only a
@@ -235,44 +216,43 @@ struct ActionPages: Sendable {
         let onIOS = !onAndroid && (userAgent.contains("iPhone") || userAgent.contains("iPad") || userAgent.contains("iPod"))
         let appName = settings.project.appName
         var values = ["appName": appName]
-        var context: [String: Any] = [
-            "appName": appName, "webLink": webLink, "openApp": templates.text("links.openApp", pageLanguage),
-            "continueWeb": templates.text("links.continueWeb", pageLanguage), "appStore": templates.text("links.appStore", pageLanguage),
-            "playStore": templates.text("links.playStore", pageLanguage),
-        ]
+        var view = MobileLinkView(
+            frame: templates.frame(pageLanguage, title: templates.text("links.title", pageLanguage, values), appName: appName),
+            intro: templates.text("links.intro", pageLanguage, values), webLink: webLink,
+            continueWeb: templates.text("links.continueWeb", pageLanguage), openApp: templates.text("links.openApp", pageLanguage),
+            appStore: templates.text("links.appStore", pageLanguage), playStore: templates.text("links.playStore", pageLanguage))
         let apple = apps.appleApps.first { $0.bundleID == appSettings.iOSBundleId } ?? apps.appleApps.first
         let android =
             apps.androidApps.first { $0.packageName == appSettings.androidPackageName } ?? apps.androidApps.first
         if let apple, let storeID = apple.appStoreID {
-            context["smartBanner"] = "app-id=\(storeID), app-argument=\(webLink)"
-            if !onAndroid { context["appStoreLink"] = "https://apps.apple.com/app/id" + storeID }
+            view.smartBanner = "app-id=\(storeID), app-argument=\(webLink)"
+            if !onAndroid { view.appStoreLink = "https://apps.apple.com/app/id" + storeID }
         }
-        if let android, !onIOS { context["playStoreLink"] = "https://play.google.com/store/apps/details?id=" + android.packageName }
+        if let android, !onIOS { view.playStoreLink = "https://play.google.com/store/apps/details?id=" + android.packageName }
         // Checked again here: a code issued before versions were checked may carry free text.
         if onAndroid, let android, let minimum = appSettings.androidMinimumVersion, !minimum.isEmpty, minimum.utf8.count <= 10,
             minimum.utf8.allSatisfy({ (0x30...0x39).contains($0) })
         {
             // The link asks for a newer app than the one that may be installed: update first.
             values["version"] = minimum
-            context["title"] = templates.text("minimumVersion.title", pageLanguage, values)
-            context["intro"] = templates.text("minimumVersion.intro", pageLanguage, values)
-            context["updateLink"] = "https://play.google.com/store/apps/details?id=" + android.packageName
-            context["update"] = templates.text("minimumVersion.update", pageLanguage)
-            context["playStoreLink"] = nil
-            return html(templates.page("links", language: pageLanguage, context: context), status: .ok)
+            view.frame.title = templates.text("minimumVersion.title", pageLanguage, values)
+            view.intro = templates.text("minimumVersion.intro", pageLanguage, values)
+            view.update = (
+                "https://play.google.com/store/apps/details?id=" + android.packageName, templates.text("minimumVersion.update", pageLanguage)
+            )
+            view.playStoreLink = nil
+            return html(templates.page(view), status: .ok)
         }
-        context["title"] = templates.text("links.title", pageLanguage, values)
-        context["intro"] = templates.text("links.intro", pageLanguage, values)
         if onAndroid, let android, let query = webLink.split(separator: "?", maxSplits: 1).last {
-            context["appLink"] =
+            view.appLink =
                 "intent://\(domain.description)\(ActionCodeLink.actionPath)?\(query)#Intent;scheme=\(domain.scheme);package=\(android.packageName);"
                 + "S.browser_fallback_url=\(PercentEncoding.encodeComponent(webLink));end"
         } else if onIOS, let bundle = appSettings.iOSBundleId, apps.appleApps.contains(where: { $0.bundleID == bundle }) {
             // A universal link to the page's own domain stays in Safari; the custom scheme that
             // Firebase Dynamic Links used (the bundle ID) hands the link to the app.
-            context["appLink"] = "\(bundle)://google/link/?deep_link_id=\(PercentEncoding.encodeComponent(webLink))"
+            view.appLink = "\(bundle)://google/link/?deep_link_id=\(PercentEncoding.encodeComponent(webLink))"
         }
-        return html(templates.page("links", language: pageLanguage, context: context), status: .ok)
+        return html(templates.page(view), status: .ok)
     }
 
     // MARK: Outcomes
@@ -295,33 +275,25 @@ struct ActionPages: Sendable {
     }
 
     func outcome(_ outcome: Outcome, _ language: String, status: HTTPResponse.Status = .badRequest) -> Response {
-        page(
-            "result", status: status, language: language, title: "error.\(outcome.rawValue).title", body: "error.\(outcome.rawValue).body",
+        result(
+            status: status, language: language, title: "error.\(outcome.rawValue).title", body: "error.\(outcome.rawValue).body",
             values: ["appName": settings.project.appName])
     }
 
-    func page(
-        _ name: String, status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String],
-        extra: [String: Any] = [:]
+    /// A result page: `title` and `body` are string keys, filled with `values`.
+    func result(
+        status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String],
+        continueLink: (url: String, label: String)? = nil
     ) -> Response {
-        var context = extra
-        context["title"] = templates.text(title, language, values)
-        context["body"] = templates.text(body, language, values)
-        context["appName"] = settings.project.appName
-        return html(templates.page(name, language: language, context: context), status: status)
+        let view = ResultView(
+            frame: templates.frame(language, title: templates.text(title, language, values), appName: settings.project.appName),
+            body: templates.text(body, language, values), continueLink: continueLink)
+        return html(templates.page(view), status: status)
     }
 
     func html(_ text: String, status: HTTPResponse.Status) -> Response {
-        Response(status: status, headers: Self.pageHeaders, body: .init(byteBuffer: ByteBuffer(string: text)))
+        Response(status: status, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
-
-    /// DESIGN §9: no referrer (the URL holds a code), never cached or indexed, no framing, no scripts.
-    static let pageHeaders: HTTPFields = [
-        .contentType: "text/html; charset=utf-8", .referrerPolicy: "no-referrer", .cacheControl: "no-store", .xRobotsTag: "noindex",
-        .contentSecurityPolicy:
-            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        .xFrameOptions: "DENY", .xContentTypeOptions: "nosniff",
-    ]
 
     // MARK: Remembered device
 
@@ -342,7 +314,7 @@ struct ActionPages: Sendable {
     }
 
     func isRememberedDevice(_ request: Request, email: String, tenantID: String, now: Int64 = Int64(Date().timeIntervalSince1970)) -> Bool {
-        guard let value = CookieHeader.value(named: Self.deviceCookieName, in: request.headers[values: .cookie]) else { return false }
+        guard let value = request.cookies[Self.deviceCookieName]?.value else { return false }
         let parts = value.split(separator: ".", maxSplits: 1)
         guard parts.count == 2, parts[0].utf8.count <= 12, let expires = Int64(parts[0]), expires > now,
             expires <= now + Self.deviceLifetime
@@ -390,17 +362,18 @@ struct ActionPages: Sendable {
         }
         return false
     }
+}
 
-    /// `application/x-www-form-urlencoded` fields (`+` is a space); malformed ones are left out.
-    static func formFields(_ buffer: ByteBuffer) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in String(buffer: buffer).split(separator: "&") {
-            let item = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentEncoding.decode(item[0].replacingOccurrences(of: "+", with: " ")),
-                let value = PercentEncoding.decode((item.count > 1 ? item[1] : "").replacingOccurrences(of: "+", with: " "))
-            else { continue }
-            fields[name] = value
-        }
-        return fields
-    }
+/// The fields the action form posts (`application/x-www-form-urlencoded`; unknown ones are ignored).
+struct ConfirmForm: Decodable, Sendable {
+    var mode: String?
+    var oobCode: String?
+    var lang: String?
+    /// The form token.
+    var form: String?
+    var email: String?
+    var password: String?
+    var passwordAgain: String?
+    /// `1` when the form was shown to a remembered device.
+    var remembered: String?
 }

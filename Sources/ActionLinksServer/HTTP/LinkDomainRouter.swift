@@ -16,6 +16,7 @@ public enum LinkDomainRouter {
         let api = RESTAPI(services: services)
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: services.metrics))
+        router.add(middleware: RequestLoggingMiddleware())
         router.add(middleware: ClientIdentityMiddleware(settings: services.settings.server))
         router.add(middleware: FallbackMiddleware(staticFiles: staticFiles, pages: pages))
         router.addRoutes(associations.collection)
@@ -86,11 +87,14 @@ struct PageRoutes {
     var collection: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
         let pages = pages
-        routes.head(RouterPath(ActionCodeLink.actionPath)) { _, _ in Response(status: .ok, headers: ActionPages.pageHeaders) }
+        routes.add(middleware: PageHeadersMiddleware())
+        routes.add(middleware: PageErrorMiddleware(pages: pages))
+        routes.add(middleware: RequestBodyLimitMiddleware(maximumBytes: pages.settings.server.maximumBodyBytes))
+        routes.head(RouterPath(ActionCodeLink.actionPath)) { _, _ in Response(status: .ok) }
         routes.get(RouterPath(ActionCodeLink.actionPath)) { request, _ in await pages.landing(request) }
         routes.post(RouterPath(ActionCodeLink.actionPath)) { request, context in await pages.confirm(request, context: context) }
         routes.refuseOtherMethods(RouterPath(ActionCodeLink.actionPath), allowed: [.get, .head, .post])
-        routes.head(RouterPath(ActionCodeLink.mobileLinkPath)) { _, _ in Response(status: .ok, headers: ActionPages.pageHeaders) }
+        routes.head(RouterPath(ActionCodeLink.mobileLinkPath)) { _, _ in Response(status: .ok) }
         routes.get(RouterPath(ActionCodeLink.mobileLinkPath)) { request, context in await pages.mobileLink(request, context: context) }
         routes.refuseOtherMethods(RouterPath(ActionCodeLink.mobileLinkPath), allowed: [.get, .head])
         return routes
@@ -108,6 +112,7 @@ struct RESTRoutes {
         let routes = RouteCollection(context: ServerRequestContext.self)
         routes.add(middleware: APICORSMiddleware(origins: api.origins))
         routes.add(middleware: APIAuthenticationMiddleware(settings: api.settings, origins: api.origins))
+        routes.add(middleware: RequestBodyLimitMiddleware(maximumBytes: api.settings.server.maximumBodyBytes))
         let paths: [RouterPath] = [
             "accounts:{operation}", "projects/{project}/accounts:{operation}", "projects/{project}/accounts",
             "projects/{project}/tenants/{tenant}/accounts:{operation}", "projects/{project}/tenants/{tenant}/accounts",

@@ -69,7 +69,9 @@ struct FallbackMiddleware: RouterMiddleware {
                 return try ActionError(.notFound, "no method at \(path.prefix(200))").response(from: request, context: context)
             }
             if !path.hasPrefix("/__/"), let response = staticFiles.respond(to: request) { return response }
-            return pages.notFound(request)
+            var response = pages.notFound(request)
+            PageHeadersMiddleware.apply(to: &response)
+            return response
         }
     }
 }
@@ -92,5 +94,95 @@ struct APICORSMiddleware: RouterMiddleware {
             response.headers[.vary] = "Origin"
         }
         return response
+    }
+}
+
+/// Reads a request's body before any handler does, up to `server.maximumBodyBytes`; a larger body
+/// is `PAYLOAD_TOO_LARGE` (413), answered by the surface: Firebase's error body under the API, a
+/// page under `/__/auth/`. Handlers then read the collected body without a limit of their own.
+struct RequestBodyLimitMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let maximumBytes: Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .post || request.method == .put || request.method == .patch else { return try await next(request, context) }
+        var context = context
+        do {
+            context.body = try await request.body.collect(upTo: maximumBytes)
+        } catch {
+            throw ActionError(.payloadTooLarge, "the request body is larger than \(maximumBytes) bytes")
+        }
+        return try await next(request, context)
+    }
+}
+
+/// DESIGN §9's headers on every page (no referrer: the URL holds a code; never cached, indexed or
+/// framed; no scripts), added to whatever a page route answers, a redirect included.
+struct PageHeadersMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+
+    /// The headers, with the HTML content type that a page's body has.
+    static let headers: HTTPFields = [
+        .contentType: "text/html; charset=utf-8", .referrerPolicy: "no-referrer", .cacheControl: "no-store", .xRobotsTag: "noindex",
+        .contentSecurityPolicy:
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        .xFrameOptions: "DENY", .xContentTypeOptions: "nosniff",
+    ]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        Self.apply(to: &response)
+        return response
+    }
+
+    static func apply(to response: inout Response) {
+        if response.headers.isEmpty {
+            response.headers = headers
+            return
+        }
+        for field in headers where response.headers[field.name] == nil { response.headers.append(field) }
+    }
+}
+
+/// What a page route throws, as a localised page: an oversized form, a refused or failed action.
+struct PageErrorMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let pages: ActionPages
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as ActionError {
+            var response = pages.failure(error, pages.templates.language(requested: nil, acceptLanguage: request.headers[.acceptLanguage]))
+            PageHeadersMiddleware.apply(to: &response)
+            return response
+        }
+    }
+}
+
+/// One log line per request at `debug`: the method, the route that answered (its pattern, never the
+/// URL, which may hold a code or a key), the status and the time taken.
+struct RequestLoggingMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var status = HTTPResponse.Status.internalServerError
+        defer {
+            context.logger.debug(
+                "request",
+                metadata: [
+                    "method": "\(request.method.rawValue)", "route": "\(context.endpointPath ?? "-")", "status": "\(status.code)",
+                    "duration": "\(ContinuousClock.now - start)",
+                ])
+        }
+        do {
+            let response = try await next(request, context)
+            status = response.status
+            return response
+        } catch let error as any HTTPResponseError {
+            status = error.status
+            throw error
+        }
     }
 }

@@ -41,22 +41,10 @@ struct RESTAPI: Sendable {
             return preflight(request, allowed: request.headers[.origin].map { origins.allowsAPI($0) } ?? false)
         }
         guard let caller = context.caller else { throw ActionError(.unauthenticated) }
-        var request = request
-        let body = try await body(&request)
-        return json(try await perform(call, caller: caller, body: body, request: request, context: context))
-    }
-
-    /// The request body (up to `server.maximumBodyBytes`), which must be JSON.
-    func body(_ request: inout Request) async throws(ActionError) -> Data {
-        let limit = settings.server.maximumBodyBytes
         if let type = request.headers[.contentType], MediaType(type)?.matches("application", "json") != true {
             throw ActionError(.invalidContentType, "expected Content-Type: application/json, got '\(type.prefix(100))'")
         }
-        do {
-            return Data(buffer: try await request.collectBody(upTo: limit))
-        } catch {
-            throw ActionError(.payloadTooLarge, "the request body is larger than \(limit) bytes")
-        }
+        return json(try await perform(call, caller: caller, body: Data(buffer: context.body), request: request, context: context))
     }
 
     func perform(_ call: Call, caller: APICaller, body: Data, request: Request, context: ServerRequestContext) async throws(ActionError)

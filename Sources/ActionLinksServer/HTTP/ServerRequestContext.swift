@@ -13,6 +13,9 @@ public struct ServerRequestContext: RequestContext {
     public var isSecure = true
     /// Who is calling the REST API, once ``APIAuthenticationMiddleware`` has checked the credential.
     public var caller: APICaller?
+    /// The request's body, read and size-checked by ``RequestBodyLimitMiddleware`` before any handler
+    /// runs (empty for a method without a body, or where that middleware is not installed).
+    public var body = ByteBuffer()
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -66,7 +66,7 @@ public struct StaticFiles: Sendable {
             ]
             // Every HTML page, ours or the site's own, gets the pages' headers (CSP, no framing, ...).
             if relative.lowercased().hasSuffix(".html") || relative.lowercased().hasSuffix(".htm") {
-                headers = ActionPages.pageHeaders
+                headers = PageHeadersMiddleware.headers
                 headers[.eTag] = etag
             }
             let file = File(body: ByteBuffer(bytes: bytes), headers: headers, etag: etag)

@@ -133,27 +133,26 @@ public struct PageTemplates: Sendable {
     /// The text direction of `language`.
     func direction(_ language: String) -> String { rightToLeft.contains(language) ? "rtl" : "ltr" }
 
-    /// Renders the page `name` with `context` plus the language's `lang` and `dir`.
-    func page(_ name: String, language: String, context: [String: Any]) -> String {
-        var context = context
-        context["lang"] = language
-        context["dir"] = direction(language)
-        return library.render(context, withTemplate: name) ?? ""
+    /// The layout's values for a page in `language` titled `title`.
+    func frame(_ language: String, title: String, appName: String) -> PageFrame {
+        PageFrame(language: language, direction: direction(language), title: title, appName: appName)
+    }
+
+    /// Renders a page from its view.
+    func page(_ view: some PageView) -> String {
+        library.render(view, withTemplate: type(of: view).template) ?? ""
     }
 
     /// The email for a link.
     func mail(mode: ActionCodeLink.Mode, link: String, email: String, appName: String, languageCode: String?, from: String) -> MailMessage {
         let language = language(languageCode)
         let values = ["appName": appName, "email": email]
-        let context: [String: Any] = [
-            "lang": language, "dir": direction(language), "link": link,
-            "subject": text("mail.\(mode.rawValue).subject", language, values),
-            "body": text("mail.\(mode.rawValue).body", language, values),
-            "button": text("mail.\(mode.rawValue).button", language, values), "ignore": text("mail.ignore", language, values),
-        ]
+        let view = MailView(
+            language: language, direction: direction(language), link: link, subject: text("mail.\(mode.rawValue).subject", language, values),
+            body: text("mail.\(mode.rawValue).body", language, values), button: text("mail.\(mode.rawValue).button", language, values),
+            ignore: text("mail.ignore", language, values))
         return MailMessage(
-            to: email, from: from, subject: context["subject"] as! String, text: mailText.render(context), html: mailHTML.render(context),
-            mode: mode)
+            to: email, from: from, subject: view.subject, text: mailText.render(view), html: mailHTML.render(view), mode: mode)
     }
 }
 
