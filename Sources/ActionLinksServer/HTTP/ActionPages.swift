@@ -174,7 +174,8 @@ struct ActionPages: Sendable {
         if record.mode == .resetPassword {
             view.passwordFields = .init(
                 label: templates.text("passwordLabel", language), help: templates.text("passwordHelp", language, ["minimum": minimum]),
-                againLabel: templates.text("passwordAgainLabel", language), error: state.passwordError, againError: state.passwordAgainError)
+                againLabel: templates.text("passwordAgainLabel", language), error: state.passwordError, againError: state.passwordAgainError
+            )
         }
         return html(templates.page(view), status: status)
     }
@@ -238,7 +239,8 @@ struct ActionPages: Sendable {
             view.frame.title = templates.text("minimumVersion.title", pageLanguage, values)
             view.intro = templates.text("minimumVersion.intro", pageLanguage, values)
             view.update = (
-                "https://play.google.com/store/apps/details?id=" + android.packageName, templates.text("minimumVersion.update", pageLanguage)
+                "https://play.google.com/store/apps/details?id=" + android.packageName,
+                templates.text("minimumVersion.update", pageLanguage)
             )
             view.playStoreLink = nil
             return html(templates.page(view), status: .ok)

@@ -148,7 +148,8 @@ public struct PageTemplates: Sendable {
         let language = language(languageCode)
         let values = ["appName": appName, "email": email]
         let view = MailView(
-            language: language, direction: direction(language), link: link, subject: text("mail.\(mode.rawValue).subject", language, values),
+            language: language, direction: direction(language), link: link,
+            subject: text("mail.\(mode.rawValue).subject", language, values),
             body: text("mail.\(mode.rawValue).body", language, values), button: text("mail.\(mode.rawValue).button", language, values),
             ignore: text("mail.ignore", language, values))
         return MailMessage(
