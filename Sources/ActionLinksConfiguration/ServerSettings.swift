@@ -123,6 +123,10 @@ public struct LimitSettings: Sendable, Hashable {
     public var sendsPerAddressPerHour = 10
     /// Sends requested by one client IP per hour.
     public var sendsPerIPPerHour = 100
+    /// Failed password sign-ins for one address per hour before further attempts are refused.
+    public var signInFailuresPerAccountPerHour = 10
+    /// Failed password sign-ins from one client IP per hour before further attempts are refused.
+    public var signInFailuresPerIPPerHour = 100
 }
 
 /// The hosted pages (`pages`).

@@ -23,20 +23,21 @@ public enum LinkDomainServer {
         let settings = configuration.service
         let codes: any CodeStore
         let accounts: any AccountStore
+        let tenants: any TenantStore
         var storeServices: [any Service] = []
         var postgres: PostgresStore?
         switch settings.store {
         case .sqlite(let path):
             do {
                 let database = try SQLiteDatabase(path: path)
-                (codes, accounts) = (database.codes, database.accounts)
+                (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
             } catch {
                 throw ServerStartError("store: cannot open the SQLite database at \(path): \(error)")
             }
         case .postgres(let location):
             do {
                 let database = try PostgresStore(location: location, logger: logger)
-                (codes, accounts) = (database.codes, database.accounts)
+                (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
                 storeServices.append(database.client)
                 postgres = database
             } catch {
@@ -63,8 +64,13 @@ public enum LinkDomainServer {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }
         let services = LinkDomainServices(
-            configuration: configuration, codes: codes, accounts: accounts, keys: keys, mailer: mailer, metrics: metrics, clock: clock,
-            logger: logger)
+            configuration: configuration, codes: codes, accounts: accounts, tenants: tenants, keys: keys, mailer: mailer, metrics: metrics,
+            clock: clock, logger: logger)
+        do {
+            try await services.signingKeys.refresh(now: clock.now)
+        } catch {
+            throw ServerStartError("dataDirectory: \(error)")
+        }
         let associations = try AssociationRoutes(services: services)
         let router = LinkDomainRouter.build(services: services, templates: templates, staticFiles: staticFiles, associations: associations)
         let server: HTTPServerBuilder
@@ -97,7 +103,9 @@ public enum LinkDomainServer {
             configuration: .init(
                 address: .hostname(settings.server.host, port: settings.server.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections, logger: logger)),
-            services: storeServices + [mailer, CodePurge(codes: codes, logger: logger)],
+            services: storeServices + [
+                mailer, CodePurge(codes: codes, logger: logger), KeyRotation(keys: services.signingKeys, clock: clock, logger: logger),
+            ],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.server.port
                 let host = settings.server.host.contains(":") ? "[\(settings.server.host)]" : settings.server.host
@@ -153,6 +161,27 @@ enum FileDescriptorLimit {
             logger.warning(
                 "server.maximumConnections is \(connections) but the process may open only \(limit.rlim_cur) files; raise the limit (ulimit -n, LimitNOFILE=) to at least \(needed) or lower server.maximumConnections"
             )
+        }
+    }
+}
+
+/// Reads the signing keys again every ten minutes: makes a new one when the newest is due for
+/// rotation, and takes up keys another process added (`actionlinks keys rotate`).
+struct KeyRotation: Service {
+    let keys: SigningKeys
+    let clock: any ServiceClock
+    let logger: Logger
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(600))
+                do {
+                    try await keys.refresh(now: clock.now)
+                } catch {
+                    logger.error("reading the signing keys failed; the keys loaded before stay in use", metadata: ["error": "\(error)"])
+                }
+            }
         }
     }
 }

@@ -1,88 +1,146 @@
 import ActionLinks
 import ActionLinksConfiguration
-import Crypto
 import Foundation
 import Logging
 
-/// Accounts as the API sees them: who an ID token names, and accounts the admin creates.
+/// Accounts as the API sees them: who an ID token names (and whether it still may act), lookups,
+/// listing, deletion, and the sign-in methods of an address.
 public final class AccountService: Sendable {
     let accounts: any AccountStore
-    let tokens: TokenIssuer
-    let passwords: PasswordHasher
-    let passwordPolicy: PasswordPolicy
+    let tokens: TokenService
+    let tenants: TenantDirectory
     let store: StoreGateway
     let clock: any ServiceClock
 
-    init(
-        accounts: any AccountStore, tokens: TokenIssuer, passwords: PasswordHasher, passwordPolicy: PasswordPolicy, store: StoreGateway,
-        clock: any ServiceClock
-    ) {
-        self.clock = clock
+    init(accounts: any AccountStore, tokens: TokenService, tenants: TenantDirectory, store: StoreGateway, clock: any ServiceClock) {
         self.accounts = accounts
         self.tokens = tokens
-        self.passwords = passwords
-        self.passwordPolicy = passwordPolicy
+        self.tenants = tenants
         self.store = store
+        self.clock = clock
     }
 
-    /// The account an ID token names, if the token is valid and not revoked.
-    public func account(fromIDToken token: String, tenantID: String, now: Timestamp) async throws(ActionError) -> Account {
-        guard let claims = tokens.verify(token, now: now) else { throw ActionError.invalidIDToken }
-        let id = claims.sub
-        let tokenTenant = claims.firebase.tenant ?? ""
-        guard tokenTenant == tenantID else { throw ActionError(.tenantIDMismatch) }
-        guard let account = try await store.call({ try await self.accounts.account(id: id, tenantID: tenantID) }) else {
+    /// A signed-in user: the account an ID token names, with the token's claims and the tenant.
+    public struct User: Sendable {
+        public var account: Account
+        public var claims: IDTokenClaims
+        public var tenant: TenantPolicy
+    }
+
+    /// The user an ID token names, checked as Firebase checks it: a valid token
+    /// (`INVALID_ID_TOKEN`), of the call's tenant (`TENANT_ID_MISMATCH`), whose account exists
+    /// (`USER_NOT_FOUND`), was not revoked since (`TOKEN_EXPIRED`) and is not disabled
+    /// (`USER_DISABLED`, unless `allowDisabled`: an admin acting on the user).
+    func user(idToken: String, call: RESTCall, bodyTenant: String?, allowDisabled: Bool = false) async throws(ActionError) -> User {
+        let claims = try await tokens.verifyIDToken(idToken, now: clock.now)
+        let tenant = try await call.tenant(body: bodyTenant, token: claims.firebase.tenant ?? "", tenants: tenants)
+        let account = try await account(for: claims, tenantID: tenant.tenantID, allowDisabled: allowDisabled)
+        return User(account: account, claims: claims, tenant: tenant)
+    }
+
+    /// The account of verified claims, if it may still act.
+    func account(for claims: IDTokenClaims, tenantID: String, allowDisabled: Bool = false) async throws(ActionError) -> Account {
+        guard (claims.firebase.tenant ?? "") == tenantID else { throw ActionError(.tenantIDMismatch) }
+        guard let account = try await store.call({ try await self.accounts.account(id: claims.sub, tenantID: tenantID) }) else {
             throw ActionError.userNotFound
         }
         if claims.iat < account.validSince { throw ActionError(.tokenExpired) }
+        if account.disabled, !allowDisabled { throw ActionError.userDisabled }
         return account
     }
 
-    /// Creates an account (admin), hashing its password.
-    public func createAccount(
-        email: String?, password: String?, emailVerified: Bool, displayName: String?, localID: String?, tenantID: String
-    )
-        async throws(ActionError) -> Account
+    /// `accounts:lookup` for the admin: the accounts with these IDs, addresses, phone numbers and
+    /// provider identities, each once, in that order (unknown ones are skipped).
+    func lookup(ids: [String], emails: [String], phoneNumbers: [String], federated: [FederatedIdentity], tenantID: String)
+        async throws(ActionError) -> [Account]
     {
-        var canonical: String?
-        if let email {
-            guard let valid = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
-            canonical = valid
-        }
-        var hash: String?
-        if let password {
-            try passwordPolicy.check(password)
-            do { hash = try await passwords.hash(password) } catch { throw ActionError(.internalError, "the password could not be hashed") }
-        }
-        if let localID, localID.isEmpty || localID.utf8.count > 128 { throw ActionError(.invalidLocalID) }
-        let now = clock.now
-        let account = Account(
-            localID: localID ?? Secrets.accountID(), tenantID: tenantID, email: canonical, emailVerified: emailVerified, passwordHash: hash,
-            passwordUpdatedAt: hash == nil ? nil : now, displayName: displayName, createdAt: now)
-        do {
-            try await accounts.create(account)
-        } catch AccountStoreError.emailExists {
-            throw ActionError.emailExists
-        } catch {
-            throw store.unavailable(error)
-        }
-        return account
-    }
-
-    /// The accounts with these IDs, then with these addresses (each once, in that order).
-    func lookup(ids: [String], emails: [String], tenantID: String) async throws(ActionError) -> [Account] {
-        var found: [Account] = []
-        for id in ids {
-            if let account = try await store.call({ try await self.accounts.account(id: id, tenantID: tenantID) }) { found.append(account) }
-        }
-        for email in emails {
-            guard let canonical = EmailAddress.canonical(email) else { continue }
-            if let account = try await store.call({ try await self.accounts.account(email: canonical, tenantID: tenantID) }),
-                !found.contains(where: { $0.localID == account.localID })
-            {
-                found.append(account)
+        let canonicalEmails = emails.compactMap(EmailAddress.canonical)
+        return try await store.call {
+            try await self.accounts.transaction(tenantID: tenantID, now: self.clock.now) { tx in
+                try tx.prefetch(
+                    ids.map(AccountKey.id) + canonicalEmails.map(AccountKey.email) + phoneNumbers.map(AccountKey.phoneNumber)
+                        + federated.map { .federated(providerID: $0.providerID, rawID: $0.rawID) })
+                var found: [Account] = []
+                func add(_ account: Account?) {
+                    if let account, !found.contains(where: { $0.localID == account.localID }) { found.append(account) }
+                }
+                for id in ids { add(try tx.account(id: id)) }
+                for email in canonicalEmails { add(try tx.account(email: email)) }
+                for phone in phoneNumbers { add(try tx.account(phoneNumber: phone)) }
+                for identity in federated { add(try tx.account(providerID: identity.providerID, rawID: identity.rawID)) }
+                return found
             }
         }
-        return found
+    }
+
+    /// Deletes one account (`accounts:delete`).
+    func delete(localID: String, tenantID: String) async throws(ActionError) {
+        try await store.call {
+            try await self.accounts.transaction(tenantID: tenantID, now: self.clock.now) { tx in
+                _ = try tx.existingAccount(id: localID)
+                try tx.delete(id: localID)
+            }
+        }
+    }
+
+    /// One account `accounts:batchDelete` left alone, and why.
+    struct BatchDeleteError: Encodable, Sendable {
+        var index: Int
+        var localId: String
+        var message: String
+    }
+
+    /// Deletes up to 1000 accounts at once; without `force`, only disabled ones. Unknown IDs count
+    /// as deleted.
+    func batchDelete(localIDs: [String], force: Bool, tenantID: String) async throws(ActionError) -> [BatchDeleteError] {
+        guard (1...1000).contains(localIDs.count) else { throw ActionError(.localIDListExceedsLimit) }
+        return try await store.call {
+            try await self.accounts.transaction(tenantID: tenantID, now: self.clock.now) { tx in
+                try tx.prefetch(localIDs.map(AccountKey.id))
+                var errors: [BatchDeleteError] = []
+                for (index, localID) in localIDs.enumerated() {
+                    guard let account = try tx.account(id: localID) else { continue }
+                    if !account.disabled, !force {
+                        errors.append(
+                            BatchDeleteError(index: index, localId: localID, message: "NOT_DISABLED : Disable the account before batch deletion."))
+                        continue
+                    }
+                    try tx.delete(id: localID)
+                }
+                return errors
+            }
+        }
+    }
+
+    /// A page of the tenant's accounts by ID (`accounts:batchGet`): up to `maximum` after `token`,
+    /// and the token of the next page when this one is full.
+    func page(tenantID: String, maximum: Int, after token: String?) async throws(ActionError) -> (accounts: [Account], next: String?) {
+        let found = try await store.call { try await self.accounts.accounts(tenantID: tenantID, after: token, limit: maximum) }
+        return (found, found.count >= maximum ? found.last?.localID : nil)
+    }
+
+    /// How many accounts the tenant has.
+    func count(tenantID: String) async throws(ActionError) -> Int {
+        try await store.call { try await self.accounts.countAccounts(tenantID: tenantID) }
+    }
+
+    /// What `accounts:createAuthUri` knows of an address: whether an account has it (as its own
+    /// address or a provider's) and how that account signs in.
+    struct AddressMethods: Sendable {
+        var registered: Bool
+        var allProviders: [String]
+        var signInMethods: [String]
+    }
+
+    func methods(email: String, tenantID: String) async throws(ActionError) -> AddressMethods {
+        try await store.call {
+            try await self.accounts.transaction(tenantID: tenantID, now: self.clock.now) { tx in
+                try tx.prefetch([.email(email), .providerEmail(email)])
+                guard let account = try tx.account(email: email) ?? tx.accounts(providerEmail: email).first else {
+                    return AddressMethods(registered: false, allProviders: [], signInMethods: [])
+                }
+                return AddressMethods(registered: true, allProviders: account.providerIDs, signInMethods: account.signInMethods)
+            }
+        }
     }
 }

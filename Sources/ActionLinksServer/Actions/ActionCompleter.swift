@@ -12,8 +12,8 @@ public final class ActionCompleter: Sendable {
     let accounts: any AccountStore
     let keys: ServerKeys
     let passwords: PasswordHasher
-    let passwordPolicy: PasswordPolicy
-    let tokens: TokenIssuer
+    let tokens: TokenService
+    let tenants: TenantDirectory
     let issuer: CodeIssuer
     let metrics: ServerMetrics
     let store: StoreGateway
@@ -22,24 +22,25 @@ public final class ActionCompleter: Sendable {
 
     init(
         settings: ServiceSettings, codes: any CodeStore, accounts: any AccountStore, keys: ServerKeys, passwords: PasswordHasher,
-        passwordPolicy: PasswordPolicy, tokens: TokenIssuer, issuer: CodeIssuer, metrics: ServerMetrics, store: StoreGateway,
+        tokens: TokenService, tenants: TenantDirectory, issuer: CodeIssuer, metrics: ServerMetrics, store: StoreGateway,
         clock: any ServiceClock, logger: Logger
     ) {
-        self.clock = clock
         self.settings = settings
         self.codes = codes
         self.accounts = accounts
         self.keys = keys
         self.passwords = passwords
-        self.passwordPolicy = passwordPolicy
         self.tokens = tokens
+        self.tenants = tenants
         self.issuer = issuer
         self.metrics = metrics
         self.store = store
+        self.clock = clock
         self.logger = logger
     }
 
-    /// Looks a code up without consuming it (GET of a link, `accounts:resetPassword` with only `oobCode`).
+    /// Looks a code up without consuming it (GET of a link, `accounts:resetPassword` with only
+    /// `oobCode`); with `tenantID`, only a code of that tenant.
     public func check(code: String, tenantID: String? = nil) async throws(ActionError) -> ActionCodeRecord {
         // Each refusal is counted once: a request stops at its first one.
         guard Self.isWellFormedCode(code) else { throw refusal(expired: false) }
@@ -68,107 +69,218 @@ public final class ActionCompleter: Sendable {
         public var record: ActionCodeRecord
         /// The account afterwards.
         public var account: Account
-        /// For sign-in: whether the account was created, and the session's tokens.
-        public var isNewUser = false
-        /// The ID token of a sign-in.
-        public var idToken: String?
-        /// The refresh token of a sign-in.
-        public var refreshToken: String?
+        /// For an email-link sign-in: the session and whether the account was made by it.
+        public var signedIn: SignedInUser?
+        /// For an email change: the `recoverEmail` code left for the old address.
+        public var recoveryCode: String?
     }
 
+    /// Consumes the code (of one of `modes`) and applies `effect` to its account in one store
+    /// transaction; a refused effect leaves the code live.
+    private func complete(
+        code: String, tenantID: String, modes: Set<ActionCodeLink.Mode>, consumer: String, now: Timestamp,
+        effect: @escaping @Sendable (any AccountTransaction, ActionCodeRecord) throws -> (Account, SignedInUser?)
+    ) async throws(ActionError) -> Completion {
+        let hashes = keys.codeHashes(code)
+        enum Outcome: Sendable {
+            case done(ActionCodeRecord, Account, SignedInUser?)
+            case expired, invalid
+        }
+        let outcome = try await store.call {
+            try await self.accounts.transaction(tenantID: tenantID, now: now) { tx -> Outcome in
+                let record: ActionCodeRecord
+                switch try tx.code(hashes: hashes) {
+                case .live(let live) where modes.contains(live.mode) && live.tenantID == tenantID: record = live
+                case .expired(let expired) where modes.contains(expired.mode): return .expired
+                default: return .invalid
+                }
+                let (account, signedIn) = try effect(tx, record)
+                try tx.consume(record, by: consumer)
+                return .done(record, account, signedIn)
+            }
+        }
+        switch outcome {
+        case .done(let record, let account, let signedIn):
+            metrics.codeConsumed(record.mode)
+            return Completion(record: record, account: account, signedIn: signedIn)
+        case .expired: throw refusal(expired: true)
+        case .invalid: throw refusal(expired: false)
+        }
+    }
+
+    // MARK: - Password reset
+
     /// Sets a new password with a `resetPassword` code. The password is checked before the code is
-    /// consumed, so a rejected password leaves the link usable.
-    public func resetPassword(code: String, newPassword: String, tenantID: String?, consumer: String) async throws(ActionError)
+    /// consumed, so a rejected password leaves the link usable. The address is verified (the link
+    /// proved it), every session is revoked and the account's other codes are retired.
+    public func resetPassword(code: String, newPassword: String, tenant: TenantPolicy? = nil, consumer: String) async throws(ActionError)
         -> Completion
     {
-        try passwordPolicy.check(newPassword)
-        let record = try await check(code: code, tenantID: tenantID)
-        guard record.mode == .resetPassword else { throw ActionError.invalidCode }
-        guard let accountID = record.accountID else { throw ActionError.invalidCode }
+        let record = try await check(code: code, tenantID: tenant?.tenantID)
+        let policy = try await resolved(tenant, record)
+        try policy.checkEnabled()
+        guard policy.allowPasswordSignup else { throw ActionError(.passwordLoginDisabled) }
+        try policy.passwords.check(newPassword)
+        guard record.mode == .resetPassword, record.accountID != nil else { throw ActionError.invalidCode }
         let hash: String
         do {
             hash = try await passwords.hash(newPassword)
         } catch {
-            throw ActionError(.internalError, "the password could not be hashed")
+            throw ActionError(.internalError, "the password could not be hashed", cause: error)
         }
-        let done = try await complete(code: code, modes: [.resetPassword], effect: .setPassword(hash: hash), consumer: consumer)
-        logger.info("password reset", metadata: ["account": "\(accountID)"])
-        return Completion(record: done.record, account: done.account)
+        let done = try await complete(code: code, tenantID: record.tenantID, modes: [.resetPassword], consumer: consumer, now: clock.now) {
+            tx, record in
+            var account = try Self.owner(of: record, tx)
+            account.passwordHash = hash
+            account.passwordUpdatedAt = tx.now
+            account.emailVerified = true
+            account.validSince = tx.now / 1000
+            try tx.update(account)
+            try tx.retireCodes(emails: [record.email])
+            return (account, nil)
+        }
+        logger.info("password reset", metadata: ["account": "\(done.account.localID)"])
+        return done
     }
 
-    /// Completes an email-link sign-in: `email` must be the address the link was sent to.
-    public func signIn(code: String, email: String, tenantID: String?, consumer: String) async throws(ActionError) -> Completion {
-        guard !email.isEmpty else { throw ActionError.missingEmail }
+    /// The tenant a call named, else the code's own.
+    private func resolved(_ tenant: TenantPolicy?, _ record: ActionCodeRecord) async throws(ActionError) -> TenantPolicy {
+        if let tenant { return tenant }
+        return try await tenants.policy(for: record.tenantID)
+    }
+
+    /// The account a code acts on, if it still has the address the code was sent to.
+    static func owner(of record: ActionCodeRecord, _ tx: any AccountTransaction) throws -> Account {
+        guard let accountID = record.accountID, let account = try tx.account(id: accountID), account.email == record.email else {
+            throw ActionError.invalidCode
+        }
+        return account
+    }
+
+    // MARK: - Email-link sign-in
+
+    /// Completes an email-link sign-in: `email` must be the address the link was sent to. Without a
+    /// signed-in user it signs in the account with that address, creating it if there is none (when
+    /// sign-up is on); an account whose address was never proven loses its password and every
+    /// session (whoever set them never owned the address). With `user` (an ID token) it links the
+    /// address to that user (an anonymous user keeps its ID), unless another account has it.
+    public func signIn(code: String, email: String?, user: AccountService.User? = nil, tenant given: TenantPolicy?, consumer: String)
+        async throws(ActionError) -> Completion
+    {
+        guard let email, !email.isEmpty else { throw ActionError.missingEmail }
         guard let canonical = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
-        let record = try await check(code: code, tenantID: tenantID)
+        let record = try await check(code: code, tenantID: given?.tenantID)
+        let tenant = try await resolved(given, record)
+        try tenant.checkEnabled()
+        guard tenant.enableEmailLinkSignin else { throw ActionError(.operationNotAllowed) }
         guard record.mode == .signIn else { throw ActionError.invalidCode }
         guard canonical == record.email else {
             throw ActionError(.invalidEmail, "The email provided does not match the sign-in email address.")
         }
         let now = clock.now
-        let refresh = Secrets.token()
-        let done = try await complete(
-            code: code, modes: [.signIn],
-            effect: .signIn(
-                newAccountID: Secrets.accountID(), createIfMissing: settings.signUpAllowed, refreshTokenHash: Self.refreshTokenHash(refresh)
-            ),
-            consumer: consumer, now: now)
-        if done.removedUnverifiedPassword {
-            logger.notice(
-                "sign-in link removed an unverified password and revoked sessions", metadata: ["account": "\(done.account.localID)"])
+        let newID = Secrets.accountID()
+        let newSession = tokens.newSession(accountID: user?.account.localID ?? newID, tenantID: record.tenantID, signInProvider: "password", now: now)
+        let canCreate = tenant.selfServiceSignUp
+        let done = try await complete(code: code, tenantID: record.tenantID, modes: [.signIn], consumer: consumer, now: now) { tx, record in
+            let owner = try tx.account(email: record.email)
+            var account: Account
+            var isNew = false
+            if let user {
+                guard var current = try tx.account(id: user.account.localID) else { throw AccountStoreError.accountNotFound }
+                if current.disabled { throw ActionError.userDisabled }
+                if let owner, owner.localID != current.localID { throw ActionError.emailExists }
+                if current.email != record.email {
+                    current.email = record.email
+                }
+                current.emailVerified = true
+                account = current
+            } else if var existing = owner {
+                if existing.disabled { throw ActionError.userDisabled }
+                if !existing.emailVerified, existing.passwordHash != nil {
+                    // Whoever set that password never proved they own the address: it goes, and so
+                    // do their sessions.
+                    existing.passwordHash = nil
+                    existing.passwordUpdatedAt = nil
+                    existing.validSince = tx.now / 1000
+                }
+                existing.emailVerified = true
+                account = existing
+            } else {
+                guard canCreate else {
+                    throw ActionError(.adminOnlyOperation, "signing up is turned off for this project; an administrator creates accounts")
+                }
+                account = Account(localID: newID, tenantID: record.tenantID, email: record.email, emailVerified: true, createdAt: tx.now)
+                isNew = true
+            }
+            account.emailLinkSignin = true
+            account.lastLoginAt = tx.now
+            if isNew { try tx.insert(account) } else { try tx.update(account) }
+            var session = newSession
+            session.session.accountID = account.localID
+            try tx.addSession(session.session)
+            return (account, SignedInUser(account: account, session: session, isNewUser: isNew))
         }
-        return Completion(
-            record: done.record, account: done.account, isNewUser: done.isNewUser,
-            idToken: tokens.idToken(for: done.account, signInProvider: "password", now: now), refreshToken: refresh)
+        return done
     }
+
+    // MARK: - Verification, change and recovery
 
     /// Applies a `verifyEmail`, `verifyAndChangeEmail` or `recoverEmail` code; with `expectedMode`,
     /// only a code of that mode (a page that said "verify" never restores an address).
-    public func apply(code: String, expectedMode: ActionCodeLink.Mode? = nil, tenantID: String?, consumer: String) async throws(ActionError)
-        -> Completion
+    public func apply(code: String, expectedMode: ActionCodeLink.Mode? = nil, tenant: TenantPolicy? = nil, consumer: String)
+        async throws(ActionError) -> Completion
     {
-        let record = try await check(code: code, tenantID: tenantID)
+        let record = try await check(code: code, tenantID: tenant?.tenantID)
+        let policy = try await resolved(tenant, record)
+        try policy.checkEnabled()
         guard [.verifyEmail, .verifyAndChangeEmail, .recoverEmail].contains(record.mode),
-            expectedMode == nil || expectedMode == record.mode,
-            record.accountID != nil
+            expectedMode == nil || expectedMode == record.mode, record.accountID != nil
         else {
             throw ActionError.invalidCode
         }
-        let effect: CodeEffect
-        var recoveryCode: String?
-        switch record.mode {
-        case .verifyEmail:
-            effect = .verifyEmail
-        case .verifyAndChangeEmail:
-            let code = Secrets.token()
-            recoveryCode = code
-            effect = .changeEmail(
-                recoveryHash: keys.newCodeHash(code),
-                recoveryExpiresAt: clock.now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000
-            )
-        default:
-            effect = .restoreEmail
+        let now = clock.now
+        let recoveryCode = Secrets.token()
+        let recoveryHash = keys.newCodeHash(recoveryCode)
+        let recoveryExpiry = now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000
+        var done = try await complete(code: code, tenantID: record.tenantID, modes: [record.mode], consumer: consumer, now: now) {
+            tx, record in
+            switch record.mode {
+            case .verifyEmail:
+                var account = try Self.owner(of: record, tx)
+                account.emailVerified = true
+                try tx.update(account)
+                return (account, nil)
+            case .verifyAndChangeEmail:
+                guard let newEmail = record.newEmail else { throw ActionError.invalidCode }
+                var account = try Self.owner(of: record, tx)
+                if let taken = try tx.account(email: newEmail), taken.localID != account.localID { throw ActionError.emailExists }
+                if account.initialEmail == nil { account.initialEmail = account.email }
+                account.email = newEmail
+                account.emailVerified = true
+                account.validSince = tx.now / 1000
+                try tx.update(account)
+                try tx.retireCodes(emails: [record.email, newEmail])
+                // The old address can undo the change: its code is stored with the change.
+                try tx.issue(record.recovery(hash: recoveryHash, now: tx.now, expiresAt: recoveryExpiry))
+                return (account, nil)
+            default:
+                guard let accountID = record.accountID, let changedTo = record.newEmail,
+                    var account = try tx.account(id: accountID), account.email == changedTo
+                else { throw ActionError.invalidCode }
+                if let taken = try tx.account(email: record.email), taken.localID != account.localID { throw ActionError.emailExists }
+                account.email = record.email
+                account.emailVerified = true
+                account.validSince = tx.now / 1000
+                try tx.update(account)
+                try tx.retireCodes(emails: [record.email, changedTo])
+                return (account, nil)
+            }
         }
-        let done = try await complete(code: code, modes: [record.mode], effect: effect, consumer: consumer)
-        if let recoveryCode { await issuer.announceRecovery(code: recoveryCode, change: done.record) }
-        return Completion(record: done.record, account: done.account)
-    }
-
-    /// Consumes the code and applies `effect` to its account in one store transaction.
-    private func complete(
-        code: String, modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, consumer: String, now: Timestamp? = nil
-    ) async throws(ActionError) -> CompletedAction {
-        let now = now ?? clock.now
-        let outcome = try await store.call {
-            try await self.accounts.complete(hashes: self.keys.codeHashes(code), modes: modes, effect: effect, now: now, by: consumer)
+        if done.record.mode == .verifyAndChangeEmail {
+            done.recoveryCode = recoveryCode
+            await issuer.announceRecovery(code: recoveryCode, for: done.record)
         }
-        switch outcome {
-        case .completed(let done):
-            metrics.codeConsumed(done.record.mode)
-            return done
-        case .expired: throw refusal(expired: true)
-        case .invalid: throw refusal(expired: false)
-        }
+        return done
     }
 
     /// Whether `code` has the shape of a code this server issues (43 base64url characters).
@@ -178,9 +290,5 @@ public final class ActionCompleter: Sendable {
                 (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-")
                     || $0 == UInt8(ascii: "_")
             }
-    }
-
-    static func refreshTokenHash(_ token: String) -> Data {
-        Data(SHA256.hash(data: Data(token.utf8)))
     }
 }

@@ -10,34 +10,68 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong, by Firebase's code name.
     public enum Code: String, Sendable, Hashable, CaseIterable {
         case adminOnlyOperation = "ADMIN_ONLY_OPERATION"
+        case claimsTooLarge = "CLAIMS_TOO_LARGE"
+        case credentialMismatch = "CREDENTIAL_MISMATCH"
+        case duplicateEmail = "DUPLICATE_EMAIL"
+        case duplicateLocalID = "DUPLICATE_LOCAL_ID"
+        case duplicateRawID = "DUPLICATE_RAW_ID"
         case emailExists = "EMAIL_EXISTS"
         case emailNotFound = "EMAIL_NOT_FOUND"
         case expiredOOBCode = "EXPIRED_OOB_CODE"
+        case federatedUserIDAlreadyLinked = "FEDERATED_USER_ID_ALREADY_LINKED"
+        case forbiddenClaim = "FORBIDDEN_CLAIM"
         case insufficientPermission = "INSUFFICIENT_PERMISSION"
         case internalError = "INTERNAL_ERROR"
         case invalidAPIKey = "API key not valid. Please pass a valid API key."
         case invalidArgument = "INVALID_ARGUMENT"
+        case invalidClaims = "INVALID_CLAIMS"
         case invalidContentType = "INVALID_CONTENT_TYPE"
         case invalidContinueURI = "INVALID_CONTINUE_URI"
+        case invalidCustomToken = "INVALID_CUSTOM_TOKEN"
+        case invalidDuration = "INVALID_DURATION"
         case invalidEmail = "INVALID_EMAIL"
+        case invalidGrantType = "INVALID_GRANT_TYPE"
+        case invalidHashAlgorithm = "INVALID_HASH_ALGORITHM"
         case invalidHostingLinkDomain = "INVALID_HOSTING_LINK_DOMAIN"
+        case invalidIDPResponse = "INVALID_IDP_RESPONSE"
         case invalidIDToken = "INVALID_ID_TOKEN"
+        case invalidIdentifier = "INVALID_IDENTIFIER"
         case invalidJSON = "INVALID_JSON"
         case invalidLocalID = "INVALID_LOCAL_ID"
+        case invalidLoginCredentials = "INVALID_LOGIN_CREDENTIALS"
         case invalidNewEmail = "INVALID_NEW_EMAIL"
         case invalidOOBCode = "INVALID_OOB_CODE"
+        case invalidPassword = "INVALID_PASSWORD"
+        case invalidPendingToken = "INVALID_PENDING_TOKEN"
+        case invalidPhoneNumber = "INVALID_PHONE_NUMBER"
+        case invalidRefreshToken = "INVALID_REFRESH_TOKEN"
         case invalidRequestType = "INVALID_REQ_TYPE"
         case invalidTenantID = "INVALID_TENANT_ID"
+        case localIDListExceedsLimit = "LOCAL_ID_LIST_EXCEEDS_LIMIT"
         case missingContinueURI = "MISSING_CONTINUE_URI"
+        case missingCustomToken = "MISSING_CUSTOM_TOKEN"
         case missingEmail = "MISSING_EMAIL"
+        case missingGrantType = "MISSING_GRANT_TYPE"
         case missingIDToken = "MISSING_ID_TOKEN"
+        case missingIdentifier = "MISSING_IDENTIFIER"
+        case missingLocalID = "MISSING_LOCAL_ID"
         case missingNewEmail = "MISSING_NEW_EMAIL"
         case missingOOBCode = "MISSING_OOB_CODE"
+        case missingOrInvalidNonce = "MISSING_OR_INVALID_NONCE"
         case missingPassword = "MISSING_PASSWORD"
+        case missingProviderID = "MISSING_PROVIDER_ID"
+        case missingRawID = "MISSING_RAW_ID"
+        case missingRefreshToken = "MISSING_REFRESH_TOKEN"
         case missingRequestType = "MISSING_REQ_TYPE"
+        case missingUserAccount = "MISSING_USER_ACCOUNT"
         case notFound = "NOT_FOUND"
+        case notImplemented = "NOT_IMPLEMENTED"
+        case operationNotAllowed = "OPERATION_NOT_ALLOWED"
+        case passwordLoginDisabled = "PASSWORD_LOGIN_DISABLED"
         case payloadTooLarge = "PAYLOAD_TOO_LARGE"
         case permissionDenied = "PERMISSION_DENIED"
+        case phoneNumberExists = "PHONE_NUMBER_EXISTS"
+        case projectDisabled = "PROJECT_DISABLED"
         case projectNotFound = "PROJECT_NOT_FOUND"
         case tenantIDMismatch = "TENANT_ID_MISMATCH"
         case tenantNotFound = "TENANT_NOT_FOUND"
@@ -46,14 +80,19 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         case unauthenticated = "UNAUTHENTICATED"
         case unauthorizedDomain = "UNAUTHORIZED_DOMAIN"
         case unavailable = "UNAVAILABLE"
+        case unexpectedParameter = "UNEXPECTED_PARAMETER"
+        case unsupportedTenantOperation = "UNSUPPORTED_TENANT_OPERATION"
+        case userDisabled = "USER_DISABLED"
+        case userMismatch = "USER_MISMATCH"
         case userNotFound = "USER_NOT_FOUND"
         case weakPassword = "WEAK_PASSWORD"
 
         /// The HTTP status Firebase answers this code with.
         public var status: HTTPResponse.Status {
             switch self {
-            case .notFound: .notFound
+            case .notFound, .projectNotFound: .notFound
             case .internalError: .internalServerError
+            case .notImplemented: .notImplemented
             case .unavailable: .serviceUnavailable
             case .tooManyAttempts: .tooManyRequests
             case .invalidContentType: .unsupportedMediaType
@@ -61,6 +100,33 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
             case .permissionDenied, .insufficientPermission: .forbidden
             case .unauthenticated: .unauthorized
             default: .badRequest
+            }
+        }
+
+        /// The `status` of Google's error body: set for the classes Firebase names (a plain 400
+        /// has none).
+        var statusName: String? {
+            switch self {
+            case .invalidArgument, .invalidJSON, .invalidAPIKey: "INVALID_ARGUMENT"
+            case .notFound, .projectNotFound: "NOT_FOUND"
+            case .permissionDenied, .insufficientPermission: "PERMISSION_DENIED"
+            case .unauthenticated: "UNAUTHENTICATED"
+            case .notImplemented: "NOT_IMPLEMENTED"
+            case .unavailable: "UNAVAILABLE"
+            case .internalError: "INTERNAL"
+            case .tooManyAttempts: "RESOURCE_EXHAUSTED"
+            default: nil
+            }
+        }
+
+        /// The `reason` of the error body's `errors` item.
+        var reason: String {
+            switch status {
+            case .forbidden: "forbidden"
+            case .notFound: "notFound"
+            case .unauthorized: "authError"
+            case .notImplemented: "unimplemented"
+            default: "invalid"
             }
         }
     }
@@ -92,9 +158,9 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// Firebase's error body.
     public var body: Data {
-        let status = Int(code.status.code)
-        let item = ErrorBody.Detail.Item(message: message, reason: status == 403 ? "forbidden" : "invalid")
-        return IdentityToolkitJSON.encode(ErrorBody(error: .init(code: status, message: message, errors: [item])))
+        let item = ErrorBody.Detail.Item(message: message, reason: code.reason)
+        return IdentityToolkitJSON.encode(
+            ErrorBody(error: .init(code: Int(code.status.code), message: message, errors: [item], status: code.statusName)))
     }
 
     static func invalidArgument(_ detail: String) -> ActionError { ActionError(.invalidArgument, detail) }
@@ -108,6 +174,8 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
     static let userNotFound = ActionError(.userNotFound)
     static let emailExists = ActionError(.emailExists, "The email address is already in use by another account.")
     static let invalidIDToken = ActionError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again.")
+    static let userDisabled = ActionError(.userDisabled)
+    static func notImplemented(_ detail: String) -> ActionError { ActionError(.notImplemented, detail) }
     static let insufficientPermission = ActionError(
         .insufficientPermission, "This operation needs the admin credential (Authorization: Bearer <admin token>).")
     static let tooManyAttempts = ActionError(.tooManyAttempts, "Too many requests; try again later.")
@@ -120,6 +188,6 @@ extension ActionError: HTTPResponseError {
 
     /// Firebase's error body, as the REST API answers.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        Response(status: status, headers: RESTAPI.headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        Response(status: status, headers: RESTAPIResponse.headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -12,7 +12,6 @@ public final class CodeIssuer: Sendable {
     let policy: ContinueURLPolicy
     let codes: any CodeStore
     let accounts: any AccountStore
-    let accountService: AccountService
     let keys: ServerKeys
     let mailer: Mailer
     let listing: IssuedLinkListing?
@@ -22,7 +21,6 @@ public final class CodeIssuer: Sendable {
 
     init(
         settings: ServiceSettings, policy: ContinueURLPolicy, codes: any CodeStore, accounts: any AccountStore,
-        accountService: AccountService,
         keys: ServerKeys, mailer: Mailer, listing: IssuedLinkListing?, metrics: ServerMetrics, store: StoreGateway,
         clock: any ServiceClock
     ) {
@@ -31,7 +29,6 @@ public final class CodeIssuer: Sendable {
         self.policy = policy
         self.codes = codes
         self.accounts = accounts
-        self.accountService = accountService
         self.keys = keys
         self.mailer = mailer
         self.listing = listing
@@ -43,14 +40,14 @@ public final class CodeIssuer: Sendable {
     public struct IssueRequest: Sendable {
         /// The mode of the link.
         public var mode: ActionCodeLink.Mode
-        /// The address (for the admin, or a public password-reset or sign-in request).
+        /// The tenant the call resolved (its policy decides what an unknown address is told).
+        public var tenant: TenantPolicy
+        /// The address (a password reset or sign-in; the admin's verification by address).
         public var email: String?
         /// The new address (`verifyAndChangeEmail`).
         public var newEmail: String?
-        /// An ID token that names the account (public `verifyEmail` and `verifyAndChangeEmail` requests).
-        public var idToken: String?
-        /// The tenant ("" for the project).
-        public var tenantID = ""
+        /// The signed-in user a verification or an email change is for (from the ID token).
+        public var user: Account?
         /// The continue URL, checked against the allow-list.
         public var continueURL: String?
         /// The language of the email and the landing page.
@@ -74,8 +71,11 @@ public final class CodeIssuer: Sendable {
         /// The client's address, for the per-IP send limit.
         public var clientAddress: String?
 
-        /// A request for a `mode` link.
-        public init(mode: ActionCodeLink.Mode) { self.mode = mode }
+        /// A request for a `mode` link in `tenant`.
+        public init(mode: ActionCodeLink.Mode, tenant: TenantPolicy) {
+            self.mode = mode
+            self.tenant = tenant
+        }
     }
 
     /// A link that was issued.
@@ -84,24 +84,26 @@ public final class CodeIssuer: Sendable {
         public var link: String
         /// The code in it.
         public var code: String
-        /// The address it was sent (or is for), in canonical form.
+        /// The address the answer names: the one asked about (for an email change, the current one).
         public var email: String
         /// Whether it was sent (or returned): `false` when the address has no account, so nothing
         /// went out; the caller answers exactly as if it had.
         public var delivered: Bool
     }
 
-    /// Issues a code and returns the link (`returnLink`) or emails it. When the address has no
-    /// account nothing is sent (``IssuedLink/delivered`` is `false`) and the caller answers exactly
+    /// Issues a code and returns the link (`returnLink`) or emails it. An address with no account
+    /// is `EMAIL_NOT_FOUND` for the admin and, without email-enumeration protection, for a client;
+    /// with it, nothing is sent (``IssuedLink/delivered`` is `false`) and the caller answers exactly
     /// as if it had been.
     public func issue(_ request: IssueRequest) async throws(ActionError) -> IssuedLink {
         let now = clock.now
-        if request.returnLink, !request.isAdmin { throw ActionError.insufficientPermission }
+        let tenantID = request.tenant.tenantID
         let domain = try linkDomain(request.linkDomain)
-        let continueURL = try checkedContinueURL(request.continueURL, required: request.mode == .signIn)
+        // A development server, like Firebase's emulator, needs no continue URL for a sign-in link.
+        let continueURL = try checkedContinueURL(request.continueURL, required: request.mode == .signIn && !settings.server.development)
         var email: String
         var newEmail: String?
-        var account: Account?
+        var account = request.user
 
         switch request.mode {
         case .resetPassword, .signIn:
@@ -109,17 +111,13 @@ public final class CodeIssuer: Sendable {
             guard let canonical = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
             email = canonical
         case .verifyEmail, .verifyAndChangeEmail:
-            if let idToken = request.idToken {
-                account = try await accountService.account(fromIDToken: idToken, tenantID: request.tenantID, now: now)
-                guard let address = account?.email else { throw ActionError.missingEmail }
+            if let user = request.user {
+                guard let address = user.email else { throw ActionError.missingEmail }
                 email = address
-            } else if request.isAdmin, let given = request.email {
+            } else {
+                guard let given = request.email, !given.isEmpty else { throw ActionError.missingEmail }
                 guard let canonical = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
                 email = canonical
-            } else if request.email != nil {
-                throw ActionError(.missingIDToken, "a verification link for a signed-in user needs idToken")
-            } else {
-                throw ActionError.missingEmail
             }
             if request.mode == .verifyAndChangeEmail {
                 guard let given = request.newEmail, !given.isEmpty else { throw ActionError(.missingNewEmail) }
@@ -134,16 +132,23 @@ public final class CodeIssuer: Sendable {
             try await checkSendLimits(addresses: [email] + (newEmail.map { [$0] } ?? []), clientAddress: request.clientAddress, now: now)
         }
 
-        if account == nil { account = try await store.call { try await self.accounts.account(email: email, tenantID: request.tenantID) } }
-        // An address with no account gets no mail, but the same answer, byte for byte, after the same
-        // work: a code is stored (for no account, so it can never be completed, and never shown to
-        // anyone), counted and its message rendered. Only the admin learns that nothing was sent.
+        if account == nil { account = try await store.call { try await self.accounts.account(email: email, tenantID: tenantID) } }
+        // With email-enumeration protection an address with no account gets no mail, but the same
+        // answer, byte for byte, after the same work: a code is stored (for no account, so it can
+        // never be completed, and never shown to anyone), counted and its message rendered.
         var deliver = true
-        if account == nil, request.mode != .signIn || !settings.signUpAllowed {
-            if request.isAdmin { throw ActionError.emailNotFound }
-            deliver = false
+        if account == nil {
+            switch request.mode {
+            case .signIn:
+                deliver = request.tenant.selfServiceSignUp || request.isAdmin
+            case .resetPassword:
+                if request.isAdmin || !request.tenant.emailEnumerationProtection { throw ActionError.emailNotFound }
+                deliver = false
+            default:
+                throw ActionError.userNotFound
+            }
         }
-        if let newEmail, let taken = try await store.call({ try await self.accounts.account(email: newEmail, tenantID: request.tenantID) }),
+        if let newEmail, let taken = try await store.call({ try await self.accounts.account(email: newEmail, tenantID: tenantID) }),
             taken.localID != account?.localID
         {
             throw ActionError.emailExists
@@ -158,7 +163,7 @@ public final class CodeIssuer: Sendable {
 
         let code = Secrets.token()
         let record = ActionCodeRecord(
-            hash: keys.newCodeHash(code), mode: request.mode, tenantID: request.tenantID, accountID: account?.localID, email: email,
+            hash: keys.newCodeHash(code), mode: request.mode, tenantID: tenantID, accountID: account?.localID, email: email,
             newEmail: newEmail, continueURL: continueURL, languageCode: request.languageCode,
             appSettings: appSettings.json,
             createdAt: now, expiresAt: now + Timestamp(settings.codes.lifetime(of: request.mode)) * 1000)
@@ -167,33 +172,39 @@ public final class CodeIssuer: Sendable {
 
         let action = ActionCodeLink(
             mode: request.mode, oobCode: code, apiKey: settings.project.apiKey, continueURL: continueURL,
-            languageCode: request.languageCode,
-            tenantID: request.tenantID.isEmpty ? nil : request.tenantID)
+            languageCode: request.languageCode, tenantID: tenantID.isEmpty ? nil : tenantID)
         let mobile = request.canHandleCodeInApp && (request.iOSBundleID != nil || request.androidPackageName != nil)
         let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
         let recipient = newEmail ?? email
         guard deliver else {
             _ = mailer.render(
                 mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
-            return IssuedLink(link: link, code: code, email: recipient, delivered: false)
+            return IssuedLink(link: link, code: code, email: email, delivered: false)
         }
-        listing?.record(email: recipient, mode: request.mode, code: code, link: link)
+        listing?.record(.init(tenantID: tenantID, email: email, newEmail: newEmail, mode: request.mode, code: code, link: link))
         if !request.returnLink {
             await mailer.send(
                 mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
         }
-        return IssuedLink(link: link, code: code, email: recipient, delivered: true)
+        return IssuedLink(link: link, code: code, email: email, delivered: true)
+    }
+
+    /// The `recoverEmail` code for an email change (its hash, stored by the caller in the change's
+    /// transaction, and the code to announce afterwards).
+    func recoveryCode(now: Timestamp) -> (code: String, hash: Data, expiresAt: Timestamp) {
+        let code = Secrets.token()
+        return (code, keys.newCodeHash(code), now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000)
     }
 
     /// Lists and mails the `recoverEmail` code that a completed email change stored (in its own
-    /// transaction) for the old address.
-    func announceRecovery(code: String, change: ActionCodeRecord) async {
+    /// transaction) for the old address: `change` names the old address (`email`) and the new one.
+    func announceRecovery(code: String, for change: ActionCodeRecord) async {
         metrics.codeIssued(.recoverEmail)
         let link = ActionCodeLink(
             mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: change.languageCode,
             tenantID: change.tenantID.isEmpty ? nil : change.tenantID
         ).webLink(on: settings.linkDomains[0])
-        listing?.record(email: change.email, mode: .recoverEmail, code: code, link: link)
+        listing?.record(.init(tenantID: change.tenantID, email: change.email, newEmail: change.newEmail, mode: .recoverEmail, code: code, link: link))
         await mailer.send(
             mode: .recoverEmail, to: change.email, link: link, languageCode: change.languageCode, appName: settings.project.appName)
     }

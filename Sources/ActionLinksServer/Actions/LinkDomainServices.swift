@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksConfiguration
+import Foundation
 import Logging
 
 /// Where the server's services are made, each from what it needs (the composition root): the
@@ -9,20 +10,27 @@ public struct LinkDomainServices: Sendable {
     let policy: ContinueURLPolicy
     let apps: AppsConfiguration
     let keys: ServerKeys
-    let tokens: TokenIssuer
+    let signingKeys: SigningKeys
+    let tokens: TokenService
     let metrics: ServerMetrics
     let listing: IssuedLinkListing?
     let origins: WebOrigins
-    let tenants: Tenants
+    let codes: any CodeStore
+    let accountStore: any AccountStore
+    let tenantStore: any TenantStore
+    let store: StoreGateway
+    let tenants: TenantDirectory
     let passwordPolicy: PasswordPolicy
     let accounts: AccountService
+    let signIn: SignInService
     let issuer: CodeIssuer
     let completer: ActionCompleter
+    let clock: any ServiceClock
 
     /// The services over the given stores, keys and mail delivery.
     public init(
-        configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, keys: ServerKeys,
-        passwords: PasswordHasher = PasswordHasher(), mailer: Mailer, metrics: ServerMetrics = ServerMetrics(),
+        configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, tenants tenantStore: any TenantStore,
+        keys: ServerKeys, passwords: PasswordHasher = PasswordHasher(), mailer: Mailer, metrics: ServerMetrics = ServerMetrics(),
         clock: any ServiceClock = SystemServiceClock(), logger: Logger
     ) {
         let settings = configuration.service
@@ -31,19 +39,32 @@ public struct LinkDomainServices: Sendable {
         apps = configuration.apps
         self.keys = keys
         self.metrics = metrics
-        tokens = TokenIssuer(key: keys.signingKey, projectID: settings.project.id)
-        listing = settings.emulatorListing ? IssuedLinkListing() : nil
+        self.clock = clock
+        self.codes = codes
+        accountStore = accounts
+        self.tenantStore = tenantStore
+        let keysDirectory = (settings.dataDirectory as NSString).appendingPathComponent("keys")
+        signingKeys = SigningKeys(directory: (keysDirectory as NSString).appendingPathComponent("id-tokens"))
+        let development = settings.server.development
+        tokens = TokenService(keys: signingKeys, projectID: settings.project.id, acceptsUnsignedTokens: development)
+        listing = development || settings.emulatorListing ? IssuedLinkListing() : nil
         origins = WebOrigins(settings: settings, policy: configuration.continueURLs)
-        tenants = Tenants(ids: settings.tenants)
-        passwordPolicy = PasswordPolicy(settings: settings.passwords)
         let store = StoreGateway(logger: logger)
-        self.accounts = AccountService(
-            accounts: accounts, tokens: tokens, passwords: passwords, passwordPolicy: passwordPolicy, store: store, clock: clock)
+        self.store = store
+        tenants = TenantDirectory(settings: settings, store: tenantStore, gateway: store)
+        passwordPolicy = PasswordPolicy(settings: settings.passwords)
+        self.accounts = AccountService(accounts: accounts, tokens: tokens, tenants: tenants, store: store, clock: clock)
+        let customTokens = CustomTokenVerifier(
+            directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"), projectID: settings.project.id,
+            acceptsUnsignedTokens: development)
+        signIn = SignInService(
+            settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, tokens: tokens, customTokens: customTokens,
+            passwords: passwords, store: store, clock: clock, logger: logger)
         issuer = CodeIssuer(
-            settings: settings, policy: policy, codes: codes, accounts: accounts, accountService: self.accounts, keys: keys, mailer: mailer,
-            listing: listing, metrics: metrics, store: store, clock: clock)
+            settings: settings, policy: policy, codes: codes, accounts: accounts, keys: keys, mailer: mailer, listing: listing, metrics: metrics,
+            store: store, clock: clock)
         completer = ActionCompleter(
-            settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, passwordPolicy: passwordPolicy,
-            tokens: tokens, issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
+            settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens, tenants: tenants,
+            issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
     }
 }

@@ -2,7 +2,7 @@ import ActionLinksConfiguration
 
 /// The password policy (`passwords`): the API's errors and the page's inline messages both come
 /// from here.
-struct PasswordPolicy: Sendable {
+public struct PasswordPolicy: Sendable, Hashable {
     let settings: PasswordSettings
 
     /// Why the policy refuses a new password.

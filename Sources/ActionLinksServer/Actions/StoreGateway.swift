@@ -16,10 +16,15 @@ struct StoreGateway: Sendable {
             throw ActionError.emailExists
         } catch AccountStoreError.accountNotFound {
             throw ActionError.userNotFound
-        } catch AccountStoreError.emailChanged {
-            throw ActionError.invalidCode
-        } catch AccountStoreError.signUpNotAllowed {
-            throw ActionError(.adminOnlyOperation, "signing up is turned off for this project")
+        } catch AccountStoreError.phoneNumberExists {
+            throw ActionError(.phoneNumberExists)
+        } catch AccountStoreError.localIDExists {
+            throw ActionError(.duplicateLocalID)
+        } catch AccountStoreError.federatedIdentityExists {
+            throw ActionError(.federatedUserIDAlreadyLinked)
+        } catch let error as StoreInconsistency {
+            logger.error("store inconsistency", metadata: ["error": "\(error)"])
+            throw ActionError(.internalError, "the store refused a change it should have taken", cause: error)
         } catch {
             throw unavailable(error)
         }

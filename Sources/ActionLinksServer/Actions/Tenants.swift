@@ -1,17 +1,84 @@
 import ActionLinksConfiguration
+import Foundation
 
-/// The project's tenants (`tenants`): only configured ones exist.
-struct Tenants: Sendable {
-    let ids: Set<String>
+/// What a tenant (or the project itself, tenant "") allows: Firebase's tenant switches and this
+/// server's self-service and privacy settings, resolved once per request.
+public struct TenantPolicy: Sendable, Hashable {
+    /// The tenant ("" for the project).
+    public var tenantID: String
+    /// The tenant's display name.
+    public var displayName: String?
+    /// Every call answers `PROJECT_DISABLED`.
+    public var disableAuth = false
+    /// Password sign-up and sign-in (`OPERATION_NOT_ALLOWED`, `PASSWORD_LOGIN_DISABLED` when off).
+    public var allowPasswordSignup = true
+    /// Email-link sign-in (`OPERATION_NOT_ALLOWED` when off).
+    public var enableEmailLinkSignin = true
+    /// Anonymous sign-in (`ADMIN_ONLY_OPERATION` when off).
+    public var enableAnonymousUser = true
+    /// Whether clients may create accounts (sign-up, anonymous sign-in, a first email-link sign-in);
+    /// `ADMIN_RESTRICTED_OPERATION` when off. Admin calls are never restricted.
+    public var selfServiceSignUp = true
+    /// Whether a signed-in user may delete their own account (`ADMIN_RESTRICTED_OPERATION` when off).
+    public var selfServiceDelete = true
+    /// Firebase's email-enumeration protection: answers that never tell whether an address has an
+    /// account (`INVALID_LOGIN_CREDENTIALS`, no `registered` in `createAuthUri`).
+    public var emailEnumerationProtection = false
+    /// The password policy.
+    public var passwords: PasswordPolicy
+    /// Whether the tenant was made through the API (it may then be changed or deleted there).
+    public var isStored = false
 
-    /// The tenant a call names, checked: "" for the project itself; `INVALID_TENANT_ID` for an ID
-    /// that cannot be one, `TENANT_NOT_FOUND` for one that is not configured.
-    func resolve(_ id: String?) throws(ActionError) -> String {
-        guard let id, !id.isEmpty else { return "" }
+    /// Throws `PROJECT_DISABLED` when the tenant refuses everything.
+    func checkEnabled() throws(ActionError) {
+        if disableAuth { throw ActionError(.projectDisabled) }
+    }
+}
+
+/// The project's tenants: those in the configuration and those made through the admin API.
+public struct TenantDirectory: Sendable {
+    let settings: ServiceSettings
+    let store: any TenantStore
+    let gateway: StoreGateway
+
+    /// The project's own policy (tenant "").
+    var project: TenantPolicy {
+        TenantPolicy(
+            tenantID: "", selfServiceSignUp: settings.signUpAllowed,
+            emailEnumerationProtection: !settings.server.development, passwords: PasswordPolicy(settings: settings.passwords))
+    }
+
+    /// The policy of a tenant a call names ("" for the project): `INVALID_TENANT_ID` for an ID that
+    /// cannot be one, `TENANT_NOT_FOUND` for one that does not exist.
+    func policy(for id: String) async throws(ActionError) -> TenantPolicy {
+        guard !id.isEmpty else { return project }
         guard ServiceSettings.isWellFormedTenantID(id) else {
             throw ActionError(.invalidTenantID, "a tenant ID is 1 to 64 letters, digits and hyphens")
         }
-        guard ids.contains(id) else { throw ActionError(.tenantNotFound, "There is no tenant with this ID.") }
-        return id
+        if settings.tenants.contains(id) {
+            var policy = project
+            policy.tenantID = id
+            return policy
+        }
+        guard let stored = try await gateway.call({ try await self.store.tenant(id: id) }) else {
+            throw ActionError(.tenantNotFound, "There is no tenant with this ID.")
+        }
+        return policy(stored)
     }
+
+    /// The policy of a stored tenant.
+    func policy(_ tenant: TenantRecord) -> TenantPolicy {
+        var policy = project
+        policy.tenantID = tenant.tenantID
+        policy.displayName = tenant.displayName
+        policy.disableAuth = tenant.disableAuth
+        policy.allowPasswordSignup = tenant.allowPasswordSignup
+        policy.enableEmailLinkSignin = tenant.enableEmailLinkSignin
+        policy.enableAnonymousUser = tenant.enableAnonymousUser
+        policy.isStored = true
+        return policy
+    }
+
+    /// Whether `id` names a configured tenant (which the API may read but not change).
+    func isConfigured(_ id: String) -> Bool { settings.tenants.contains(id) }
 }

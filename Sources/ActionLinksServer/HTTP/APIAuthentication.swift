@@ -5,17 +5,20 @@ import Hummingbird
 
 /// Who is calling the REST API.
 public enum APICaller: Sendable {
-    /// The admin credential (`Authorization: Bearer owner` on a development server, else the admin token).
+    /// The admin credential: Firebase's "privileged" request (`Authorization: Bearer owner` on a
+    /// development server, else the admin token).
     case admin
     /// A client with the project's API key.
     case client
 }
 
-/// The REST API's gate, before any handler: the project in the path must be ours, the method
-/// POST, and the caller the admin (a bearer token) or a client (the API key), whom it puts in the
-/// context. A preflight passes untouched. A browser page on an origin we do not know never gets
-/// to use the admin credential (on a developer's machine, `Bearer owner` would otherwise be one
-/// fetch away).
+/// The REST API's gate, before any handler, with Firebase's rules: a project in the path must be
+/// ours; a `Bearer` token (scheme and, on a development server, `owner` in any case) claims the
+/// admin credential and must be it (`401 UNAUTHENTICATED`); any other `Authorization` scheme (a
+/// browser's `Basic`) is no claim at all; without the admin credential an API key is needed
+/// (`403 PERMISSION_DENIED`). A browser page on an origin we do not know never gets to use the
+/// admin credential (on a developer's machine, `Bearer owner` would otherwise be one fetch away).
+/// A preflight passes untouched.
 struct APIAuthenticationMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let settings: ServiceSettings
@@ -23,11 +26,10 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .options { return try await next(request, context) }
-        if let project = context.parameters.get("project"), project != settings.project.id {
+        var parameters = ResolvedParameters(context.parameters)
+        if parameters.project == nil { _ = parameters.operationAfterColon("projectOperation", name: "project") }
+        if let project = parameters.project, project != settings.project.id {
             throw ActionError(.projectNotFound, "this server serves project '\(settings.project.id)', not '\(project.prefix(100))'")
-        }
-        guard request.method == .post else {
-            throw ActionError(.notFound, "\(request.method) \(request.uri.path.prefix(200)) is not a method of this API")
         }
         let caller = try authenticate(request)
         if caller == .admin, let origin = request.headers[.origin], !origins.allowsAPI(origin) {
@@ -39,30 +41,35 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
     }
 
     func authenticate(_ request: Request) throws(ActionError) -> APICaller {
-        // A bearer token claims the admin credential and must be it; any other scheme (a browser's
-        // `Basic`, say) is no claim at all, and the call is a client's.
-        if let authorization = request.headers[.authorization], AuthorizationHeader(authorization)?.bearerToken != nil {
-            guard Self.isAdmin(authorization, settings.server) else {
-                throw ActionError(.unauthenticated, "Request had invalid authentication credentials.")
+        if let authorization = request.headers[.authorization], let bearer = AuthorizationHeader(authorization)?.bearerToken {
+            guard Self.isAdmin(bearer: bearer, settings.server) else {
+                throw ActionError(
+                    .unauthenticated,
+                    "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+                )
             }
             return .admin
         }
         let key = request.uri.queryParameters["key"].map(String.init) ?? request.headers[.googAPIKey]
-        guard let key, !key.isEmpty else {
-            throw ActionError(.permissionDenied, "The request is missing a valid API key (?key= or x-goog-api-key).")
-        }
-        guard ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8)) else {
+        guard let key, !key.isEmpty else { throw ActionError(.permissionDenied, "The request is missing a valid API key.") }
+        // Firebase's emulator takes any key; production only the project's.
+        guard settings.server.development || ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8)) else {
             throw ActionError(.invalidAPIKey)
         }
         return .client
     }
 
-    /// Whether an `Authorization` header carries the admin credential: `Bearer owner` on a development
-    /// server, else `Bearer <server.adminToken>` (compared in constant time).
+    /// Whether an `Authorization` header carries the admin credential.
     static func isAdmin(_ authorization: String, _ settings: ServerSettings) -> Bool {
         guard let bearer = AuthorizationHeader(authorization)?.bearerToken else { return false }
-        let token = Array(bearer.utf8)
-        if settings.development, token == Array("owner".utf8) { return true }
-        return settings.adminToken.map { ConstantTime.equal(token, Array($0.utf8)) } ?? false
+        return isAdmin(bearer: bearer, settings)
+    }
+
+    /// Whether a bearer token is the admin credential: on a development server `owner` (any case)
+    /// or a Google service-account access token (`ya29.…`), as Firebase's emulator takes them; else
+    /// `server.adminToken` (compared in constant time).
+    static func isAdmin(bearer: String, _ settings: ServerSettings) -> Bool {
+        if settings.development, bearer.lowercased() == "owner" || bearer.hasPrefix("ya29.") { return true }
+        return settings.adminToken.map { ConstantTime.equal(Array(bearer.utf8), Array($0.utf8)) } ?? false
     }
 }

@@ -85,7 +85,7 @@ struct ActionPages: Sendable {
                     return form(
                         for: try await completer.check(code: code), code: code, language: language, state: state, status: .badRequest)
                 }
-                done = try await completer.signIn(code: code, email: email, tenantID: nil, consumer: consumer)
+                done = try await completer.signIn(code: code, email: email, tenant: nil, consumer: consumer)
             case .resetPassword:
                 let password = fields.password ?? ""
                 state.passwordError = passwordProblem(password, language)
@@ -96,9 +96,9 @@ struct ActionPages: Sendable {
                     return form(
                         for: try await completer.check(code: code), code: code, language: language, state: state, status: .badRequest)
                 }
-                done = try await completer.resetPassword(code: code, newPassword: password, tenantID: nil, consumer: consumer)
+                done = try await completer.resetPassword(code: code, newPassword: password, tenant: nil, consumer: consumer)
             default:
-                done = try await completer.apply(code: code, expectedMode: mode, tenantID: nil, consumer: consumer)
+                done = try await completer.apply(code: code, expectedMode: mode, tenant: nil, consumer: consumer)
             }
             var values = ["email": done.account.email ?? done.record.email, "appName": settings.project.appName]
             if let newEmail = done.record.newEmail { values["newEmail"] = newEmail }

@@ -72,40 +72,20 @@ struct RequestType: Decodable, Sendable {
     }
 }
 
-/// `accounts:sendOobCode`.
-struct SendOobCodeRequest: Decodable, Sendable {
-    var requestType: RequestType?
-    var email: String?
-    var newEmail: String?
-    var idToken: String?
-    var tenantId: String?
-    var continueUrl: String?
-    var canHandleCodeInApp: LenientBool?
-    var iOSBundleId: String?
-    var iosBundleId: String?
-    var androidPackageName: String?
-    var androidInstallApp: LenientBool?
-    var androidMinimumVersion: VersionCode?
-    var androidMinimumVersionCode: VersionCode?
-    var linkDomain: String?
-    var dynamicLinkDomain: String?
-    var returnOobLink: LenientBool?
-}
+/// A string as the SDKs send it: a string, or a number (the Admin SDKs send `validSince` as one).
+struct LenientString: Decodable, Sendable {
+    let text: String
 
-/// `accounts:resetPassword`, `accounts:update` (with `oobCode`) and `accounts:signInWithEmailLink`.
-struct OobCodeRequest: Decodable, Sendable {
-    var oobCode: String?
-    var newPassword: String?
-    var email: String?
-    var tenantId: String?
-}
-
-/// `accounts:lookup`: by ID token, or (admin) by IDs and addresses, one or several.
-struct LookupRequest: Decodable, Sendable {
-    var idToken: String?
-    var localId: OneOrMany?
-    var email: OneOrMany?
-    var tenantId: String?
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int64.self) {
+            text = String(number)
+        } else if let number = try? container.decode(Double.self) {
+            text = String(Int64(number))
+        } else {
+            text = try container.decode(String.self)
+        }
+    }
 }
 
 /// A string or a list of strings.
@@ -122,119 +102,6 @@ struct OneOrMany: Decodable, Sendable {
     }
 }
 
-/// `projects/<p>/accounts` (admin): a new account.
-struct CreateAccountRequest: Decodable, Sendable {
-    var email: String?
-    var password: String?
-    var emailVerified: LenientBool?
-    var displayName: String?
-    var localId: String?
-    var tenantId: String?
-}
-
-/// The tenant a body names, whatever the call (read before the call's own body).
-struct TenantField: Decodable, Sendable {
-    var tenantId: String?
-}
-
-/// `accounts:sendOobCode`'s answer.
-struct SendOobCodeResponse: Encodable, Sendable {
-    var kind = "identitytoolkit#GetOobConfirmationCodeResponse"
-    var email: String
-    var oobLink: String?
-    var oobCode: String?
-}
-
-/// `accounts:resetPassword`'s answer (inspection or reset).
-struct ResetPasswordResponse: Encodable, Sendable {
-    var kind = "identitytoolkit#ResetPasswordResponse"
-    var email: String?
-    var newEmail: String?
-    var requestType: String
-}
-
-/// `accounts:signInWithEmailLink`'s answer.
-struct EmailLinkSignInResponse: Encodable, Sendable {
-    var kind = "identitytoolkit#EmailLinkSigninResponse"
-    var idToken: String
-    var refreshToken: String
-    var email: String
-    var localId: String
-    var expiresIn: String
-    var isNewUser: Bool
-}
-
-/// `accounts:lookup`'s answer.
-struct LookupResponse: Encodable, Sendable {
-    var kind = "identitytoolkit#GetAccountInfoResponse"
-    var users: [UserInfo]?
-}
-
-/// The admin's `accounts` (create) answer.
-struct CreateAccountResponse: Encodable, Sendable {
-    var kind = "identitytoolkit#SignupNewUserResponse"
-    var localId: String
-    var email: String?
-}
-
-/// `GET /emulator/v1/projects/<p>/oobCodes`'s answer.
-struct OobCodeListing: Encodable, Sendable {
-    struct Entry: Encodable, Sendable {
-        var email: String
-        var oobCode: String
-        var oobLink: String
-        var requestType: String
-    }
-    var oobCodes: [Entry]
-}
-
-/// A provider linked to an account, as `accounts:lookup` shows it.
-struct ProviderUserInfo: Encodable, Sendable {
-    var providerId: String
-    var federatedId: String
-    var email: String
-    var rawId: String
-}
-
-/// An account as `accounts:lookup` (and `accounts:update`, with its `kind`) shows it; the password
-/// hash itself is never returned.
-struct UserInfo: Encodable, Sendable {
-    var kind: String?
-    var localId: String
-    var email: String?
-    var emailVerified: Bool
-    var displayName: String?
-    var disabled: Bool
-    var createdAt: String
-    var lastLoginAt: String?
-    var validSince: String
-    var tenantId: String?
-    var passwordHash: String?
-    var passwordUpdatedAt: Int64?
-    var providerUserInfo: [ProviderUserInfo]
-
-    init(_ account: Account, kind: String? = nil) {
-        self.kind = kind
-        localId = account.localID
-        email = account.email
-        emailVerified = account.emailVerified
-        displayName = account.displayName
-        disabled = account.disabled
-        createdAt = String(account.createdAt)
-        lastLoginAt = account.lastLoginAt.map { String($0) }
-        validSince = String(account.validSince)
-        tenantId = account.tenantID.isEmpty ? nil : account.tenantID
-        providerUserInfo = []
-        if account.passwordHash != nil {
-            passwordHash = "UkVEQUNURUQ="
-            passwordUpdatedAt = account.passwordUpdatedAt
-            if let email = account.email {
-                providerUserInfo = [ProviderUserInfo(providerId: "password", federatedId: email, email: email, rawId: email)]
-            }
-        }
-    }
-}
-
 /// Firebase's error body: `{"error":{"code":400,"message":"CODE : detail","errors":[...]}}`.
 struct ErrorBody: Encodable, Sendable {
     struct Detail: Encodable, Sendable {
@@ -246,6 +113,7 @@ struct ErrorBody: Encodable, Sendable {
         var code: Int
         var message: String
         var errors: [Item]
+        var status: String?
     }
     var error: Detail
 }
@@ -259,6 +127,13 @@ enum IdentityToolkitJSON {
         return encoder
     }()
 
+    /// Google's REST APIs take `snake_case` names as well as `camelCase` ones (`grant_type`).
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }()
+
     static func encode(_ value: some Encodable) -> Data {
         (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
@@ -268,7 +143,7 @@ enum IdentityToolkitJSON {
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(ActionError) -> T {
         let data = data.isEmpty ? Data("{}".utf8) : data
         do {
-            return try JSONDecoder().decode(type, from: data)
+            return try decoder.decode(type, from: data)
         } catch let DecodingError.typeMismatch(_, context) where !context.codingPath.isEmpty {
             throw ActionError.invalidArgument(Self.describe(context))
         } catch let DecodingError.valueNotFound(_, context) where !context.codingPath.isEmpty {

@@ -13,7 +13,6 @@ public enum LinkDomainRouter {
         services: LinkDomainServices, templates: PageTemplates, staticFiles: StaticFiles, associations: AssociationRoutes
     ) -> Router<ServerRequestContext> {
         let pages = ActionPages(services: services, templates: templates)
-        let api = RESTAPI(services: services)
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: services.metrics))
         router.add(middleware: RequestLoggingMiddleware())
@@ -21,8 +20,10 @@ public enum LinkDomainRouter {
         router.add(middleware: FallbackMiddleware(staticFiles: staticFiles, pages: pages))
         router.addRoutes(associations.collection)
         router.addRoutes(PageRoutes(pages: pages).collection)
-        for prefix in RESTRoutes.prefixes { router.addRoutes(RESTRoutes(api: api).collection, atPath: RouterPath(prefix)) }
-        router.addRoutes(EmulatorRoutes(api: api).collection, atPath: "/emulator/v1")
+        IdentityToolkitRoutes(api: IdentityToolkitAPI.all(services), settings: services.settings, origins: services.origins).add(to: router)
+        if services.settings.server.development {
+            router.addRoutes(EmulatorRoutes(services: services).collection, atPath: "/emulator/v1/projects/{project}")
+        }
         router.addRoutes(OperationsRoutes(metrics: services.metrics, settings: services.settings.server).collection)
         return router
     }
@@ -46,6 +47,8 @@ extension RouteCollection where Context == ServerRequestContext {
 /// answers the same files on the event loop; these routes answer what it passes on.
 struct AssociationRoutes {
     let files: [String: PrebuiltJSON?]
+    /// The ID tokens' keys, which rotate: their JWKS is read for each request.
+    let tokens: TokenService
 
     init(services: LinkDomainServices) throws {
         let generator = AssociationGenerator(configuration: services.apps)
@@ -53,8 +56,8 @@ struct AssociationRoutes {
         files = [
             "/.well-known/apple-app-site-association": apple, "/apple-app-site-association": apple,
             "/.well-known/assetlinks.json": services.apps.androidApps.isEmpty ? nil : PrebuiltJSON(try generator.assetLinks(), maxAge: 300),
-            "/.well-known/jwks.json": PrebuiltJSON(Array(services.tokens.jwks), maxAge: 3600),
         ]
+        tokens = services.tokens
     }
 
     /// The files the event-loop fast path answers, by exact path.
@@ -75,6 +78,14 @@ struct AssociationRoutes {
             routes.head(RouterPath(path), use: respond)
             routes.refuseOtherMethods(RouterPath(path), allowed: [.get, .head])
         }
+        let tokens = tokens
+        let jwks: @Sendable (Request, ServerRequestContext) throws -> Response = { request, _ in
+            guard let document = tokens.jwks else { throw ActionError(.unavailable, "the signing keys are not loaded") }
+            return document.response(for: request)
+        }
+        routes.get("/.well-known/jwks.json", use: jwks)
+        routes.head("/.well-known/jwks.json", use: jwks)
+        routes.refuseOtherMethods("/.well-known/jwks.json", allowed: [.get, .head])
         return routes
     }
 }
@@ -101,50 +112,20 @@ struct PageRoutes {
     }
 }
 
-/// Identity Toolkit's REST shape, under `/v1` and `/identitytoolkit.googleapis.com/v1`: the
-/// project-less `accounts:<operation>`, and the same with a project and a tenant in the path
-/// (`.../accounts` alone creates an account).
-struct RESTRoutes {
-    static let prefixes = ["/v1", "/identitytoolkit.googleapis.com/v1"]
-    let api: RESTAPI
-
-    var collection: RouteCollection<ServerRequestContext> {
-        let routes = RouteCollection(context: ServerRequestContext.self)
-        routes.add(middleware: APICORSMiddleware(origins: api.origins))
-        routes.add(middleware: APIAuthenticationMiddleware(settings: api.settings, origins: api.origins))
-        routes.add(middleware: RequestBodyLimitMiddleware(maximumBytes: api.settings.server.maximumBodyBytes))
-        let paths: [RouterPath] = [
-            "accounts:{operation}", "projects/{project}/accounts:{operation}", "projects/{project}/accounts",
-            "projects/{project}/tenants/{tenant}/accounts:{operation}", "projects/{project}/tenants/{tenant}/accounts",
-        ]
-        let api = api
-        for path in paths {
-            // Every method reaches the route: the authentication middleware answers the project
-            // check and Firebase's NOT_FOUND for a method the API does not have; preflights pass.
-            for method in LinkDomainRouter.otherMethods {
-                routes.on(path, method: method) { request, context in
-                    let call = RESTAPI.Call(
-                        operation: context.parameters.get("operation") ?? "create", tenantID: context.parameters.get("tenant"))
-                    return try await api.respond(to: call, request: request, context: context)
-                }
-            }
-        }
-        return routes
-    }
-}
-
-/// `GET /emulator/v1/projects/<id>/oobCodes`: the links this process issued, when the development
-/// server lists them (as Firebase's Auth emulator does).
+/// Firebase's emulator endpoints, on a development server (`/emulator/v1/projects/<p>/...`, no
+/// credential, as the emulator has them): `GET` and `DELETE` of `oobCodes` (the live codes this
+/// process issued; deleting retires them) and `DELETE` of `accounts` (how test suites reset state),
+/// for the project and for each tenant.
 struct EmulatorRoutes {
-    let api: RESTAPI
+    let services: LinkDomainServices
 
     var collection: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
-        let api = api
-        for method in LinkDomainRouter.otherMethods {
-            routes.on("projects/{project}/oobCodes", method: method) { request, context in
-                try api.listing(project: context.parameters.get("project") ?? "", request)
-            }
+        let emulator = EmulatorEndpoints(services: services)
+        for tenantPath in ["", "tenants/{tenant}/"] {
+            routes.on(RouterPath(tenantPath + "oobCodes"), method: .get) { _, context in try await emulator.codes(context) }
+            routes.on(RouterPath(tenantPath + "oobCodes"), method: .delete) { _, context in try await emulator.deleteCodes(context) }
+            routes.on(RouterPath(tenantPath + "accounts"), method: .delete) { _, context in try await emulator.deleteAccounts(context) }
         }
         return routes
     }

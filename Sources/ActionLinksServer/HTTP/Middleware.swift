@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksConfiguration
+import HTTPTypes
 import Hummingbird
 
 /// Counts every request per route and status class, and times it (`/metrics`).
@@ -26,7 +27,7 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         case ActionCodeLink.actionPath: return .actionPage
         case ActionCodeLink.mobileLinkPath: return .mobileLinkPage
         case .some(let endpoint) where endpoint.hasPrefix("/emulator/"): return .emulator
-        case .some(let endpoint) where RESTRoutes.prefixes.contains(where: { endpoint.hasPrefix($0 + "/") }): return .api
+        case .some(let endpoint) where IdentityToolkitRoutes.allPrefixes.contains(where: { endpoint.hasPrefix($0 + "/") }): return .api
         default:
             if FallbackMiddleware.isAPIPath(path) { return .api }
             return status == .notFound ? .notFound : .staticFile
@@ -57,7 +58,7 @@ struct FallbackMiddleware: RouterMiddleware {
     let pages: ActionPages
 
     static func isAPIPath(_ path: String) -> Bool {
-        path.hasPrefix("/emulator/") || RESTRoutes.prefixes.contains { path.hasPrefix($0 + "/") }
+        path.hasPrefix("/emulator/") || IdentityToolkitRoutes.allPrefixes.contains { path.hasPrefix($0 + "/") }
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -77,7 +78,9 @@ struct FallbackMiddleware: RouterMiddleware {
 }
 
 /// CORS for the REST API: an allowed origin (``WebOrigins``) is reflected on every answer, a
-/// preflight included; any other origin gets no CORS headers, so its page cannot read the answer.
+/// preflight included (with the headers it asks for and, for a page on a public site calling a
+/// development server on this machine, `Access-Control-Allow-Private-Network`); any other origin
+/// gets no CORS headers, so its page cannot read the answer.
 struct APICORSMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let origins: WebOrigins
@@ -89,11 +92,31 @@ struct APICORSMiddleware: RouterMiddleware {
         } catch let error as ActionError {
             response = try error.response(from: request, context: context)
         }
-        if let origin = request.headers[.origin], origins.allowsAPI(origin) {
-            response.headers[.accessControlAllowOrigin] = origin
-            response.headers[.vary] = "Origin"
+        response.headers[.vary] = "Origin"
+        guard let origin = request.headers[.origin], origins.allowsAPI(origin) else {
+            if request.method == .options { return Response(status: .noContent, headers: [.vary: "Origin"]) }
+            return response
         }
+        response.headers[.accessControlAllowOrigin] = origin
         return response
+    }
+
+    /// The headers a web app's Firebase SDK sends; a preflight allows these and those it asks for.
+    static let allowedRequestHeaders =
+        "authorization, content-type, x-goog-api-key, x-firebase-locale, x-client-version, x-firebase-gmpid, x-firebase-client, x-firebase-appcheck"
+
+    /// A CORS preflight's answer (``APICORSMiddleware`` adds the origin when it is allowed).
+    static func preflight(_ request: Request, allowed: Bool) -> Response {
+        guard allowed else { return Response(status: .noContent, headers: [.vary: "Origin"]) }
+        var headers: HTTPFields = [
+            .accessControlAllowMethods: "GET, POST, PATCH, DELETE, OPTIONS", .accessControlMaxAge: "3600",
+            .accessControlAllowHeaders: request.headers[.accessControlRequestHeaders].map { allowedRequestHeaders + ", " + $0 }
+                ?? allowedRequestHeaders,
+        ]
+        if request.headers[HTTPField.Name("Access-Control-Request-Private-Network")!] == "true" {
+            headers[HTTPField.Name("Access-Control-Allow-Private-Network")!] = "true"
+        }
+        return Response(status: .noContent, headers: headers)
     }
 }
 

@@ -235,35 +235,6 @@ enum MIMEMessage {
     }
 }
 
-/// The links issued by this process, for `GET /emulator/v1/projects/<id>/oobCodes` (development only;
-/// the store never holds a code in clear, so this list lives in memory and is lost on restart).
-public final class IssuedLinkListing: Sendable {
-    /// One issued link.
-    public struct Entry: Sendable {
-        /// The address it was sent to.
-        public var email: String
-        /// Its mode.
-        public var mode: ActionCodeLink.Mode
-        /// The code.
-        public var code: String
-        /// The link.
-        public var link: String
-    }
-
-    private let entries = Mutex<[Entry]>([])
-    static let capacity = 1000
-
-    func record(email: String, mode: ActionCodeLink.Mode, code: String, link: String) {
-        entries.withLock { list in
-            list.append(Entry(email: email, mode: mode, code: code, link: link))
-            if list.count > Self.capacity { list.removeFirst(list.count - Self.capacity) }
-        }
-    }
-
-    /// Every entry, oldest first.
-    public var all: [Entry] { entries.withLock { $0 } }
-}
-
 /// What the webhook backend POSTs for each message.
 struct WebhookMessage: Encodable, Sendable {
     var from: String

@@ -23,6 +23,12 @@ public actor PasswordHasher {
         self.concurrency = concurrency
     }
 
+    /// A hash no password matches, with this hasher's cost: verifying against it takes as long as
+    /// against a real one (a sign-in for an unknown address must not answer faster).
+    public nonisolated var decoy: String {
+        "$scrypt$ln=\(logRounds),r=8,p=\(parallelism)$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    }
+
     /// The PHC string for `password` with a fresh 16-byte salt.
     public func hash(_ password: String) async throws -> String {
         var generator = SystemRandomNumberGenerator()
@@ -50,15 +56,19 @@ public actor PasswordHasher {
         return ConstantTime.equal(derived, expected)
     }
 
-    private func derive(_ password: String, salt: [UInt8], logRounds: Int, blockSize: Int, parallelism: Int) async throws -> [UInt8] {
+    /// A 32-byte scrypt key, computed in the hasher's bounded pool (imported Firebase hashes use it).
+    func scrypt(password: [UInt8], salt: [UInt8], logRounds: Int, blockSize: Int, parallelism: Int) async throws -> [UInt8] {
         await acquire()
         defer { release() }
         let key = try await Task.detached {
             try KDF.Scrypt.deriveKey(
-                from: Array(password.utf8), salt: salt, outputByteCount: 32, rounds: 1 << logRounds, blockSize: blockSize,
-                parallelism: parallelism)
+                from: password, salt: salt, outputByteCount: 32, rounds: 1 << logRounds, blockSize: blockSize, parallelism: parallelism)
         }.value
         return key.withUnsafeBytes { Array($0) }
+    }
+
+    private func derive(_ password: String, salt: [UInt8], logRounds: Int, blockSize: Int, parallelism: Int) async throws -> [UInt8] {
+        try await scrypt(password: Array(password.utf8), salt: salt, logRounds: logRounds, blockSize: blockSize, parallelism: parallelism)
     }
 
     private func acquire() async {

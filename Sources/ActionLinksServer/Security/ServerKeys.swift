@@ -5,13 +5,12 @@ import Foundation
 ///
 /// - `keys/codes/<n>.key`: HMAC keys for code hashes. The highest number hashes new codes; every
 ///   key still present is tried on lookup, so a rotation (add `<n+1>.key`) keeps links in flight.
-/// - `keys/id-token-es256.pem`: the P-256 key that signs ID tokens (public half at `/.well-known/jwks.json`).
+/// - `keys/id-tokens/`: the RSA keys that sign ID tokens (``SigningKeys``).
+/// - `keys/service-accounts/`: the public halves of service-account keys (``CustomTokenVerifier``).
 /// - `keys/forms.key`: the HMAC key for the CSRF tokens of the pages' forms.
 public struct ServerKeys: Sendable {
     /// Code HMAC keys, the newest first.
     public let codeKeys: [SymmetricKey]
-    /// The ID-token signing key.
-    public let signingKey: P256.Signing.PrivateKey
     /// The form (CSRF) key.
     public let formKey: SymmetricKey
 
@@ -36,25 +35,11 @@ public struct ServerKeys: Sendable {
         codeKeys = numbered.sorted { $0.0 > $1.0 }.map(\.1)
 
         formKey = try Self.symmetricKey((keys as NSString).appendingPathComponent("forms.key"))
-
-        let signingPath = (keys as NSString).appendingPathComponent("id-token-es256.pem")
-        if !fileManager.fileExists(atPath: signingPath) {
-            try Self.createSecret(Data(P256.Signing.PrivateKey().pemRepresentation.utf8), at: signingPath)
-        }
-        try PrivateFiles.requirePrivate(signingPath)
-        let pem = try String(contentsOfFile: signingPath, encoding: .utf8)
-        do {
-            signingKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
-        } catch {
-            throw ServerKeysError(
-                path: signingPath, message: "expected a PEM P-256 private key (\(error)); move the file away to generate a new one")
-        }
     }
 
     /// Keys made in memory (tests, benchmarks).
-    public init(codeKeys: [SymmetricKey], signingKey: P256.Signing.PrivateKey, formKey: SymmetricKey) {
+    public init(codeKeys: [SymmetricKey], formKey: SymmetricKey) {
         self.codeKeys = codeKeys
-        self.signingKey = signingKey
         self.formKey = formKey
     }
 
@@ -124,6 +109,9 @@ enum Secrets {
         for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
         return Base64URL.encode(bytes)
     }
+
+    /// A 27-character session ID for `accounts:createAuthUri`, as Firebase's are.
+    static func sessionID() -> String { String(accountID().prefix(27)) }
 
     /// A 28-character account ID, as Firebase's are.
     static func accountID() -> String {

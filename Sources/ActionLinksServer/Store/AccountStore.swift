@@ -1,167 +1,120 @@
 import ActionLinks
 import Foundation
 
-/// An account: what the handlers change and `accounts:lookup` returns.
-public struct Account: Sendable, Hashable {
-    /// The account's ID (`localId`).
-    public var localID: String
-    /// The tenant ("" for the project itself).
-    public var tenantID: String
-    /// The canonical email address.
-    public var email: String?
-    /// Whether the address was proven by a link.
-    public var emailVerified: Bool
-    /// The scrypt hash of the password (PHC string), if the account has one.
-    public var passwordHash: String?
-    /// When the password was last set.
-    public var passwordUpdatedAt: Timestamp?
-    /// The display name.
-    public var displayName: String?
-    /// Whether sign-in is refused.
-    public var disabled: Bool
-    /// When the account was created.
-    public var createdAt: Timestamp
-    /// When the account last signed in.
-    public var lastLoginAt: Timestamp?
-    /// Tokens issued before this time (seconds, as in an ID token's `auth_time`) are revoked.
-    public var validSince: Int64
-
-    /// Creates an account value.
-    public init(
-        localID: String, tenantID: String = "", email: String?, emailVerified: Bool = false, passwordHash: String? = nil,
-        passwordUpdatedAt: Timestamp? = nil, displayName: String? = nil, disabled: Bool = false, createdAt: Timestamp,
-        lastLoginAt: Timestamp? = nil, validSince: Int64 = 0
-    ) {
-        self.localID = localID
-        self.tenantID = tenantID
-        self.email = email
-        self.emailVerified = emailVerified
-        self.passwordHash = passwordHash
-        self.passwordUpdatedAt = passwordUpdatedAt
-        self.displayName = displayName
-        self.disabled = disabled
-        self.createdAt = createdAt
-        self.lastLoginAt = lastLoginAt
-        self.validSince = validSince
-    }
-}
-
-extension Account {
-    /// What an email-link sign-in does to an existing account, the same in every store: the address
-    /// is verified and the sign-in recorded; an unverified password is removed and sessions before
-    /// now are void. Returns whether a password was removed (the store then deletes the sessions).
-    mutating func completeEmailLinkSignIn(now: Timestamp) -> Bool {
-        var removed = false
-        if !emailVerified, passwordHash != nil {
-            // Whoever set that password never proved they own the address: it goes, and so do their sessions.
-            passwordHash = nil
-            passwordUpdatedAt = nil
-            validSince = now / 1000
-            removed = true
-        }
-        emailVerified = true
-        lastLoginAt = now
-        return removed
-    }
-}
-
-/// Why an account operation was refused.
+/// Why a store refused a change.
 public enum AccountStoreError: Error, Hashable, Sendable {
-    /// Another account of the tenant already has the address.
+    /// Another account of the tenant already has the address (`EMAIL_EXISTS`).
     case emailExists
+    /// Another account of the tenant already has the phone number (`PHONE_NUMBER_EXISTS`).
+    case phoneNumberExists
+    /// Another account of the tenant already has the ID (`DUPLICATE_LOCAL_ID`).
+    case localIDExists
+    /// Another account of the tenant is already linked to this provider identity
+    /// (`FEDERATED_USER_ID_ALREADY_LINKED`).
+    case federatedIdentityExists
     /// The account does not exist (any more).
     case accountNotFound
-    /// The account's address changed since the link was issued.
-    case emailChanged
-    /// A sign-in link for an address with no account, and sign-up is turned off.
-    case signUpNotAllowed
 }
 
-/// What completing a code does to its account, applied in the transaction that consumes the code.
-public enum CodeEffect: Sendable, Hashable {
-    /// `resetPassword`: sets this password hash, verifies the address, revokes sessions and retires
-    /// the account's codes.
-    case setPassword(hash: String)
-    /// `signIn`: signs in with the code's address (creating the account when `createIfMissing`) and
-    /// records the session's refresh token.
-    case signIn(newAccountID: String, createIfMissing: Bool, refreshTokenHash: Data)
-    /// `verifyEmail`: verifies the address, if it is still the account's.
-    case verifyEmail
-    /// `verifyAndChangeEmail`: moves the account to the code's new address and stores the
-    /// `recoverEmail` code (its hash and expiry) that lets the old address undo it.
-    case changeEmail(recoveryHash: Data, recoveryExpiresAt: Timestamp)
-    /// `recoverEmail`: moves the account back from the code's new address to its old one.
-    case restoreEmail
+/// A store that broke one of its own rules (a code read live in a transaction could not be consumed
+/// in it): a bug, reported instead of a crash.
+public struct StoreInconsistency: Error, CustomStringConvertible, Sendable {
+    /// What was found.
+    public let description: String
 }
 
-/// A code that was consumed and applied, in one transaction.
-public struct CompletedAction: Sendable, Hashable {
-    /// The consumed code.
-    public var record: ActionCodeRecord
-    /// The account afterwards.
-    public var account: Account
-    /// For a sign-in: whether the account was created by it.
-    public var isNewUser = false
-    /// For a sign-in: whether an unverified password was removed and earlier sessions revoked.
-    public var removedUnverifiedPassword = false
+/// A key a unit of work reads an account by (``AccountTransaction/prefetch(_:)``).
+public enum AccountKey: Hashable, Sendable {
+    /// By `localId`.
+    case id(String)
+    /// By the account's own address.
+    case email(String)
+    /// By phone number.
+    case phoneNumber(String)
+    /// By a linked provider identity.
+    case federated(providerID: String, rawID: String)
+    /// Every account with a linked provider identity that has this address.
+    case providerEmail(String)
 }
 
-/// What completing a code did.
-public enum CodeCompletion: Sendable, Hashable {
-    /// The code was consumed and its effect applied; no other call will ever do either.
-    case completed(CompletedAction)
-    /// The code was issued but its lifetime is over (`EXPIRED_OOB_CODE`); nothing changed.
-    case expired
-    /// The code is unknown, used, retired or of another mode (`INVALID_OOB_CODE`); nothing changed.
-    case invalid
+/// One store transaction over a tenant's accounts, the codes that act on them and their sessions:
+/// what a service reads and changes in one atomic step. Reads see the transaction's own writes.
+///
+/// A unit of work (the closure given to ``AccountStore/transaction(tenantID:now:_:)``) is a
+/// synchronous function of what it reads, without effects outside the transaction: a store may run
+/// it more than once (PostgreSQL runs it again when it asks for rows that were not loaded yet, or
+/// after a serialization failure), and only the last run's changes are kept. Hash passwords and
+/// sign tokens before or after it, never inside.
+public protocol AccountTransaction: AnyObject {
+    /// The tenant every account read or written here belongs to.
+    var tenantID: String { get }
+    /// The time of the transaction.
+    var now: Timestamp { get }
+
+    /// Loads many accounts at once before they are read one by one (a batch of 1000 users costs one
+    /// round trip, not 1000).
+    func prefetch(_ keys: [AccountKey]) throws
+    /// The account with `localID`.
+    func account(id localID: String) throws -> Account?
+    /// The account whose own address is `email` (canonical).
+    func account(email: String) throws -> Account?
+    /// The account with this phone number.
+    func account(phoneNumber: String) throws -> Account?
+    /// The account linked to this provider identity.
+    func account(providerID: String, rawID: String) throws -> Account?
+    /// The accounts with a linked provider identity whose address is `email`.
+    func accounts(providerEmail email: String) throws -> [Account]
+    /// Adds an account (``AccountStoreError/localIDExists``, ``AccountStoreError/emailExists``, ... when
+    /// it clashes with another).
+    func insert(_ account: Account) throws
+    /// Replaces an existing account, its federated identities included.
+    func update(_ account: Account) throws
+    /// Deletes an account with its federated identities and sessions.
+    func delete(id localID: String) throws
+
+    /// A code by its hashes (``CodeStore/lookup(hashes:now:)``), read for this transaction.
+    func code(hashes: [Data]) throws -> CodeLookup
+    /// Marks a live code (one ``code(hashes:)`` returned) consumed.
+    func consume(_ record: ActionCodeRecord, by consumer: String) throws
+    /// Stores a new code, retiring the live one of its address and mode.
+    func issue(_ record: ActionCodeRecord) throws
+    /// Retires every outstanding code of these addresses.
+    func retireCodes(emails: [String]) throws
+    /// Records a session (a refresh token's hash).
+    func addSession(_ session: Session) throws
 }
 
-/// What signing in with an email link did.
-public struct EmailLinkSignIn: Sendable, Hashable {
-    /// The account after sign-in.
-    public var account: Account
-    /// Whether the account was created by this sign-in.
-    public var isNewUser: Bool
-    /// Whether an unverified password was removed and earlier sessions revoked.
-    public var removedUnverifiedPassword: Bool
-}
-
-/// Where accounts and their sessions live. Each method is one transaction: an account is never
-/// left half-changed, and the codes it retires are retired in the same transaction.
+/// Where accounts and their sessions live: reads outside a transaction, and
+/// ``transaction(tenantID:now:_:)`` for every change.
 public protocol AccountStore: Sendable {
     /// The account with `localID`.
     func account(id localID: String, tenantID: String) async throws -> Account?
-    /// The account with the canonical address `email`.
+    /// The account whose own address is `email` (canonical).
     func account(email: String, tenantID: String) async throws -> Account?
-    /// Adds an account; throws ``AccountStoreError/emailExists`` if the address is taken.
-    func create(_ account: Account) async throws
 
-    /// Completes an email-link sign-in: creates the account when there is none (if `createIfMissing`),
-    /// marks the address verified, and, when the account had an unverified password, removes it and
-    /// revokes every session (an impostor who registered the address first loses access).
-    func signInWithEmailLink(email: String, tenantID: String, newAccountID: String, createIfMissing: Bool, now: Timestamp) async throws
-        -> EmailLinkSignIn?
+    /// Runs `work` in one transaction over the tenant's accounts: its changes are all kept when it
+    /// returns and none when it throws (its error is rethrown). See ``AccountTransaction``.
+    func transaction<T: Sendable>(
+        tenantID: String, now: Timestamp, _ work: @escaping @Sendable (any AccountTransaction) throws -> T
+    ) async throws -> T
 
-    /// Sets a new password hash, marks the address verified, revokes every session and retires every
-    /// outstanding code of the account.
-    func resetPassword(accountID: String, tenantID: String, passwordHash: String, now: Timestamp) async throws -> Account
+    /// The session of a refresh token's hash, with its account (`nil` when either is gone).
+    func session(hash: Data) async throws -> (session: Session, account: Account)?
+    /// Records that a token was issued or refreshed for the account (`lastRefreshAt`).
+    func recordRefresh(accountID: String, tenantID: String, at time: Timestamp) async throws
 
-    /// Marks the address verified if it is still `email`.
-    func verifyEmail(accountID: String, tenantID: String, email: String, now: Timestamp) async throws -> Account
+    /// Up to `limit` accounts of the tenant with IDs after `localID`, by ID (`accounts:batchGet`).
+    func accounts(tenantID: String, after localID: String?, limit: Int) async throws -> [Account]
+    /// How many accounts the tenant has.
+    func countAccounts(tenantID: String) async throws -> Int
+    /// Deletes every account of the tenant, with their sessions (the emulator's reset).
+    func deleteAllAccounts(tenantID: String) async throws
+}
 
-    /// Changes the address from `oldEmail` to `newEmail` (verified), revokes sessions and retires every
-    /// outstanding code of both addresses.
-    func changeEmail(accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp) async throws
-        -> Account
-
-    /// Consumes a live code of one of `modes` and applies `effect` to its account in one transaction:
-    /// a crash leaves either both done or neither, and an effect that fails (the address was taken
-    /// meanwhile, say) leaves the code unconsumed.
-    func complete(hashes: [Data], modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, now: Timestamp, by consumer: String) async throws
-        -> CodeCompletion
-
-    /// Records a refresh token's hash for a session.
-    func addRefreshToken(hash: Data, accountID: String, tenantID: String, now: Timestamp) async throws
-    /// The account a refresh token belongs to, if the token was not revoked.
-    func accountForRefreshToken(hash: Data) async throws -> Account?
+extension AccountTransaction {
+    /// The account with `localID`, or ``AccountStoreError/accountNotFound``.
+    func existingAccount(id localID: String) throws -> Account {
+        guard let account = try account(id: localID) else { throw AccountStoreError.accountNotFound }
+        return account
+    }
 }

@@ -148,6 +148,9 @@ public protocol CodeStore: Sendable {
     /// counts after counting (for send rate limits shared by every instance on the store).
     func countEvents(keys: [String], windowStart: Timestamp) async throws -> [Int]
 
+    /// The counts under each key in the window starting at `windowStart`, without counting.
+    func eventCounts(keys: [String], windowStart: Timestamp) async throws -> [Int]
+
     /// Deletes codes that expired or were consumed before `cutoff`; returns how many.
     @discardableResult
     func purge(before cutoff: Timestamp) async throws -> Int

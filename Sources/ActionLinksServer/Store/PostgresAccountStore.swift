@@ -5,279 +5,404 @@ import PostgresNIO
 
 /// ``AccountStore`` on PostgreSQL, shared by every instance.
 ///
-/// Each change is one transaction that first locks the account row (`SELECT … FOR UPDATE`), so two
-/// instances changing one account at once apply one change after the other, never a mix. Codes
-/// retired by a change are retired in the same transaction.
+/// A transaction locks every account row a unit of work reads (`SELECT … FOR UPDATE`), so two
+/// instances changing one account apply one change after the other. The unit of work runs against
+/// rows loaded into memory (``PostgresAccountTransaction``): when it asks for one that is not
+/// loaded, the rows are loaded in the same database transaction and it runs again; its changes are
+/// written when it returns. A clash on a unique index (an address another instance took a moment
+/// ago) runs the whole transaction again, and the unit of work then sees the other account.
 public struct PostgresAccountStore: AccountStore {
     let database: PostgresStore
 
     public func account(id localID: String, tenantID: String) async throws -> Account? {
         try await database.withConnection { connection in
-            try await connection.execute(AccountByID(localID: localID, tenantID: tenantID), logger: database.logger).first { _ in true }
+            try await Self.accounts(connection, "tenant_id = \(tenantID) AND local_id = \(localID)", tenantID: tenantID, lock: false, database: database).first
         }
     }
 
     public func account(email: String, tenantID: String) async throws -> Account? {
         try await database.withConnection { connection in
-            try await connection.execute(AccountByEmail(email: email, tenantID: tenantID), logger: database.logger).first { _ in true }
+            guard var account = try await connection.execute(AccountByEmail(email: email, tenantID: tenantID), logger: database.logger)
+                .first(where: { _ in true })
+            else { return nil }
+            account.federatedIdentities = try await Self.identities(connection, tenantID: tenantID, localIDs: [account.localID], database: database)[
+                account.localID] ?? []
+            return account
         }
     }
 
-    public func create(_ account: Account) async throws {
+    public func transaction<T: Sendable>(
+        tenantID: String, now: Timestamp, _ work: @escaping @Sendable (any AccountTransaction) throws -> T
+    ) async throws -> T {
+        let database = database
         do {
-            try await database.withConnection { connection in
-                try await Self.insert(connection, account, database: database)
+            return try await database.transaction { connection in
+                let unit = PostgresAccountTransaction(tenantID: tenantID, now: now)
+                // Each run either finishes or names rows it lacks; a unit of work reads a handful of
+                // keys, so this bound is only a guard against one that never settles.
+                for _ in 0..<16 {
+                    unit.restart()
+                    let outcome = Result { try work(unit) }
+                    if !unit.missing.isEmpty || !unit.missingCodes.isEmpty {
+                        try await unit.load(connection, database: database)
+                        continue
+                    }
+                    let result = try outcome.get()
+                    try await unit.apply(connection, database: database)
+                    return result
+                }
+                throw StoreInconsistency(description: "a unit of work kept asking for rows it had not read")
             }
-        } catch let error as PostgresStoreError where error.sqlState == "23505" && error.constraint == "accounts_email" {
-            throw AccountStoreError.emailExists
+        } catch let error as PostgresStoreError where error.sqlState == "23505" {
+            throw Self.clash(error.constraint) ?? error
         }
     }
 
-    public func signInWithEmailLink(email: String, tenantID: String, newAccountID: String, createIfMissing: Bool, now: Timestamp)
-        async throws -> EmailLinkSignIn?
-    {
-        // A unique violation means another instance created the account a moment ago: the
-        // transaction runs again (``PostgresStore/transaction(retryOn:_:)``) and signs into that one.
-        try await database.transaction { connection in
-            try await Self.signIn(
-                connection, email: email, tenantID: tenantID, newAccountID: newAccountID, createIfMissing: createIfMissing, now: now,
+    /// The store error a unique index's name stands for.
+    static func clash(_ constraint: String?) -> AccountStoreError? {
+        switch constraint {
+        case "accounts_email": .emailExists
+        case "accounts_phone": .phoneNumberExists
+        case "accounts_pkey": .localIDExists
+        case "account_providers_pkey": .federatedIdentityExists
+        default: nil
+        }
+    }
+
+    public func session(hash: Data) async throws -> (session: Session, account: Account)? {
+        try await database.withConnection { connection in
+            guard
+                let session = try await connection.query(
+                    """
+                    SELECT hash, tenant_id, account_id, created_at, sign_in_provider, auth_time, claims FROM refresh_tokens
+                    WHERE hash = \(ByteBuffer(bytes: hash))
+                    """, logger: database.logger
+                ).first(where: { _ in true }).map(sessionFromRow)
+            else { return nil }
+            guard
+                let account = try await Self.accounts(
+                    connection, "tenant_id = \(session.tenantID) AND local_id = \(session.accountID)", tenantID: session.tenantID, lock: false, database: database
+                ).first
+            else { return nil }
+            return (session, account)
+        }
+    }
+
+    public func recordRefresh(accountID: String, tenantID: String, at time: Timestamp) async throws {
+        try await database.withConnection { connection in
+            try await connection.query(
+                "UPDATE accounts SET last_refresh_at = \(time) WHERE tenant_id = \(tenantID) AND local_id = \(accountID)",
+                logger: database.logger)
+        }
+    }
+
+    public func accounts(tenantID: String, after localID: String?, limit: Int) async throws -> [Account] {
+        try await database.withConnection { connection in
+            try await Self.accounts(
+                connection, "tenant_id = \(tenantID) AND local_id > \(localID ?? "") ORDER BY local_id LIMIT \(Int64(limit))", tenantID: tenantID, lock: false,
                 database: database)
         }
     }
 
-    public func resetPassword(accountID: String, tenantID: String, passwordHash: String, now: Timestamp) async throws -> Account {
-        try await database.transaction { connection in
-            try await Self.resetPassword(
-                connection, accountID: accountID, tenantID: tenantID, passwordHash: passwordHash, now: now, database: database)
+    public func countAccounts(tenantID: String) async throws -> Int {
+        try await database.withConnection { connection in
+            let rows = try await connection.query("SELECT count(*) FROM accounts WHERE tenant_id = \(tenantID)", logger: database.logger)
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            return 0
         }
     }
 
-    public func verifyEmail(accountID: String, tenantID: String, email: String, now: Timestamp) async throws -> Account {
+    public func deleteAllAccounts(tenantID: String) async throws {
         try await database.transaction { connection in
-            try await Self.verifyEmail(connection, accountID: accountID, tenantID: tenantID, email: email, database: database)
+            try await connection.query("DELETE FROM accounts WHERE tenant_id = \(tenantID)", logger: database.logger)
+            try await connection.query("DELETE FROM account_providers WHERE tenant_id = \(tenantID)", logger: database.logger)
+            try await connection.query("DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID)", logger: database.logger)
         }
     }
 
-    public func changeEmail(accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp) async throws
-        -> Account
+    // MARK: - Rows
+
+    /// The tenant's accounts matching `condition` (the SQL after `WHERE`, which names the tenant),
+    /// with their federated identities; locked for the transaction when `lock`.
+    static func accounts(
+        _ connection: PostgresConnection, _ condition: PostgresQuery, tenantID: String, lock: Bool, database: PostgresStore
+    ) async throws -> [Account] {
+        let query = PostgresQuery(
+            unsafeSQL: "SELECT \(accountColumns()) FROM accounts WHERE " + condition.sql + (lock ? " FOR UPDATE" : ""),
+            binds: condition.binds)
+        var accounts: [Account] = []
+        for try await row in try await connection.query(query, logger: database.logger) { accounts.append(try accountFromRow(row)) }
+        let identities = try await Self.identities(connection, tenantID: tenantID, localIDs: accounts.map(\.localID), database: database)
+        for index in accounts.indices { accounts[index].federatedIdentities = identities[accounts[index].localID] ?? [] }
+        return accounts
+    }
+
+    /// The federated identities of these accounts, by account.
+    static func identities(_ connection: PostgresConnection, tenantID: String, localIDs: [String], database: PostgresStore) async throws
+        -> [String: [FederatedIdentity]]
     {
-        try await Self.mappingEmailExists {
-            try await database.transaction(retryOn: ["40001", "40P01"]) { connection in
-                try await Self.changeEmail(
-                    connection, accountID: accountID, tenantID: tenantID, from: oldEmail, to: newEmail, now: now, database: database)
+        guard !localIDs.isEmpty else { return [:] }
+        var identities: [String: [FederatedIdentity]] = [:]
+        let rows = try await connection.query(
+            """
+            SELECT local_id, provider_id, raw_id, email, display_name, photo_url FROM account_providers
+            WHERE tenant_id = \(tenantID) AND local_id = ANY(\(localIDs)) ORDER BY provider_id, raw_id
+            """, logger: database.logger)
+        for try await (localID, providerID, rawID, email, displayName, photoURL) in rows.decode(
+            (String, String, String, String?, String?, String?).self)
+        {
+            identities[localID, default: []].append(
+                FederatedIdentity(providerID: providerID, rawID: rawID, email: email, displayName: displayName, photoURL: photoURL))
+        }
+        return identities
+    }
+}
+
+/// A unit of work over rows loaded into memory (see ``PostgresAccountStore``): reads come from what
+/// was loaded, a read of anything else records the key and fails the run, and writes are recorded
+/// and applied in order once a run finishes.
+final class PostgresAccountTransaction: AccountTransaction {
+    let tenantID: String
+    let now: Timestamp
+
+    /// The rows as the database has them (locked), by account ID.
+    private var loaded: [String: Account] = [:]
+    /// The keys whose every matching row is in `loaded`.
+    private var known: Set<AccountKey> = []
+    /// The code rows loaded, by hash (`nil`: no such code).
+    private var loadedCodes: [Data: CodeRow?] = [:]
+
+    /// The accounts as this run sees them: `loaded` with the run's own writes.
+    private var accounts: [String: Account] = [:]
+    private var consumed: Set<Data> = []
+    private(set) var missing: Set<AccountKey> = []
+    private(set) var missingCodes: Set<Data> = []
+
+    enum Change {
+        case insert(Account)
+        case update(Account)
+        case delete(String)
+        case consume(Data, String)
+        case issue(ActionCodeRecord)
+        case retire([String])
+        case session(Session)
+    }
+    private var changes: [Change] = []
+
+    /// A run asked for rows that are not loaded.
+    struct NeedsRows: Error {}
+
+    init(tenantID: String, now: Timestamp) {
+        self.tenantID = tenantID
+        self.now = now
+    }
+
+    /// Starts a run from the rows as loaded.
+    func restart() {
+        accounts = loaded
+        consumed = []
+        changes = []
+        missing = []
+        missingCodes = []
+    }
+
+    private func require(_ key: AccountKey) throws {
+        guard known.contains(key) else {
+            missing.insert(key)
+            throw NeedsRows()
+        }
+    }
+
+    func prefetch(_ keys: [AccountKey]) throws {
+        let unknown = keys.filter { !known.contains($0) }
+        guard unknown.isEmpty else {
+            missing.formUnion(unknown)
+            throw NeedsRows()
+        }
+    }
+
+    func account(id localID: String) throws -> Account? {
+        try require(.id(localID))
+        return accounts[localID]
+    }
+
+    func account(email: String) throws -> Account? {
+        try require(.email(email))
+        return accounts.values.first { $0.email == email }
+    }
+
+    func account(phoneNumber: String) throws -> Account? {
+        try require(.phoneNumber(phoneNumber))
+        return accounts.values.first { $0.phoneNumber == phoneNumber }
+    }
+
+    func account(providerID: String, rawID: String) throws -> Account? {
+        try require(.federated(providerID: providerID, rawID: rawID))
+        return accounts.values.first { $0.federatedIdentities.contains { $0.providerID == providerID && $0.rawID == rawID } }
+    }
+
+    func accounts(providerEmail email: String) throws -> [Account] {
+        try require(.providerEmail(email))
+        return accounts.values.filter { $0.federatedIdentities.contains { $0.email == email } }.sorted { $0.localID < $1.localID }
+    }
+
+    func insert(_ account: Account) throws {
+        guard account.tenantID == tenantID else { throw StoreInconsistency(description: "an account written in another tenant") }
+        // A new ID is known to be free only if it was looked up; an unknown one is checked by the
+        // primary key when the change is applied.
+        if known.contains(.id(account.localID)), accounts[account.localID] != nil { throw AccountStoreError.localIDExists }
+        accounts[account.localID] = account
+        changes.append(.insert(account))
+    }
+
+    func update(_ account: Account) throws {
+        guard account.tenantID == tenantID else { throw StoreInconsistency(description: "an account written in another tenant") }
+        guard accounts[account.localID] != nil else { throw AccountStoreError.accountNotFound }
+        accounts[account.localID] = account
+        changes.append(.update(account))
+    }
+
+    func delete(id localID: String) throws {
+        accounts[localID] = nil
+        changes.append(.delete(localID))
+    }
+
+    func code(hashes: [Data]) throws -> CodeLookup {
+        guard !hashes.isEmpty else { return .invalid }
+        let unknown = hashes.filter { loadedCodes[$0] == nil }
+        guard unknown.isEmpty else {
+            missingCodes.formUnion(unknown)
+            throw NeedsRows()
+        }
+        guard let row = hashes.lazy.compactMap({ self.loadedCodes[$0] ?? nil }).first, let record = row.record else { return .invalid }
+        if record.consumedAt != nil || row.retiredAt != nil || consumed.contains(record.hash) { return .invalid }
+        return record.expiresAt > now ? .live(record) : .expired(record)
+    }
+
+    func consume(_ record: ActionCodeRecord, by consumer: String) throws {
+        consumed.insert(record.hash)
+        changes.append(.consume(record.hash, consumer))
+    }
+
+    func issue(_ record: ActionCodeRecord) throws { changes.append(.issue(record)) }
+
+    func retireCodes(emails: [String]) throws { changes.append(.retire(emails)) }
+
+    func addSession(_ session: Session) throws { changes.append(.session(session)) }
+
+    // MARK: Loading and writing
+
+    /// Loads (and locks) the rows the last run asked for.
+    func load(_ connection: PostgresConnection, database: PostgresStore) async throws {
+        var ids: Set<String> = []
+        for key in missing {
+            let condition: PostgresQuery
+            switch key {
+            case .id(let localID): condition = "tenant_id = \(tenantID) AND local_id = \(localID)"
+            case .email(let email): condition = "tenant_id = \(tenantID) AND email = \(email)"
+            case .phoneNumber(let phone): condition = "tenant_id = \(tenantID) AND phone_number = \(phone)"
+            case .federated(let providerID, let rawID):
+                condition = """
+                    tenant_id = \(tenantID) AND local_id IN (SELECT local_id FROM account_providers
+                        WHERE tenant_id = \(tenantID) AND provider_id = \(providerID) AND raw_id = \(rawID))
+                    """
+            case .providerEmail(let email):
+                condition = """
+                    tenant_id = \(tenantID) AND local_id IN (SELECT local_id FROM account_providers
+                        WHERE tenant_id = \(tenantID) AND email = \(email))
+                    """
+            }
+            for account in try await PostgresAccountStore.accounts(connection, condition, tenantID: tenantID, lock: true, database: database) {
+                loaded[account.localID] = account
+                ids.insert(account.localID)
+            }
+            known.insert(key)
+        }
+        for id in ids { known.insert(.id(id)) }
+        if !missingCodes.isEmpty {
+            let hashes = Array(missingCodes)
+            for hash in hashes { loadedCodes[hash] = .some(nil) }
+            let rows = try await connection.query(
+                "SELECT \(unescaped: codeColumns) FROM codes WHERE hash = ANY(\(hashes.map(PostgresCodeStore.buffer))) FOR UPDATE",
+                logger: database.logger)
+            for try await row in rows {
+                let code = try CodeRow(row)
+                if let hash = code.record?.hash { loadedCodes[hash] = code }
             }
         }
     }
 
-    public func complete(hashes: [Data], modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, now: Timestamp, by consumer: String)
-        async throws -> CodeCompletion
-    {
-        let database = database
-        // One transaction: an error thrown by the effect rolls the consumption back with it, and a
-        // retried transaction (a concurrent sign-up won the address) consumes again from scratch.
-        return try await Self.mappingEmailExists {
-            try await database.transaction { connection in
-                let record: ActionCodeRecord
-                switch try await PostgresCodeStore.consume(
-                    connection, hashes: hashes, modes: modes, now: now, by: consumer, database: database)
-                {
-                case .consumed(let consumed): record = consumed
-                case .expired: return .expired
-                case .invalid: return .invalid
+    /// Writes the last run's changes, in order.
+    func apply(_ connection: PostgresConnection, database: PostgresStore) async throws {
+        let logger = database.logger
+        for change in changes {
+            switch change {
+            case .insert(let account):
+                try await connection.query(
+                    """
+                    INSERT INTO accounts (\(unescaped: accountColumns()))
+                    VALUES (\(account.localID), \(account.tenantID), \(account.email), \(account.emailVerified), \(account.passwordHash),
+                            \(account.passwordUpdatedAt), \(account.displayName), \(account.photoURL), \(account.phoneNumber),
+                            \(account.disabled), \(account.createdAt), \(account.lastLoginAt), \(account.lastRefreshAt), \(account.validSince),
+                            \(account.customAttributes), \(account.initialEmail), \(account.emailLinkSignin), \(account.customAuth))
+                    """, logger: logger)
+                try await writeIdentities(account, connection, logger: logger)
+            case .update(let account):
+                try await connection.query(
+                    """
+                    UPDATE accounts SET email = \(account.email), email_verified = \(account.emailVerified),
+                        password_hash = \(account.passwordHash), password_updated_at = \(account.passwordUpdatedAt),
+                        display_name = \(account.displayName), photo_url = \(account.photoURL), phone_number = \(account.phoneNumber),
+                        disabled = \(account.disabled), created_at = \(account.createdAt), last_login_at = \(account.lastLoginAt),
+                        last_refresh_at = \(account.lastRefreshAt), valid_since = \(account.validSince),
+                        custom_attributes = \(account.customAttributes), initial_email = \(account.initialEmail),
+                        email_link_signin = \(account.emailLinkSignin), custom_auth = \(account.customAuth)
+                    WHERE tenant_id = \(tenantID) AND local_id = \(account.localID)
+                    """, logger: logger)
+                try await connection.query(
+                    "DELETE FROM account_providers WHERE tenant_id = \(tenantID) AND local_id = \(account.localID)", logger: logger)
+                try await writeIdentities(account, connection, logger: logger)
+            case .delete(let localID):
+                try await connection.query("DELETE FROM accounts WHERE tenant_id = \(tenantID) AND local_id = \(localID)", logger: logger)
+                try await connection.query(
+                    "DELETE FROM account_providers WHERE tenant_id = \(tenantID) AND local_id = \(localID)", logger: logger)
+                try await connection.query(
+                    "DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID) AND account_id = \(localID)", logger: logger)
+            case .consume(let hash, let consumer):
+                let updated = try await connection.query(
+                    """
+                    UPDATE codes SET consumed_at = \(now), consumed_by = \(consumer)
+                    WHERE hash = \(ByteBuffer(bytes: hash)) AND consumed_at IS NULL AND retired_at IS NULL RETURNING 1
+                    """, logger: logger
+                ).collect().count
+                // The row was read and locked in this transaction, so nothing else can have consumed it.
+                guard updated == 1 else {
+                    throw StoreInconsistency(description: "a code read live in this transaction was not consumed")
                 }
-                let tenantID = record.tenantID
-                switch effect {
-                case .signIn(let newAccountID, let createIfMissing, let refreshTokenHash):
-                    guard
-                        let signIn = try await Self.signIn(
-                            connection, email: record.email, tenantID: tenantID, newAccountID: newAccountID,
-                            createIfMissing: createIfMissing, now: now,
-                            database: database)
-                    else { throw AccountStoreError.signUpNotAllowed }
-                    try await Self.addRefreshToken(
-                        connection, hash: refreshTokenHash, accountID: signIn.account.localID, tenantID: tenantID, now: now,
-                        database: database)
-                    return .completed(
-                        CompletedAction(
-                            record: record, account: signIn.account, isNewUser: signIn.isNewUser,
-                            removedUnverifiedPassword: signIn.removedUnverifiedPassword))
-                case .setPassword(let hash):
-                    guard let accountID = record.accountID else { throw AccountStoreError.accountNotFound }
-                    let account = try await Self.resetPassword(
-                        connection, accountID: accountID, tenantID: tenantID, passwordHash: hash, now: now, database: database)
-                    return .completed(CompletedAction(record: record, account: account))
-                case .verifyEmail:
-                    guard let accountID = record.accountID else { throw AccountStoreError.accountNotFound }
-                    let account = try await Self.verifyEmail(
-                        connection, accountID: accountID, tenantID: tenantID, email: record.email, database: database)
-                    return .completed(CompletedAction(record: record, account: account))
-                case .changeEmail(let recoveryHash, let recoveryExpiresAt):
-                    guard let accountID = record.accountID, let newEmail = record.newEmail else { throw AccountStoreError.emailChanged }
-                    let account = try await Self.changeEmail(
-                        connection, accountID: accountID, tenantID: tenantID, from: record.email, to: newEmail, now: now, database: database
-                    )
-                    try await PostgresCodeStore.issue(
-                        connection, record.recovery(hash: recoveryHash, now: now, expiresAt: recoveryExpiresAt), database: database)
-                    return .completed(CompletedAction(record: record, account: account))
-                case .restoreEmail:
-                    guard let accountID = record.accountID, let changedTo = record.newEmail else { throw AccountStoreError.emailChanged }
-                    let account = try await Self.changeEmail(
-                        connection, accountID: accountID, tenantID: tenantID, from: changedTo, to: record.email, now: now,
-                        database: database)
-                    return .completed(CompletedAction(record: record, account: account))
-                }
+            case .issue(let record):
+                try await PostgresCodeStore.issue(connection, record, database: database)
+            case .retire(let emails):
+                _ = try await PostgresCodeStore.retire(connection, tenantID: tenantID, emails: emails, now: now, database: database)
+            case .session(let session):
+                try await connection.query(
+                    """
+                    INSERT INTO refresh_tokens (hash, tenant_id, account_id, created_at, sign_in_provider, auth_time, claims)
+                    VALUES (\(ByteBuffer(bytes: session.hash)), \(session.tenantID), \(session.accountID), \(session.createdAt),
+                            \(session.signInProvider), \(session.authTime), \(session.claims))
+                    """, logger: logger)
             }
         }
     }
 
-    /// Runs `body`, reporting a clash on the unique address index as ``AccountStoreError/emailExists``.
-    static func mappingEmailExists<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as PostgresStoreError where error.sqlState == "23505" && error.constraint == "accounts_email" {
-            throw AccountStoreError.emailExists
-        }
-    }
-
-    public func addRefreshToken(hash: Data, accountID: String, tenantID: String, now: Timestamp) async throws {
-        try await database.withConnection { connection in
-            try await Self.addRefreshToken(connection, hash: hash, accountID: accountID, tenantID: tenantID, now: now, database: database)
-        }
-    }
-
-    public func accountForRefreshToken(hash: Data) async throws -> Account? {
-        try await database.withConnection { connection in
+    private func writeIdentities(_ account: Account, _ connection: PostgresConnection, logger: Logger) async throws {
+        for identity in account.federatedIdentities {
             try await connection.query(
                 """
-                SELECT \(unescaped: accountColumns(prefix: "accounts.")) FROM refresh_tokens
-                JOIN accounts ON accounts.tenant_id = refresh_tokens.tenant_id AND accounts.local_id = refresh_tokens.account_id
-                WHERE refresh_tokens.hash = \(ByteBuffer(bytes: hash))
-                """, logger: database.logger
-            ).first { _ in true }.map(accountFromRow)
+                INSERT INTO account_providers (tenant_id, provider_id, raw_id, local_id, email, display_name, photo_url)
+                VALUES (\(tenantID), \(identity.providerID), \(identity.rawID), \(account.localID), \(identity.email),
+                        \(identity.displayName), \(identity.photoURL))
+                """, logger: logger)
         }
-    }
-
-    // MARK: - Inside a transaction
-
-    static func signIn(
-        _ connection: PostgresConnection, email: String, tenantID: String, newAccountID: String, createIfMissing: Bool, now: Timestamp,
-        database: PostgresStore
-    ) async throws -> EmailLinkSignIn? {
-        guard var account = try await Self.lockedAccount(connection, email: email, tenantID: tenantID, database: database) else {
-            guard createIfMissing else { return nil }
-            let account = Account(
-                localID: newAccountID, tenantID: tenantID, email: email, emailVerified: true, createdAt: now, lastLoginAt: now)
-            try await Self.insert(connection, account, database: database)
-            return EmailLinkSignIn(account: account, isNewUser: true, removedUnverifiedPassword: false)
-        }
-        let removed = account.completeEmailLinkSignIn(now: now)
-        if removed { try await Self.revokeSessions(connection, accountID: account.localID, tenantID: tenantID, database: database) }
-        try await Self.update(connection, account, database: database)
-        return EmailLinkSignIn(account: account, isNewUser: false, removedUnverifiedPassword: removed)
-    }
-
-    static func resetPassword(
-        _ connection: PostgresConnection, accountID: String, tenantID: String, passwordHash: String, now: Timestamp, database: PostgresStore
-    ) async throws -> Account {
-        guard var account = try await Self.lockedAccount(connection, id: accountID, tenantID: tenantID, database: database) else {
-            throw AccountStoreError.accountNotFound
-        }
-        account.passwordHash = passwordHash
-        account.passwordUpdatedAt = now
-        account.emailVerified = true
-        account.validSince = now / 1000
-        try await Self.update(connection, account, database: database)
-        try await Self.revokeSessions(connection, accountID: accountID, tenantID: tenantID, database: database)
-        if let email = account.email {
-            _ = try await PostgresCodeStore.retire(connection, tenantID: tenantID, emails: [email], now: now, database: database)
-        }
-        return account
-    }
-
-    static func verifyEmail(_ connection: PostgresConnection, accountID: String, tenantID: String, email: String, database: PostgresStore)
-        async throws -> Account
-    {
-        guard var account = try await Self.lockedAccount(connection, id: accountID, tenantID: tenantID, database: database) else {
-            throw AccountStoreError.accountNotFound
-        }
-        guard account.email == email else { throw AccountStoreError.emailChanged }
-        account.emailVerified = true
-        try await Self.update(connection, account, database: database)
-        return account
-    }
-
-    static func changeEmail(
-        _ connection: PostgresConnection, accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp,
-        database: PostgresStore
-    ) async throws -> Account {
-        guard var account = try await Self.lockedAccount(connection, id: accountID, tenantID: tenantID, database: database) else {
-            throw AccountStoreError.accountNotFound
-        }
-        guard account.email == oldEmail else { throw AccountStoreError.emailChanged }
-        account.email = newEmail
-        account.emailVerified = true
-        account.validSince = now / 1000
-        // The unique index on (tenant, email) refuses the address if another account has it,
-        // including one that took it a moment ago on another instance.
-        try await Self.update(connection, account, database: database)
-        try await Self.revokeSessions(connection, accountID: accountID, tenantID: tenantID, database: database)
-        _ = try await PostgresCodeStore.retire(connection, tenantID: tenantID, emails: [oldEmail, newEmail], now: now, database: database)
-        return account
-    }
-
-    static func addRefreshToken(
-        _ connection: PostgresConnection, hash: Data, accountID: String, tenantID: String, now: Timestamp, database: PostgresStore
-    ) async throws {
-        try await connection.query(
-            """
-            INSERT INTO refresh_tokens (hash, tenant_id, account_id, created_at)
-            VALUES (\(ByteBuffer(bytes: hash)), \(tenantID), \(accountID), \(now))
-            """, logger: database.logger)
-    }
-
-    static func lockedAccount(_ connection: PostgresConnection, id: String, tenantID: String, database: PostgresStore) async throws
-        -> Account?
-    {
-        try await connection.query(
-            "SELECT \(unescaped: accountColumns()) FROM accounts WHERE tenant_id = \(tenantID) AND local_id = \(id) FOR UPDATE",
-            logger: database.logger
-        ).first { _ in true }.map(accountFromRow)
-    }
-
-    static func lockedAccount(_ connection: PostgresConnection, email: String, tenantID: String, database: PostgresStore) async throws
-        -> Account?
-    {
-        try await connection.query(
-            "SELECT \(unescaped: accountColumns()) FROM accounts WHERE tenant_id = \(tenantID) AND email = \(email) FOR UPDATE",
-            logger: database.logger
-        ).first { _ in true }.map(accountFromRow)
-    }
-
-    static func revokeSessions(_ connection: PostgresConnection, accountID: String, tenantID: String, database: PostgresStore) async throws
-    {
-        try await connection.query(
-            "DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID) AND account_id = \(accountID)", logger: database.logger)
-    }
-
-    static func insert(_ connection: PostgresConnection, _ account: Account, database: PostgresStore) async throws {
-        try await connection.query(
-            """
-            INSERT INTO accounts (local_id, tenant_id, email, email_verified, password_hash, password_updated_at, display_name,
-                                  disabled, created_at, last_login_at, valid_since)
-            VALUES (\(account.localID), \(account.tenantID), \(account.email), \(account.emailVerified), \(account.passwordHash),
-                    \(account.passwordUpdatedAt), \(account.displayName), \(account.disabled), \(account.createdAt), \(account.lastLoginAt),
-                    \(account.validSince))
-            """, logger: database.logger)
-    }
-
-    static func update(_ connection: PostgresConnection, _ account: Account, database: PostgresStore) async throws {
-        try await connection.query(
-            """
-            UPDATE accounts SET email = \(account.email), email_verified = \(account.emailVerified), password_hash = \(account.passwordHash),
-                                password_updated_at = \(account.passwordUpdatedAt), display_name = \(account.displayName),
-                                disabled = \(account.disabled), last_login_at = \(account.lastLoginAt), valid_since = \(account.validSince)
-            WHERE tenant_id = \(account.tenantID) AND local_id = \(account.localID)
-            """, logger: database.logger)
     }
 }
 
@@ -286,25 +411,35 @@ public struct PostgresAccountStore: AccountStore {
 /// The columns of an account row, in the order ``accountFromRow(_:)`` reads them.
 func accountColumns(prefix: String = "") -> String {
     [
-        "local_id", "tenant_id", "email", "email_verified", "password_hash", "password_updated_at", "display_name", "disabled",
-        "created_at",
-        "last_login_at", "valid_since",
+        "local_id", "tenant_id", "email", "email_verified", "password_hash", "password_updated_at", "display_name", "photo_url",
+        "phone_number", "disabled", "created_at", "last_login_at", "last_refresh_at", "valid_since", "custom_attributes", "initial_email",
+        "email_link_signin", "custom_auth",
     ].map { prefix + $0 }.joined(separator: ", ")
 }
 
 func accountFromRow(_ row: PostgresRow) throws -> Account {
-    let (
-        localID, tenantID, email, emailVerified, passwordHash, passwordUpdatedAt, displayName, disabled, createdAt, lastLoginAt, validSince
-    ) =
-        try row.decode((String, String, String?, Bool, String?, Int64?, String?, Bool, Int64, Int64?, Int64).self)
+    let cells = row.makeRandomAccess()
     return Account(
-        localID: localID, tenantID: tenantID, email: email, emailVerified: emailVerified, passwordHash: passwordHash,
-        passwordUpdatedAt: passwordUpdatedAt, displayName: displayName, disabled: disabled, createdAt: createdAt, lastLoginAt: lastLoginAt,
-        validSince: validSince)
+        localID: try cells[0].decode(String.self), tenantID: try cells[1].decode(String.self), email: try cells[2].decode(String?.self),
+        emailVerified: try cells[3].decode(Bool.self), passwordHash: try cells[4].decode(String?.self),
+        passwordUpdatedAt: try cells[5].decode(Int64?.self), displayName: try cells[6].decode(String?.self),
+        photoURL: try cells[7].decode(String?.self), phoneNumber: try cells[8].decode(String?.self), disabled: try cells[9].decode(Bool.self),
+        createdAt: try cells[10].decode(Int64.self), lastLoginAt: try cells[11].decode(Int64?.self),
+        lastRefreshAt: try cells[12].decode(Int64?.self), validSince: try cells[13].decode(Int64.self),
+        customAttributes: try cells[14].decode(String?.self), initialEmail: try cells[15].decode(String?.self),
+        emailLinkSignin: try cells[16].decode(Bool.self), customAuth: try cells[17].decode(Bool.self))
+}
+
+func sessionFromRow(_ row: PostgresRow) throws -> Session {
+    let (hash, tenantID, accountID, createdAt, provider, authTime, claims) = try row.decode(
+        (ByteBuffer, String, String, Int64, String, Int64, String?).self)
+    return Session(
+        hash: Data(hash.readableBytesView), tenantID: tenantID, accountID: accountID, createdAt: createdAt, signInProvider: provider,
+        authTime: authTime, claims: claims)
 }
 
 struct AccountByEmail: PostgresPreparedStatement {
-    static let name = "actionlinks_account_by_email_v1"
+    static let name = "actionlinks_account_by_email_v2"
     static let sql = "SELECT \(accountColumns()) FROM accounts WHERE tenant_id = $1 AND email = $2"
     typealias Row = Account
     var email: String
@@ -314,23 +449,6 @@ struct AccountByEmail: PostgresPreparedStatement {
         var bindings = PostgresBindings(capacity: 2)
         bindings.append(tenantID)
         bindings.append(email)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Account { try accountFromRow(row) }
-}
-
-struct AccountByID: PostgresPreparedStatement {
-    static let name = "actionlinks_account_by_id_v1"
-    static let sql = "SELECT \(accountColumns()) FROM accounts WHERE tenant_id = $1 AND local_id = $2"
-    typealias Row = Account
-    var localID: String
-    var tenantID: String
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
-        bindings.append(tenantID)
-        bindings.append(localID)
         return bindings
     }
 

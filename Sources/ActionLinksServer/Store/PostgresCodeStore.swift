@@ -90,6 +90,18 @@ public struct PostgresCodeStore: CodeStore {
         return keys.map { counts[$0] ?? 0 }
     }
 
+    public func eventCounts(keys: [String], windowStart: Timestamp) async throws -> [Int] {
+        try await database.withConnection { connection in
+            var counts: [String: Int] = [:]
+            for try await (key, count) in try await connection.query(
+                "SELECT key, count FROM event_counts WHERE key = ANY(\(keys)) AND window_start = \(windowStart)", logger: database.logger
+            ).decode((String, Int32).self) {
+                counts[key] = Int(count)
+            }
+            return keys.map { counts[$0] ?? 0 }
+        }
+    }
+
     @discardableResult
     public func purge(before cutoff: Timestamp) async throws -> Int {
         try await database.withConnection(bounded: false) { connection in

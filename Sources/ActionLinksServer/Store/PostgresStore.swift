@@ -78,6 +78,8 @@ public final class PostgresStore: Sendable {
     public var codes: PostgresCodeStore { PostgresCodeStore(database: self) }
     /// The account store on this database.
     public var accounts: PostgresAccountStore { PostgresAccountStore(database: self) }
+    /// The tenant store on this database.
+    public var tenants: PostgresTenantStore { PostgresTenantStore(database: self) }
 
     // MARK: - Connections
 
@@ -309,7 +311,43 @@ public final class PostgresStore: Sendable {
                 )
                 """,
             ]
-        )
+        ),
+        (
+            "v2: every user field, federated identities, sessions that remember how they signed in, tenants",
+            [
+                """
+                ALTER TABLE accounts ADD COLUMN photo_url TEXT, ADD COLUMN phone_number TEXT, ADD COLUMN last_refresh_at BIGINT,
+                    ADD COLUMN custom_attributes TEXT, ADD COLUMN initial_email TEXT,
+                    ADD COLUMN email_link_signin BOOLEAN NOT NULL DEFAULT false, ADD COLUMN custom_auth BOOLEAN NOT NULL DEFAULT false
+                """,
+                "CREATE UNIQUE INDEX accounts_phone ON accounts (tenant_id, phone_number) WHERE phone_number IS NOT NULL",
+                """
+                CREATE TABLE account_providers (
+                    tenant_id TEXT NOT NULL,
+                    provider_id TEXT NOT NULL,
+                    raw_id TEXT NOT NULL,
+                    local_id TEXT NOT NULL,
+                    email TEXT,
+                    display_name TEXT,
+                    photo_url TEXT,
+                    CONSTRAINT account_providers_pkey PRIMARY KEY (tenant_id, provider_id, raw_id)
+                )
+                """,
+                "CREATE INDEX account_providers_account ON account_providers (tenant_id, local_id)",
+                "CREATE INDEX account_providers_email ON account_providers (tenant_id, email) WHERE email IS NOT NULL",
+                """
+                ALTER TABLE refresh_tokens ADD COLUMN sign_in_provider TEXT NOT NULL DEFAULT 'password',
+                    ADD COLUMN auth_time BIGINT NOT NULL DEFAULT 0, ADD COLUMN claims TEXT
+                """,
+                """
+                CREATE TABLE tenants (
+                    tenant_id TEXT PRIMARY KEY,
+                    settings TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 }
 

@@ -2,12 +2,13 @@ import ActionLinks
 import Foundation
 import GRDB
 
-/// ``AccountStore`` on the embedded SQLite database.
+/// ``AccountStore`` on the embedded SQLite database: every transaction is one GRDB write, so a
+/// unit of work runs once, against the database itself.
 public struct SQLiteAccountStore: AccountStore {
     let pool: DatabasePool
 
     public func account(id localID: String, tenantID: String) async throws -> Account? {
-        try await pool.read { db in try Self.fetch(db, id: localID, tenantID: tenantID) }
+        try await pool.read { db in try Self.fetchOne(db, "local_id = ?", [tenantID, localID]) }
     }
 
     public func account(email: String, tenantID: String) async throws -> Account? {
@@ -16,224 +17,237 @@ public struct SQLiteAccountStore: AccountStore {
         // whenever the writer has committed since its last read, which under a stream of issues is
         // every time. The writer's cache is always current, and the statement sees the latest commit
         // just as a reader would.
-        try await pool.writeWithoutTransaction { db in
-            try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND email = ?"), arguments: [tenantID, email]
-            )
-            .map(Self.account)
+        try await pool.writeWithoutTransaction { db in try Self.fetchOne(db, "email = ?", [tenantID, email]) }
+    }
+
+    public func transaction<T: Sendable>(
+        tenantID: String, now: Timestamp, _ work: @escaping @Sendable (any AccountTransaction) throws -> T
+    ) async throws -> T {
+        do {
+            return try await pool.write { db in try work(SQLiteAccountTransaction(db: db, tenantID: tenantID, now: now)) }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw Self.clash(error) ?? error
         }
     }
 
-    public func create(_ account: Account) async throws {
-        try await pool.write { db in
-            if let email = account.email,
-                try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM accounts WHERE tenant_id = ? AND email = ?", arguments: [account.tenantID, email]) == true
-            {
-                throw AccountStoreError.emailExists
-            }
-            try Self.insert(db, account)
+    /// The store error a unique-constraint violation stands for.
+    static func clash(_ error: DatabaseError) -> AccountStoreError? {
+        let message = error.message ?? ""
+        if message.contains("accounts.email") { return .emailExists }
+        if message.contains("accounts.phone_number") { return .phoneNumberExists }
+        if message.contains("account_providers.") { return .federatedIdentityExists }
+        if message.contains("accounts.tenant_id, accounts.local_id") || message.contains("accounts.local_id") { return .localIDExists }
+        return nil
+    }
+
+    public func session(hash: Data) async throws -> (session: Session, account: Account)? {
+        try await pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM refresh_tokens WHERE hash = ?", arguments: [hash]) else { return nil }
+            let session = Session(
+                hash: row["hash"], tenantID: row["tenant_id"], accountID: row["account_id"], createdAt: row["created_at"],
+                signInProvider: row["sign_in_provider"], authTime: row["auth_time"], claims: row["claims"])
+            guard let account = try Self.fetchOne(db, "local_id = ?", [session.tenantID, session.accountID]) else { return nil }
+            return (session, account)
         }
     }
 
-    public func signInWithEmailLink(email: String, tenantID: String, newAccountID: String, createIfMissing: Bool, now: Timestamp)
-        async throws -> EmailLinkSignIn?
-    {
+    public func recordRefresh(accountID: String, tenantID: String, at time: Timestamp) async throws {
         try await pool.write { db in
-            try Self.signIn(db, email: email, tenantID: tenantID, newAccountID: newAccountID, createIfMissing: createIfMissing, now: now)
+            try db.execute(
+                sql: "UPDATE accounts SET last_refresh_at = ? WHERE tenant_id = ? AND local_id = ?", arguments: [time, tenantID, accountID])
         }
     }
 
-    public func resetPassword(accountID: String, tenantID: String, passwordHash: String, now: Timestamp) async throws -> Account {
-        try await pool.write { db in
-            try Self.resetPassword(db, accountID: accountID, tenantID: tenantID, passwordHash: passwordHash, now: now)
+    public func accounts(tenantID: String, after localID: String?, limit: Int) async throws -> [Account] {
+        try await pool.read { db in
+            try Self.fetchAll(db, "local_id > ? ORDER BY local_id LIMIT ?", [tenantID, localID ?? "", limit])
         }
     }
 
-    public func verifyEmail(accountID: String, tenantID: String, email: String, now: Timestamp) async throws -> Account {
-        try await pool.write { db in try Self.verifyEmail(db, accountID: accountID, tenantID: tenantID, email: email) }
+    public func countAccounts(tenantID: String) async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM accounts WHERE tenant_id = ?", arguments: [tenantID]) ?? 0 }
     }
 
-    public func changeEmail(accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp) async throws
-        -> Account
-    {
+    public func deleteAllAccounts(tenantID: String) async throws {
         try await pool.write { db in
-            try Self.changeEmail(db, accountID: accountID, tenantID: tenantID, from: oldEmail, to: newEmail, now: now)
-        }
-    }
-
-    public func complete(hashes: [Data], modes: Set<ActionCodeLink.Mode>, effect: CodeEffect, now: Timestamp, by consumer: String)
-        async throws -> CodeCompletion
-    {
-        // One write transaction: an error thrown by the effect rolls the consumption back with it.
-        try await pool.write { db in
-            let record: ActionCodeRecord
-            switch try SQLiteCodeStore.consume(db, hashes: hashes, modes: modes, now: now, by: consumer) {
-            case .consumed(let consumed): record = consumed
-            case .expired: return .expired
-            case .invalid: return .invalid
-            }
-            let tenantID = record.tenantID
-            switch effect {
-            case .signIn(let newAccountID, let createIfMissing, let refreshTokenHash):
-                guard
-                    let signIn = try Self.signIn(
-                        db, email: record.email, tenantID: tenantID, newAccountID: newAccountID, createIfMissing: createIfMissing, now: now)
-                else { throw AccountStoreError.signUpNotAllowed }
-                try Self.addRefreshToken(db, hash: refreshTokenHash, accountID: signIn.account.localID, tenantID: tenantID, now: now)
-                return .completed(
-                    CompletedAction(
-                        record: record, account: signIn.account, isNewUser: signIn.isNewUser,
-                        removedUnverifiedPassword: signIn.removedUnverifiedPassword))
-            case .setPassword(let hash):
-                guard let accountID = record.accountID else { throw AccountStoreError.accountNotFound }
-                let account = try Self.resetPassword(db, accountID: accountID, tenantID: tenantID, passwordHash: hash, now: now)
-                return .completed(CompletedAction(record: record, account: account))
-            case .verifyEmail:
-                guard let accountID = record.accountID else { throw AccountStoreError.accountNotFound }
-                let account = try Self.verifyEmail(db, accountID: accountID, tenantID: tenantID, email: record.email)
-                return .completed(CompletedAction(record: record, account: account))
-            case .changeEmail(let recoveryHash, let recoveryExpiresAt):
-                guard let accountID = record.accountID, let newEmail = record.newEmail else { throw AccountStoreError.emailChanged }
-                let account = try Self.changeEmail(db, accountID: accountID, tenantID: tenantID, from: record.email, to: newEmail, now: now)
-                try SQLiteCodeStore.issue(db, record.recovery(hash: recoveryHash, now: now, expiresAt: recoveryExpiresAt))
-                return .completed(CompletedAction(record: record, account: account))
-            case .restoreEmail:
-                guard let accountID = record.accountID, let changedTo = record.newEmail else { throw AccountStoreError.emailChanged }
-                let account = try Self.changeEmail(
-                    db, accountID: accountID, tenantID: tenantID, from: changedTo, to: record.email, now: now)
-                return .completed(CompletedAction(record: record, account: account))
+            for table in ["accounts", "account_providers", "refresh_tokens"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE tenant_id = ?", arguments: [tenantID])
             }
         }
     }
 
-    // MARK: - Inside a transaction
+    // MARK: - Rows
 
-    static func signIn(_ db: Database, email: String, tenantID: String, newAccountID: String, createIfMissing: Bool, now: Timestamp) throws
-        -> EmailLinkSignIn?
-    {
+    /// The accounts matching `condition` (after `tenant_id = ?`), with their federated identities.
+    static func fetchAll(_ db: Database, _ condition: String, _ arguments: StatementArguments) throws -> [Account] {
+        var accounts = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND " + condition), arguments: arguments
+        ).map(account)
+        for index in accounts.indices {
+            accounts[index].federatedIdentities = try identities(db, tenantID: accounts[index].tenantID, localID: accounts[index].localID)
+        }
+        return accounts
+    }
+
+    static func fetchOne(_ db: Database, _ condition: String, _ arguments: StatementArguments) throws -> Account? {
         guard
             var account = try Row.fetchOne(
-                db, sql: "SELECT * FROM accounts WHERE tenant_id = ? AND email = ?", arguments: [tenantID, email]
-            ).map(Self.account)
-        else {
-            guard createIfMissing else { return nil }
-            let account = Account(
-                localID: newAccountID, tenantID: tenantID, email: email, emailVerified: true, createdAt: now, lastLoginAt: now)
-            try Self.insert(db, account)
-            return EmailLinkSignIn(account: account, isNewUser: true, removedUnverifiedPassword: false)
-        }
-        let removed = account.completeEmailLinkSignIn(now: now)
-        if removed { try Self.revokeSessions(db, accountID: account.localID, tenantID: tenantID) }
-        try Self.update(db, account)
-        return EmailLinkSignIn(account: account, isNewUser: false, removedUnverifiedPassword: removed)
-    }
-
-    static func resetPassword(_ db: Database, accountID: String, tenantID: String, passwordHash: String, now: Timestamp) throws -> Account {
-        guard var account = try Self.fetch(db, id: accountID, tenantID: tenantID) else { throw AccountStoreError.accountNotFound }
-        account.passwordHash = passwordHash
-        account.passwordUpdatedAt = now
-        account.emailVerified = true
-        account.validSince = now / 1000
-        try Self.update(db, account)
-        try Self.revokeSessions(db, accountID: accountID, tenantID: tenantID)
-        if let email = account.email { _ = try SQLiteCodeStore.retire(db, tenantID: tenantID, emails: [email], now: now) }
+                db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND " + condition), arguments: arguments
+            ).map(account)
+        else { return nil }
+        account.federatedIdentities = try identities(db, tenantID: account.tenantID, localID: account.localID)
         return account
     }
 
-    static func verifyEmail(_ db: Database, accountID: String, tenantID: String, email: String) throws -> Account {
-        guard var account = try Self.fetch(db, id: accountID, tenantID: tenantID) else { throw AccountStoreError.accountNotFound }
-        guard account.email == email else { throw AccountStoreError.emailChanged }
-        account.emailVerified = true
-        try Self.update(db, account)
-        return account
-    }
-
-    static func changeEmail(_ db: Database, accountID: String, tenantID: String, from oldEmail: String, to newEmail: String, now: Timestamp)
-        throws
-        -> Account
-    {
-        guard var account = try Self.fetch(db, id: accountID, tenantID: tenantID) else { throw AccountStoreError.accountNotFound }
-        guard account.email == oldEmail else { throw AccountStoreError.emailChanged }
-        if try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM accounts WHERE tenant_id = ? AND email = ? AND local_id <> ?",
-            arguments: [tenantID, newEmail, accountID])
-            == true
-        {
-            throw AccountStoreError.emailExists
-        }
-        account.email = newEmail
-        account.emailVerified = true
-        account.validSince = now / 1000
-        try Self.update(db, account)
-        try Self.revokeSessions(db, accountID: accountID, tenantID: tenantID)
-        _ = try SQLiteCodeStore.retire(db, tenantID: tenantID, emails: [oldEmail, newEmail], now: now)
-        return account
-    }
-
-    static func addRefreshToken(_ db: Database, hash: Data, accountID: String, tenantID: String, now: Timestamp) throws {
-        try db.execute(
-            sql: "INSERT INTO refresh_tokens (hash, tenant_id, account_id, created_at) VALUES (?, ?, ?, ?)",
-            arguments: [hash, tenantID, accountID, now])
-    }
-
-    public func addRefreshToken(hash: Data, accountID: String, tenantID: String, now: Timestamp) async throws {
-        try await pool.write { db in try Self.addRefreshToken(db, hash: hash, accountID: accountID, tenantID: tenantID, now: now) }
-    }
-
-    public func accountForRefreshToken(hash: Data) async throws -> Account? {
-        try await pool.read { db in
-            try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT accounts.* FROM refresh_tokens
-                    JOIN accounts ON accounts.tenant_id = refresh_tokens.tenant_id AND accounts.local_id = refresh_tokens.account_id
-                    WHERE refresh_tokens.hash = ?
-                    """,
-                arguments: [hash]
-            ).map(Self.account)
+    static func identities(_ db: Database, tenantID: String, localID: String) throws -> [FederatedIdentity] {
+        try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM account_providers WHERE tenant_id = ? AND local_id = ? ORDER BY provider_id, raw_id"),
+            arguments: [tenantID, localID]
+        ).map {
+            FederatedIdentity(
+                providerID: $0["provider_id"], rawID: $0["raw_id"], email: $0["email"], displayName: $0["display_name"],
+                photoURL: $0["photo_url"])
         }
     }
 
-    static func revokeSessions(_ db: Database, accountID: String, tenantID: String) throws {
-        try db.execute(sql: "DELETE FROM refresh_tokens WHERE tenant_id = ? AND account_id = ?", arguments: [tenantID, accountID])
-    }
+    static let columns = [
+        "local_id", "tenant_id", "email", "email_verified", "password_hash", "password_updated_at", "display_name", "photo_url",
+        "phone_number", "disabled", "created_at", "last_login_at", "last_refresh_at", "valid_since", "custom_attributes", "initial_email",
+        "email_link_signin", "custom_auth",
+    ]
 
-    static func fetch(_ db: Database, id: String, tenantID: String) throws -> Account? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND local_id = ?"), arguments: [tenantID, id])
-            .map(account)
-    }
-
-    static func insert(_ db: Database, _ account: Account) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO accounts (local_id, tenant_id, email, email_verified, password_hash, password_updated_at, display_name,
-                                      disabled, created_at, last_login_at, valid_since)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                account.localID, account.tenantID, account.email, account.emailVerified, account.passwordHash, account.passwordUpdatedAt,
-                account.displayName, account.disabled, account.createdAt, account.lastLoginAt, account.validSince,
-            ])
-    }
-
-    static func update(_ db: Database, _ account: Account) throws {
-        try db.execute(
-            sql: """
-                UPDATE accounts SET email = ?, email_verified = ?, password_hash = ?, password_updated_at = ?, display_name = ?,
-                                    disabled = ?, last_login_at = ?, valid_since = ?
-                WHERE tenant_id = ? AND local_id = ?
-                """,
-            arguments: [
-                account.email, account.emailVerified, account.passwordHash, account.passwordUpdatedAt, account.displayName,
-                account.disabled, account.lastLoginAt, account.validSince, account.tenantID, account.localID,
-            ])
+    static func values(_ account: Account) -> [(any DatabaseValueConvertible)?] {
+        [
+            account.localID, account.tenantID, account.email, account.emailVerified, account.passwordHash, account.passwordUpdatedAt,
+            account.displayName, account.photoURL, account.phoneNumber, account.disabled, account.createdAt, account.lastLoginAt,
+            account.lastRefreshAt, account.validSince, account.customAttributes, account.initialEmail, account.emailLinkSignin,
+            account.customAuth,
+        ]
     }
 
     static func account(_ row: Row) -> Account {
         Account(
             localID: row["local_id"], tenantID: row["tenant_id"], email: row["email"], emailVerified: row["email_verified"],
             passwordHash: row["password_hash"], passwordUpdatedAt: row["password_updated_at"], displayName: row["display_name"],
-            disabled: row["disabled"], createdAt: row["created_at"], lastLoginAt: row["last_login_at"], validSince: row["valid_since"])
+            photoURL: row["photo_url"], phoneNumber: row["phone_number"], disabled: row["disabled"], createdAt: row["created_at"],
+            lastLoginAt: row["last_login_at"], lastRefreshAt: row["last_refresh_at"], validSince: row["valid_since"],
+            customAttributes: row["custom_attributes"], initialEmail: row["initial_email"], emailLinkSignin: row["email_link_signin"],
+            customAuth: row["custom_auth"])
+    }
+}
+
+/// A unit of work inside one GRDB write transaction: reads and writes go straight to the database.
+final class SQLiteAccountTransaction: AccountTransaction {
+    let db: Database
+    let tenantID: String
+    let now: Timestamp
+
+    init(db: Database, tenantID: String, now: Timestamp) {
+        self.db = db
+        self.tenantID = tenantID
+        self.now = now
+    }
+
+    func prefetch(_ keys: [AccountKey]) throws {}
+
+    func account(id localID: String) throws -> Account? {
+        try SQLiteAccountStore.fetchOne(db, "local_id = ?", [tenantID, localID])
+    }
+
+    func account(email: String) throws -> Account? {
+        try SQLiteAccountStore.fetchOne(db, "email = ?", [tenantID, email])
+    }
+
+    func account(phoneNumber: String) throws -> Account? {
+        try SQLiteAccountStore.fetchOne(db, "phone_number = ?", [tenantID, phoneNumber])
+    }
+
+    func account(providerID: String, rawID: String) throws -> Account? {
+        guard
+            let localID = try String.fetchOne(
+                db, sql: "SELECT local_id FROM account_providers WHERE tenant_id = ? AND provider_id = ? AND raw_id = ?",
+                arguments: [tenantID, providerID, rawID])
+        else { return nil }
+        return try account(id: localID)
+    }
+
+    func accounts(providerEmail email: String) throws -> [Account] {
+        try String.fetchAll(
+            db, sql: "SELECT DISTINCT local_id FROM account_providers WHERE tenant_id = ? AND email = ? ORDER BY local_id",
+            arguments: [tenantID, email]
+        ).compactMap { try account(id: $0) }
+    }
+
+    func insert(_ account: Account) throws {
+        precondition(account.tenantID == tenantID, "an account is written in its own tenant's transaction")
+        let columns = SQLiteAccountStore.columns
+        try db.execute(
+            sql: "INSERT INTO accounts (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
+            arguments: StatementArguments(SQLiteAccountStore.values(account)))
+        try writeIdentities(account)
+    }
+
+    func update(_ account: Account) throws {
+        precondition(account.tenantID == tenantID, "an account is written in its own tenant's transaction")
+        let columns = SQLiteAccountStore.columns.dropFirst(2)
+        try db.execute(
+            sql: "UPDATE accounts SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE tenant_id = ? AND local_id = ?",
+            arguments: StatementArguments(Array(SQLiteAccountStore.values(account).dropFirst(2)) + [tenantID, account.localID]))
+        guard db.changesCount == 1 else { throw AccountStoreError.accountNotFound }
+        try db.execute(sql: "DELETE FROM account_providers WHERE tenant_id = ? AND local_id = ?", arguments: [tenantID, account.localID])
+        try writeIdentities(account)
+    }
+
+    private func writeIdentities(_ account: Account) throws {
+        for identity in account.federatedIdentities {
+            try db.execute(
+                sql: """
+                    INSERT INTO account_providers (tenant_id, provider_id, raw_id, local_id, email, display_name, photo_url)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    tenantID, identity.providerID, identity.rawID, account.localID, identity.email, identity.displayName, identity.photoURL,
+                ])
+        }
+    }
+
+    func delete(id localID: String) throws {
+        for (table, column) in [("accounts", "local_id"), ("account_providers", "local_id"), ("refresh_tokens", "account_id")] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE tenant_id = ? AND \(column) = ?", arguments: [tenantID, localID])
+        }
+    }
+
+    func code(hashes: [Data]) throws -> CodeLookup {
+        guard !hashes.isEmpty else { return .invalid }
+        let placeholders = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM codes WHERE hash IN (\(placeholders))", arguments: StatementArguments(hashes)),
+            let record = SQLiteCodeStore.record(row)
+        else { return .invalid }
+        if record.consumedAt != nil || row["retired_at"] as Int64? != nil { return .invalid }
+        return record.expiresAt > now ? .live(record) : .expired(record)
+    }
+
+    func consume(_ record: ActionCodeRecord, by consumer: String) throws {
+        try db.execute(
+            sql: "UPDATE codes SET consumed_at = ?, consumed_by = ? WHERE hash = ? AND consumed_at IS NULL AND retired_at IS NULL",
+            arguments: [now, consumer, record.hash])
+        // Read in this transaction, so nothing else can have consumed it since.
+        guard db.changesCount == 1 else { throw StoreInconsistency(description: "a code read live in this transaction was not consumed") }
+    }
+
+    func issue(_ record: ActionCodeRecord) throws { try SQLiteCodeStore.issue(db, record) }
+
+    func retireCodes(emails: [String]) throws { _ = try SQLiteCodeStore.retire(db, tenantID: tenantID, emails: emails, now: now) }
+
+    func addSession(_ session: Session) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO refresh_tokens (hash, tenant_id, account_id, created_at, sign_in_provider, auth_time, claims)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                session.hash, session.tenantID, session.accountID, session.createdAt, session.signInProvider, session.authTime,
+                session.claims,
+            ])
     }
 }

@@ -107,6 +107,16 @@ public struct SQLiteCodeStore: CodeStore {
         }
     }
 
+    public func eventCounts(keys: [String], windowStart: Timestamp) async throws -> [Int] {
+        try await pool.read { db in
+            try keys.map { key in
+                try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT count FROM event_counts WHERE key = ? AND window_start = ?"), arguments: [key, windowStart])
+                    ?? 0
+            }
+        }
+    }
+
     @discardableResult
     public func purge(before cutoff: Timestamp) async throws -> Int {
         try await pool.write { db in

@@ -36,6 +36,8 @@ public final class SQLiteDatabase: Sendable {
     public var codes: SQLiteCodeStore { SQLiteCodeStore(pool: pool) }
     /// The account store on this database.
     public var accounts: SQLiteAccountStore { SQLiteAccountStore(pool: pool) }
+    /// The tenant store on this database.
+    public var tenants: SQLiteTenantStore { SQLiteTenantStore(pool: pool) }
 
     /// Named, versioned schema changes; never edit one that has shipped, add the next.
     static var migrator: DatabaseMigrator {
@@ -89,6 +91,39 @@ public final class SQLiteDatabase: Sendable {
                         window_start INTEGER NOT NULL,
                         count INTEGER NOT NULL,
                         PRIMARY KEY (key, window_start)
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        migrator.registerMigration("v2: every user field, federated identities, sessions that remember how they signed in, tenants") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE accounts ADD COLUMN photo_url TEXT;
+                    ALTER TABLE accounts ADD COLUMN phone_number TEXT;
+                    ALTER TABLE accounts ADD COLUMN last_refresh_at INTEGER;
+                    ALTER TABLE accounts ADD COLUMN custom_attributes TEXT;
+                    ALTER TABLE accounts ADD COLUMN initial_email TEXT;
+                    ALTER TABLE accounts ADD COLUMN email_link_signin INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE accounts ADD COLUMN custom_auth INTEGER NOT NULL DEFAULT 0;
+                    CREATE UNIQUE INDEX accounts_phone ON accounts (tenant_id, phone_number) WHERE phone_number IS NOT NULL;
+                    CREATE TABLE account_providers (
+                        tenant_id TEXT NOT NULL,
+                        provider_id TEXT NOT NULL,
+                        raw_id TEXT NOT NULL,
+                        local_id TEXT NOT NULL,
+                        email TEXT,
+                        display_name TEXT,
+                        photo_url TEXT,
+                        PRIMARY KEY (tenant_id, provider_id, raw_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX account_providers_account ON account_providers (tenant_id, local_id);
+                    CREATE INDEX account_providers_email ON account_providers (tenant_id, email) WHERE email IS NOT NULL;
+                    ALTER TABLE refresh_tokens ADD COLUMN sign_in_provider TEXT NOT NULL DEFAULT 'password';
+                    ALTER TABLE refresh_tokens ADD COLUMN auth_time INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE refresh_tokens ADD COLUMN claims TEXT;
+                    CREATE TABLE tenants (
+                        tenant_id TEXT PRIMARY KEY NOT NULL,
+                        settings TEXT NOT NULL,
+                        created_at INTEGER NOT NULL
                     ) WITHOUT ROWID;
                     """)
         }

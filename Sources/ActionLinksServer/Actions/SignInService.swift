@@ -1,0 +1,317 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Foundation
+import Logging
+
+/// Sign-up and sign-in with a password or as an anonymous user, with a custom token, and the
+/// token refreshes of the sessions they start (Firebase's `accounts:signUp`,
+/// `accounts:signInWithPassword`, `accounts:signInWithCustomToken`, `token`).
+public final class SignInService: Sendable {
+    let settings: ServiceSettings
+    let accounts: any AccountStore
+    let codes: any CodeStore
+    let accountService: AccountService
+    let tokens: TokenService
+    let customTokens: CustomTokenVerifier
+    let passwords: PasswordHasher
+    let importedPasswords: ImportedPasswordHashes
+    let store: StoreGateway
+    let clock: any ServiceClock
+    let logger: Logger
+
+    init(
+        settings: ServiceSettings, accounts: any AccountStore, codes: any CodeStore, accountService: AccountService, tokens: TokenService,
+        customTokens: CustomTokenVerifier, passwords: PasswordHasher, store: StoreGateway, clock: any ServiceClock, logger: Logger
+    ) {
+        self.settings = settings
+        self.accounts = accounts
+        self.codes = codes
+        self.accountService = accountService
+        self.tokens = tokens
+        self.customTokens = customTokens
+        self.passwords = passwords
+        importedPasswords = ImportedPasswordHashes()
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: - Sign-up
+
+    /// What `accounts:signUp` asks for.
+    struct SignUp: Sendable {
+        var email: String?
+        var password: String?
+        var displayName: String?
+        var photoURL: String?
+        var phoneNumber: String?
+        var emailVerified: Bool?
+        var disabled: Bool?
+        var localID: String?
+        var idToken: String?
+        var bodyTenant: String?
+    }
+
+    /// `accounts:signUp`: a client signs up with an address and a password, anonymously, or adds
+    /// an address and a password to the signed-in user (`idToken`); the admin creates any account.
+    /// A client gets a session; the admin does not.
+    func signUp(_ request: SignUp, call: RESTCall) async throws(ActionError) -> (account: Account, session: SignedInUser?) {
+        let now = clock.now
+        if call.isAdmin {
+            if request.idToken != nil, request.localID != nil { throw ActionError(.unexpectedParameter, "User ID") }
+        } else if request.localID != nil {
+            throw ActionError(.unexpectedParameter, "User ID")
+        }
+        var tenant = try await call.tenant(body: request.bodyTenant, tenants: accountService.tenants)
+        try tenant.checkEnabled()
+        let withPassword = request.idToken != nil || request.password != nil || request.email != nil
+        if !call.isAdmin {
+            if withPassword {
+                guard request.email != nil else { throw ActionError.missingEmail }
+                guard request.password != nil else { throw ActionError(.missingPassword) }
+                guard tenant.allowPasswordSignup else { throw ActionError(.operationNotAllowed) }
+            } else {
+                guard tenant.enableAnonymousUser else { throw ActionError(.adminOnlyOperation) }
+            }
+            if request.idToken == nil, !tenant.selfServiceSignUp {
+                throw ActionError(.adminOnlyOperation, "signing up is turned off for this project; an administrator creates accounts")
+            }
+        }
+        var email: String?
+        if let given = request.email {
+            guard let canonical = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
+            email = canonical
+        }
+        if call.isAdmin, let localID = request.localID, localID.isEmpty || localID.utf8.count > 128 {
+            throw ActionError(.invalidLocalID, "a user ID is 1 to 128 characters")
+        }
+        var phoneNumber: String?
+        if call.isAdmin, let given = request.phoneNumber {
+            guard PhoneNumber.isValid(given) else { throw ActionError(.invalidPhoneNumber, "Invalid format.") }
+            phoneNumber = given
+        }
+        if let email, let existing = try await store.call({ try await self.accounts.account(email: email, tenantID: tenant.tenantID) }),
+            existing.localID != request.localID
+        {
+            // Checked again in the transaction; this answers early, before a password is hashed.
+            _ = existing
+            throw ActionError.emailExists
+        }
+        var hash: String?
+        if let password = request.password {
+            try tenant.passwords.check(password)
+            hash = try await hashed(password)
+        }
+        var signedIn: User?
+        if let idToken = request.idToken {
+            let user = try await accountService.user(idToken: idToken, call: call, bodyTenant: request.bodyTenant)
+            signedIn = user
+            tenant = user.tenant
+        }
+        let newSession =
+            call.isAdmin
+            ? nil
+            : tokens.newSession(
+                accountID: signedIn?.account.localID ?? request.localID ?? "", tenantID: tenant.tenantID,
+                signInProvider: withPassword ? "password" : "anonymous", now: now)
+        let newID = request.localID ?? Secrets.accountID()
+        let tenantID = tenant.tenantID
+        let isAdmin = call.isAdmin
+        let given = (email: email, phoneNumber: phoneNumber, hash: hash, user: signedIn)
+        let result = try await store.call {
+            try await self.accounts.transaction(tenantID: tenantID, now: now) { tx -> (Account, Bool) in
+                if let email = given.email, let owner = try tx.account(email: email), owner.localID != given.user?.account.localID {
+                    _ = owner
+                    throw AccountStoreError.emailExists
+                }
+                if let phoneNumber = given.phoneNumber, try tx.account(phoneNumber: phoneNumber) != nil { throw AccountStoreError.phoneNumberExists }
+                var account: Account
+                let isNew: Bool
+                if let user = given.user {
+                    account = try tx.existingAccount(id: user.account.localID)
+                    isNew = false
+                } else {
+                    if try tx.account(id: newID) != nil { throw AccountStoreError.localIDExists }
+                    account = Account(localID: newID, tenantID: tenantID, createdAt: now)
+                    isNew = true
+                }
+                if let email = given.email {
+                    account.email = email
+                    account.emailVerified = isAdmin ? (request.emailVerified ?? false) : false
+                }
+                if let hash = given.hash {
+                    account.passwordHash = hash
+                    account.passwordUpdatedAt = now
+                    account.validSince = now / 1000
+                }
+                // An anonymous account takes no profile from a client.
+                if isAdmin || withPassword, let name = request.displayName { account.displayName = name }
+                if isAdmin {
+                    if let photo = request.photoURL { account.photoURL = photo }
+                    if let phoneNumber = given.phoneNumber { account.phoneNumber = phoneNumber }
+                    if let disabled = request.disabled { account.disabled = disabled }
+                } else {
+                    account.lastLoginAt = now
+                }
+                if isNew { try tx.insert(account) } else { try tx.update(account) }
+                if var session = newSession?.session {
+                    session.accountID = account.localID
+                    try tx.addSession(session)
+                }
+                return (account, isNew)
+            }
+        }
+        guard var newSession else { return (result.0, nil) }
+        newSession.session.accountID = result.0.localID
+        return (result.0, SignedInUser(account: result.0, session: newSession, isNewUser: result.1))
+    }
+
+    typealias User = AccountService.User
+
+    // MARK: - Password sign-in
+
+    /// `accounts:signInWithPassword`. With email-enumeration protection every refusal about the
+    /// address or the password is `INVALID_LOGIN_CREDENTIALS` (after the same work); without it,
+    /// `EMAIL_NOT_FOUND` or `INVALID_PASSWORD`. Failed attempts are limited per address and per
+    /// client (`TOO_MANY_ATTEMPTS_TRY_LATER`).
+    func signIn(email given: String?, password: String?, bodyTenant: String?, call: RESTCall) async throws(ActionError) -> SignedInUser {
+        let now = clock.now
+        let tenant = try await call.tenant(body: bodyTenant, tenants: accountService.tenants)
+        try tenant.checkEnabled()
+        guard tenant.allowPasswordSignup else { throw ActionError(.passwordLoginDisabled) }
+        guard let given else { throw ActionError.missingEmail }
+        guard let email = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
+        guard let password, !password.isEmpty else { throw ActionError(.missingPassword) }
+        let failureKeys = ["signin-failure:address:\(tenant.tenantID):\(email)"] + (call.clientAddress.map { ["signin-failure:ip:\($0)"] } ?? [])
+        let window = now - now % 3_600_000
+        let counts = try await store.call { try await self.codes.eventCounts(keys: failureKeys, windowStart: window) }
+        if counts[0] >= settings.limits.signInFailuresPerAccountPerHour || counts.dropFirst().contains(where: { $0 >= settings.limits.signInFailuresPerIPPerHour }) {
+            throw ActionError.tooManyAttempts
+        }
+        let protection = tenant.emailEnumerationProtection
+        func refuse(_ unprotected: ActionError.Code) async throws(ActionError) -> Never {
+            _ = try? await store.call { try await self.codes.countEvents(keys: failureKeys, windowStart: window) }
+            throw ActionError(protection ? .invalidLoginCredentials : unprotected)
+        }
+        let found = try await store.call { try await self.accounts.account(email: email, tenantID: tenant.tenantID) }
+        guard let account = found else {
+            // The same scrypt work as for a real account, so time tells nothing either.
+            _ = try? await passwords.verify(password, against: passwords.decoy)
+            try await refuse(.emailNotFound)
+        }
+        if account.disabled { throw ActionError.userDisabled }
+        guard let stored = account.passwordHash else {
+            _ = try? await passwords.verify(password, against: passwords.decoy)
+            try await refuse(.invalidPassword)
+        }
+        let matches: Bool
+        var rehash: String?
+        if let imported = importedPasswords.parse(stored) {
+            matches = (try? await importedPasswords.verify(password, against: imported, hasher: passwords)) ?? false
+            // A migrated password moves to this server's scrypt on its first use.
+            if matches { rehash = try await hashed(password) }
+        } else {
+            matches = (try? await passwords.verify(password, against: stored)) ?? false
+        }
+        guard matches else { try await refuse(.invalidPassword) }
+        let newSession = tokens.newSession(accountID: account.localID, tenantID: tenant.tenantID, signInProvider: "password", now: now)
+        let replacement = rehash
+        let updated = try await store.call {
+            try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx in
+                var current = try tx.existingAccount(id: account.localID)
+                if current.disabled { throw ActionError.userDisabled }
+                // The password may have changed since it was checked: keep the newer one.
+                if let replacement, current.passwordHash == stored { current.passwordHash = replacement }
+                current.lastLoginAt = now
+                try tx.update(current)
+                try tx.addSession(newSession.session)
+                return current
+            }
+        }
+        return SignedInUser(account: updated, session: newSession, isNewUser: false)
+    }
+
+    // MARK: - Custom tokens
+
+    /// `accounts:signInWithCustomToken`: a token a backend minted (`firebase-admin`'s
+    /// `create_custom_token`) signs in its `uid`, creating the account the first time.
+    func signIn(customToken: String?, bodyTenant: String?, call: RESTCall) async throws(ActionError) -> SignedInUser {
+        let now = clock.now
+        guard let customToken, !customToken.isEmpty else { throw ActionError(.missingCustomToken) }
+        let token = try await customTokens.verify(customToken, now: now)
+        let tenant = try await call.tenant(body: bodyTenant, tenants: accountService.tenants)
+        try tenant.checkEnabled()
+        if !tenant.tenantID.isEmpty || token.tenantID != nil, (token.tenantID ?? "") != tenant.tenantID {
+            throw ActionError(.tenantIDMismatch)
+        }
+        let uid = token.uid
+        let newSession = tokens.newSession(
+            accountID: uid, tenantID: tenant.tenantID, signInProvider: "custom", claims: token.claims.map { ClaimValue.object($0).json },
+            now: now)
+        let result = try await store.call {
+            try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx -> (Account, Bool) in
+                if var account = try tx.account(id: uid) {
+                    if account.disabled { throw ActionError.userDisabled }
+                    account.customAuth = true
+                    account.lastLoginAt = now
+                    try tx.update(account)
+                    try tx.addSession(newSession.session)
+                    return (account, false)
+                }
+                let account = Account(localID: uid, tenantID: tenant.tenantID, createdAt: now, lastLoginAt: now, customAuth: true)
+                try tx.insert(account)
+                try tx.addSession(newSession.session)
+                return (account, true)
+            }
+        }
+        return SignedInUser(account: result.0, session: newSession, isNewUser: result.1)
+    }
+
+    // MARK: - Token refresh
+
+    /// What `token` answers: a new ID token for the session, and the same refresh token (refresh
+    /// tokens are not used up, so concurrent refreshes never sign a client out).
+    struct Refreshed: Sendable {
+        var idToken: String
+        var refreshToken: String
+        var account: Account
+    }
+
+    /// `POST /v1/token` with `grant_type=refresh_token`.
+    func refresh(grantType: String?, refreshToken: String?) async throws(ActionError) -> Refreshed {
+        let now = clock.now
+        guard let grantType, !grantType.isEmpty else { throw ActionError(.missingGrantType) }
+        guard grantType == "refresh_token" else { throw ActionError(.invalidGrantType) }
+        guard let refreshToken, !refreshToken.isEmpty else { throw ActionError(.missingRefreshToken) }
+        let hash = TokenService.refreshTokenHash(refreshToken)
+        guard let (session, account) = try await store.call({ try await self.accounts.session(hash: hash) }) else {
+            throw ActionError(.invalidRefreshToken)
+        }
+        let tenant = try await accountService.tenants.policy(for: session.tenantID)
+        try tenant.checkEnabled()
+        if account.disabled { throw ActionError.userDisabled }
+        if session.isRevoked(by: account) { throw ActionError(.tokenExpired) }
+        try await store.call { try await self.accounts.recordRefresh(accountID: account.localID, tenantID: account.tenantID, at: now) }
+        let idToken = try await tokens.idToken(for: account, session: session, now: now)
+        return Refreshed(idToken: idToken, refreshToken: refreshToken, account: account)
+    }
+
+    // MARK: - Passwords
+
+    /// The scrypt hash of a password that passed the policy.
+    func hashed(_ password: String) async throws(ActionError) -> String {
+        do {
+            return try await passwords.hash(password)
+        } catch {
+            throw ActionError(.internalError, "the password could not be hashed", cause: error)
+        }
+    }
+}
+
+/// Phone numbers as admins set them: E.164 (`+` and 7 to 15 digits).
+enum PhoneNumber {
+    static func isValid(_ text: String) -> Bool {
+        let digits = text.utf8.dropFirst()
+        return text.utf8.first == UInt8(ascii: "+") && (7...15).contains(digits.count) && digits.allSatisfy { (0x30...0x39).contains($0) }
+    }
+}

@@ -1,0 +1,131 @@
+import ActionLinks
+import ActionLinksConfiguration
+import ActionLinksHeaders
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The paths of Google's REST APIs that lead to ``IdentityToolkitAPI``:
+///
+/// - `/v1/accounts:<op>` and `/v1/projects/<p>[/tenants/<t>]/accounts[:<op>]`, also under
+///   `/identitytoolkit.googleapis.com/v1/` (the host as a path, as Firebase's emulator serves it);
+/// - `/v1/projects/<p>[/tenants/<t>]:createSessionCookie`, `/v1/projects/<p>:queryAccounts`;
+/// - `GET /v1/projects` (the project's configuration);
+/// - `/v1/token` and `/securetoken.googleapis.com/v1/token` (refresh);
+/// - `/v2/projects/<p>/tenants[/<t>]` (tenants);
+/// - on a development server, `/www.googleapis.com/identitytoolkit/v3/relyingparty/<legacy name>`,
+///   the names the iOS SDK (and others) still call.
+struct IdentityToolkitRoutes {
+    static let prefixes = ["/v1", "/identitytoolkit.googleapis.com/v1"]
+    static let tenantPrefixes = ["/v2", "/identitytoolkit.googleapis.com/v2"]
+    static let tokenPaths = ["/v1/token", "/securetoken.googleapis.com/v1/token"]
+    static let legacyPrefix = "/www.googleapis.com/identitytoolkit/v3/relyingparty"
+
+    /// Every path prefix the API answers under (for the metrics label and Firebase's `NOT_FOUND`).
+    static let allPrefixes = prefixes + tenantPrefixes + ["/securetoken.googleapis.com", "/www.googleapis.com"]
+
+    let api: IdentityToolkitAPI
+    let settings: ServiceSettings
+    let origins: WebOrigins
+
+    /// Adds the API's routes to `router`.
+    func add(to router: Router<ServerRequestContext>) {
+        let collection = RouteCollection(context: ServerRequestContext.self)
+        collection.add(middleware: APICORSMiddleware(origins: origins))
+        collection.add(middleware: APIAuthenticationMiddleware(settings: settings, origins: origins))
+        collection.add(middleware: RequestBodyLimitMiddleware(maximumBytes: settings.server.maximumBodyBytes))
+        for prefix in Self.prefixes {
+            route(collection, "\(prefix)/accounts:{operation}")
+            route(collection, "\(prefix)/projects/{project}/accounts:{operation}")
+            route(collection, "\(prefix)/projects/{project}/accounts") { _ in "signUp" }
+            route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts:{operation}")
+            route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts") { _ in "signUp" }
+            // `projects/<p>:createSessionCookie`: the operation follows the project after a colon.
+            route(collection, "\(prefix)/projects/{projectOperation}") { $0.operationAfterColon("projectOperation", name: "project") }
+            route(collection, "\(prefix)/projects/{project}/tenants/{tenantOperation}") {
+                $0.operationAfterColon("tenantOperation", name: "tenant")
+            }
+            route(collection, "\(prefix)/projects") { _ in "projects" }
+        }
+        for prefix in Self.tenantPrefixes {
+            route(collection, "\(prefix)/projects/{project}/tenants") { _ in "tenants" }
+            route(collection, "\(prefix)/projects/{project}/tenants/{tenantID}") { _ in "tenant" }
+        }
+        for path in Self.tokenPaths { route(collection, RouterPath(path)) { _ in "token" } }
+        if settings.server.development {
+            route(collection, "\(Self.legacyPrefix)/{legacy}") { [api] parameters in
+                let legacy = parameters.get("legacy") ?? ""
+                return api.legacyNames[legacy] ?? "legacy:" + legacy
+            }
+        }
+        router.addRoutes(collection)
+    }
+
+    /// Routes every method of `path` to the operation `name` picks from the path's parameters
+    /// (by default the `{operation}` capture).
+    private func route(
+        _ collection: RouteCollection<ServerRequestContext>, _ path: RouterPath,
+        name: @escaping @Sendable (inout ResolvedParameters) -> String = { $0.get("operation") ?? "" }
+    ) {
+        let api = api
+        for method in LinkDomainRouter.otherMethods {
+            collection.on(path, method: method) { request, context in
+                if request.method == .options { return APICORSMiddleware.preflight(request, allowed: true) }
+                guard let caller = context.caller else { throw ActionError(.unauthenticated) }
+                var isForm = false
+                if let type = request.headers[.contentType].flatMap({ MediaType($0) }) {
+                    isForm = type.matches("application", "x-www-form-urlencoded")
+                    guard isForm || type.matches("application", "json") else {
+                        throw ActionError(.invalidContentType, "expected Content-Type: application/json")
+                    }
+                }
+                var parameters = ResolvedParameters(context.parameters)
+                let operation = name(&parameters)
+                var query: [String: String] = [:]
+                for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
+                let call = RESTCall(
+                    caller: caller, pathTenant: parameters.tenant, namesProject: parameters.project != nil, body: context.body,
+                    query: query, parameters: parameters.values, locale: request.firebaseLocale, clientAddress: context.clientAddress,
+                    method: request.method, isForm: isForm)
+                return RESTAPIResponse.json(try await api.perform(operation, call: call))
+            }
+        }
+    }
+}
+
+/// The path parameters of a call: the project, the tenant and the operation.
+struct ResolvedParameters {
+    var values: [String: String]
+
+    init(_ parameters: Parameters) {
+        values = [:]
+        for (key, value) in parameters { values[String(key)] = String(value) }
+    }
+
+    func get(_ name: String) -> String? { values[name] }
+
+    var project: String? { values["project"] }
+    var tenant: String? { values["tenant"] }
+
+    /// Splits `<id>:<operation>` in the parameter `capture` into the ID (stored as `name`) and the
+    /// operation.
+    mutating func operationAfterColon(_ capture: String, name: String) -> String {
+        guard let value = values[capture], let colon = value.firstIndex(of: ":") else { return "" }
+        values[name] = String(value[..<colon])
+        return String(value[value.index(after: colon)...])
+    }
+}
+
+/// The REST API's answers.
+enum RESTAPIResponse {
+    /// JSON, never cached; ``APICORSMiddleware`` adds CORS headers for an allowed origin.
+    static let headers: HTTPFields = [
+        .contentType: "application/json; charset=utf-8", .cacheControl: "no-store", .xContentTypeOptions: "nosniff",
+    ]
+
+    /// A JSON answer, 200.
+    static func json(_ body: Data) -> Response {
+        Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

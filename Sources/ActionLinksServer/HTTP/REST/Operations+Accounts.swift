@@ -1,0 +1,404 @@
+import ActionLinks
+import Foundation
+
+/// Accounts: `accounts:lookup`, `accounts:update` (profile, password, address, an `oobCode`; the
+/// admin's fields), `accounts:delete`, `accounts:batchDelete`, `accounts:batchGet`,
+/// `accounts:query`, `accounts:createAuthUri`, and the project's configuration.
+extension IdentityToolkitAPI {
+    mutating func addAccountOperations(_ services: LinkDomainServices) {
+        let accounts = services.accounts
+        let completer = services.completer
+        let issuer = services.issuer
+        let signIn = services.signIn
+        let tenants = services.tenants
+        let tokens = services.tokens
+        let clock = services.clock
+        let settings = services.settings
+        let policy = services.policy
+
+        add("lookup", legacy: "getAccountInfo", body: LookupRequest.self) { fields, call throws(ActionError) in
+            if call.isAdmin {
+                let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
+                try tenant.checkEnabled()
+                let found = try await accounts.lookup(
+                    ids: fields.localId?.values ?? [], emails: fields.email?.values ?? [], phoneNumbers: fields.phoneNumber?.values ?? [],
+                    federated: (fields.federatedUserId ?? []).compactMap { entry in
+                        guard let provider = entry.providerId, let raw = entry.rawId else { return nil }
+                        return FederatedIdentity(providerID: provider, rawID: raw)
+                    }, tenantID: tenant.tenantID)
+                return LookupResponse(users: found.isEmpty ? nil : found.map(UserRecord.init))
+            }
+            guard let idToken = fields.idToken else { throw ActionError(.missingIDToken) }
+            let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
+            try user.tenant.checkEnabled()
+            return LookupResponse(users: [UserRecord(user.account)])
+        }
+
+        add("update", legacy: "setAccountInfo", body: UpdateRequest.self) { fields, call throws(ActionError) in
+            var tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
+            try tenant.checkEnabled()
+            if !call.isAdmin {
+                guard fields.idToken != nil || fields.oobCode != nil else {
+                    throw ActionError(.invalidRequestType, "Unsupported request parameters.")
+                }
+                if fields.customAttributes != nil { throw ActionError.insufficientPermission }
+            } else if fields.localId == nil, fields.oobCode == nil {
+                throw ActionError(.missingLocalID)
+            }
+            if let claims = fields.customAttributes { try AccountService.checkCustomAttributes(claims) }
+            if let code = fields.oobCode {
+                let named = fields.tenantId ?? call.pathTenant
+                let done = try await completer.apply(code: code, tenant: named?.isEmpty == false ? tenant : nil, consumer: call.consumer)
+                return UpdateResponse(account: done.account, newEmail: done.record.mode == .verifyAndChangeEmail ? done.account.email : nil)
+            }
+            let localID: String
+            var signInProvider: String?
+            if call.isAdmin, let id = fields.localId {
+                localID = id
+            } else {
+                let user = try await accounts.user(idToken: fields.idToken ?? "", call: call, bodyTenant: fields.tenantId)
+                if fields.disableUser != nil { throw ActionError(.operationNotAllowed) }
+                localID = user.account.localID
+                signInProvider = user.claims.firebase.signInProvider
+                tenant = user.tenant
+            }
+            var changes = AccountChanges()
+            if let email = fields.email {
+                guard let canonical = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
+                changes.email = canonical
+            }
+            if let password = fields.password {
+                try tenant.passwords.check(password)
+                changes.passwordHash = try await signIn.hashed(password)
+            }
+            changes.displayName = fields.displayName.value
+            changes.photoURL = fields.photoUrl.value
+            changes.deleteAttributes = fields.deleteAttribute ?? []
+            changes.deleteProviders = fields.deleteProvider ?? []
+            if let link = fields.linkProviderUserInfo {
+                guard let provider = link.providerId, !provider.isEmpty else { throw ActionError(.missingProviderID) }
+                guard let raw = link.rawId, !raw.isEmpty else { throw ActionError(.missingRawID) }
+                changes.linkIdentity = FederatedIdentity(
+                    providerID: provider, rawID: raw, email: link.email.flatMap(EmailAddress.canonical), displayName: link.displayName,
+                    photoURL: link.photoUrl)
+            }
+            if call.isAdmin {
+                changes.disabled = fields.disableUser?.value
+                changes.emailVerified = fields.emailVerified?.value
+                if let phone = fields.phoneNumber {
+                    guard PhoneNumber.isValid(phone) else { throw ActionError(.invalidPhoneNumber, "Invalid format.") }
+                    changes.phoneNumber = phone
+                }
+                changes.customAttributes = fields.customAttributes
+                changes.validSince = fields.validSince.flatMap { Int64($0.text) }
+                changes.createdAt = fields.createdAt.flatMap { Int64($0.text) }
+                changes.lastLoginAt = fields.lastLoginAt.flatMap { Int64($0.text) }
+            } else if fields.validSince != nil {
+                // The user's own `validSince` (any value) revokes their other sessions now.
+                changes.validSince = clock.now / 1000
+            }
+            let recovery = issuer.recoveryCode(now: clock.now)
+            var updated = try await accounts.update(
+                localID: localID, tenant: tenant, changes: changes, signInProvider: signInProvider, isAdmin: call.isAdmin,
+                recovery: recovery, languageCode: call.locale)
+            if !call.isAdmin, fields.validSince != nil, updated.signedIn == nil {
+                updated = try await accounts.update(
+                    localID: localID, tenant: tenant, changes: AccountChanges(validSince: clock.now / 1000), signInProvider: signInProvider,
+                    isAdmin: true, recovery: recovery, languageCode: call.locale)
+            }
+            if let (code, change) = updated.recovery { await issuer.announceRecovery(code: code, for: change) }
+            return UpdateResponse(
+                account: updated.account, newEmail: updated.newEmail, tokens: try await updated.signedIn?.tokens(tokens, now: clock.now))
+        }
+
+        add("delete", legacy: "deleteAccount", body: DeleteRequest.self) { fields, call throws(ActionError) in
+            if call.isAdmin {
+                guard let localID = fields.localId, !localID.isEmpty else { throw ActionError(.missingLocalID) }
+                let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
+                try tenant.checkEnabled()
+                try await accounts.delete(localID: localID, tenantID: tenant.tenantID)
+                return DeleteResponse()
+            }
+            guard let idToken = fields.idToken else { throw ActionError(.missingIDToken) }
+            let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
+            try user.tenant.checkEnabled()
+            guard user.tenant.selfServiceDelete else {
+                throw ActionError(.adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")
+            }
+            try await accounts.delete(localID: user.account.localID, tenantID: user.tenant.tenantID)
+            return DeleteResponse()
+        }
+
+        add("batchDelete", adminOnly: true, body: BatchDeleteRequest.self) { fields, call throws(ActionError) in
+            let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
+            let errors = try await accounts.batchDelete(
+                localIDs: fields.localIds ?? [], force: fields.force?.value ?? false, tenantID: tenant.tenantID)
+            return BatchDeleteResponse(errors: errors.isEmpty ? nil : errors)
+        }
+
+        add("batchGet", methods: [.get], adminOnly: true, body: EmptyRequest.self) { _, call throws(ActionError) in
+            let tenant = try await call.tenant(body: call.query["tenantId"], tenants: tenants)
+            try tenant.checkEnabled()
+            let maximum = min(max(call.query["maxResults"].flatMap { Int($0) } ?? 20, 1), 1000)
+            let page = try await accounts.page(tenantID: tenant.tenantID, maximum: maximum, after: call.query["nextPageToken"])
+            return DownloadAccountResponse(users: page.accounts.map(UserRecord.init), nextPageToken: page.next)
+        }
+
+        let query: @Sendable (QueryRequest, RESTCall) async throws(ActionError) -> QueryResponse = { fields, call throws(ActionError) in
+            let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
+            try tenant.checkEnabled()
+            if let expression = fields.expression, !expression.isEmpty {
+                throw ActionError.notImplemented("expression is not implemented; query by user ID with accounts:lookup")
+            }
+            if let sort = fields.sortBy, !["USER_ID", "SORT_BY_FIELD_UNSPECIFIED"].contains(sort) {
+                throw ActionError.notImplemented("Only sorting by USER_ID is implemented.")
+            }
+            let count = try await accounts.count(tenantID: tenant.tenantID)
+            guard fields.returnUserInfo?.value ?? true else { return QueryResponse(recordsCount: String(count)) }
+            let limit = min(max(fields.limit.flatMap { Int($0.text) } ?? 500, 1), 500)
+            let offset = max(fields.offset.flatMap { Int($0.text) } ?? 0, 0)
+            var all: [Account] = []
+            var token: String?
+            repeat {
+                let page = try await accounts.page(tenantID: tenant.tenantID, maximum: 1000, after: token)
+                all += page.accounts
+                token = page.next
+            } while token != nil
+            if fields.order == "DESC" { all.reverse() }
+            let window = all.dropFirst(offset).prefix(limit)
+            return QueryResponse(recordsCount: String(count), userInfo: window.map(UserRecord.init))
+        }
+        add("query", adminOnly: true, body: QueryRequest.self, query)
+        add("queryAccounts", adminOnly: true, body: QueryRequest.self, query)
+
+        add("createAuthUri", legacy: "createAuthUri", body: CreateAuthURIRequest.self) { fields, call throws(ActionError) in
+            let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
+            try tenant.checkEnabled()
+            let sessionID = fields.sessionId ?? Secrets.sessionID()
+            if let providerID = fields.providerId, !providerID.isEmpty {
+                throw ActionError(.operationNotAllowed, "no provider '\(providerID.prefix(100))' is configured")
+            }
+            guard let identifier = fields.identifier, !identifier.isEmpty else { throw ActionError(.missingIdentifier) }
+            guard let continueURI = fields.continueUri, !continueURI.isEmpty else { throw ActionError(.missingContinueURI) }
+            guard let email = EmailAddress.canonical(identifier) else { throw ActionError(.invalidIdentifier) }
+            guard let parts = try? URLParts(continueURI), !parts.scheme.isEmpty, parts.host?.isEmpty == false else {
+                throw ActionError(.invalidContinueURI)
+            }
+            if tenant.emailEnumerationProtection { return CreateAuthURIResponse(sessionId: sessionID) }
+            let methods = try await accounts.methods(email: email, tenantID: tenant.tenantID)
+            return CreateAuthURIResponse(
+                registered: methods.registered, allProviders: methods.allProviders, sessionId: sessionID, signinMethods: methods.signInMethods)
+        }
+
+        add("projects", legacy: "getProjectConfig", methods: [.get, .post], body: EmptyRequest.self) { _, call throws(ActionError) in
+            if let tenant = call.pathTenant, !tenant.isEmpty { throw ActionError(.unsupportedTenantOperation) }
+            var domains = settings.linkDomains.map { $0.host }
+            for entry in policy.entries {
+                let host: String?
+                switch entry.kind {
+                case .domain: host = entry.description.lowercased()
+                case .urlPrefix, .loopback: host = (try? URLParts(entry.description))?.host?.lowercased()
+                case .wildcardDomain, .appScheme: host = nil
+                }
+                if let host, !domains.contains(host) { domains.append(host) }
+            }
+            if settings.server.development, !domains.contains("localhost") { domains.append("localhost") }
+            return ProjectConfigResponse(projectId: settings.project.id, authorizedDomains: domains)
+        }
+    }
+}
+
+/// A body with no fields the operation reads.
+struct EmptyRequest: Decodable, Sendable {}
+
+/// `accounts:lookup`: by ID token, or (admin) by IDs, addresses, phone numbers and provider identities.
+struct LookupRequest: Decodable, Sendable {
+    struct FederatedID: Decodable, Sendable {
+        var providerId: String?
+        var rawId: String?
+    }
+    var idToken: String?
+    var localId: OneOrMany?
+    var email: OneOrMany?
+    var phoneNumber: OneOrMany?
+    var federatedUserId: [FederatedID]?
+    var tenantId: String?
+}
+
+/// `accounts:lookup`'s answer (no `users` when none were found, as the Node.js Admin SDK expects).
+struct LookupResponse: Encodable, Sendable {
+    var kind = "identitytoolkit#GetAccountInfoResponse"
+    var users: [UserRecord]?
+}
+
+/// A field that may be given, given as `null` (delete), or absent.
+struct Nullable<Value: Decodable & Sendable>: Sendable {
+    /// `nil`: absent; `.some(nil)`: null.
+    var value: Value??
+
+    init(_ value: Value?? = nil) { self.value = value }
+}
+
+/// `accounts:update`.
+struct UpdateRequest: Decodable, Sendable {
+    struct LinkedProvider: Decodable, Sendable {
+        var providerId: String?
+        var rawId: String?
+        var email: String?
+        var displayName: String?
+        var photoUrl: String?
+    }
+    var idToken: String?
+    var oobCode: String?
+    var localId: String?
+    var email: String?
+    var password: String?
+    var displayName = Nullable<String>()
+    var photoUrl = Nullable<String>()
+    var deleteAttribute: [String]?
+    var deleteProvider: [String]?
+    var linkProviderUserInfo: LinkedProvider?
+    var disableUser: LenientBool?
+    var emailVerified: LenientBool?
+    var phoneNumber: String?
+    var customAttributes: String?
+    var validSince: LenientString?
+    var createdAt: LenientString?
+    var lastLoginAt: LenientString?
+    var tenantId: String?
+
+    enum CodingKeys: String, CodingKey {
+        case idToken, oobCode, localId, email, password, displayName, photoUrl, deleteAttribute, deleteProvider, linkProviderUserInfo
+        case disableUser, emailVerified, phoneNumber, customAttributes, validSince, createdAt, lastLoginAt, tenantId
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
+        oobCode = try container.decodeIfPresent(String.self, forKey: .oobCode)
+        localId = try container.decodeIfPresent(String.self, forKey: .localId)
+        email = try container.decodeIfPresent(String.self, forKey: .email)
+        password = try container.decodeIfPresent(String.self, forKey: .password)
+        for (key, keyPath) in [(CodingKeys.displayName, \UpdateRequest.displayName), (.photoUrl, \.photoUrl)] {
+            if container.contains(key) {
+                self[keyPath: keyPath] = Nullable(try container.decodeNil(forKey: key) ? .some(nil) : try container.decode(String.self, forKey: key))
+            }
+        }
+        deleteAttribute = try container.decodeIfPresent([String].self, forKey: .deleteAttribute)
+        deleteProvider = try container.decodeIfPresent([String].self, forKey: .deleteProvider)
+        linkProviderUserInfo = try container.decodeIfPresent(LinkedProvider.self, forKey: .linkProviderUserInfo)
+        disableUser = try container.decodeIfPresent(LenientBool.self, forKey: .disableUser)
+        emailVerified = try container.decodeIfPresent(LenientBool.self, forKey: .emailVerified)
+        phoneNumber = try container.decodeIfPresent(String.self, forKey: .phoneNumber)
+        customAttributes = try container.decodeIfPresent(String.self, forKey: .customAttributes)
+        validSince = try container.decodeIfPresent(LenientString.self, forKey: .validSince)
+        createdAt = try container.decodeIfPresent(LenientString.self, forKey: .createdAt)
+        lastLoginAt = try container.decodeIfPresent(LenientString.self, forKey: .lastLoginAt)
+        tenantId = try container.decodeIfPresent(String.self, forKey: .tenantId)
+    }
+}
+
+/// `accounts:update`'s answer; a new password or address comes with the new session's tokens.
+struct UpdateResponse: Encodable, Sendable {
+    var kind = "identitytoolkit#SetAccountInfoResponse"
+    var localId: String
+    var email: String?
+    var displayName: String?
+    var photoUrl: String?
+    var emailVerified: Bool
+    var providerUserInfo: [ProviderUserInfo]
+    var newEmail: String?
+    var passwordHash: String?
+    var idToken: String?
+    var refreshToken: String?
+    var expiresIn: String?
+
+    init(account: Account, newEmail: String? = nil, tokens: SignedInUser.Tokens? = nil) {
+        localId = account.localID
+        email = account.email
+        displayName = account.displayName
+        photoUrl = account.photoURL
+        emailVerified = account.emailVerified
+        providerUserInfo = ProviderUserInfo.entries(of: account)
+        self.newEmail = newEmail
+        passwordHash = account.passwordHash == nil ? nil : UserRecord.redactedHash
+        idToken = tokens?.idToken
+        refreshToken = tokens?.refreshToken
+        expiresIn = tokens?.expiresIn
+    }
+}
+
+/// `accounts:delete`: the user's own (ID token) or the admin's (`localId`).
+struct DeleteRequest: Decodable, Sendable {
+    var idToken: String?
+    var localId: String?
+    var tenantId: String?
+}
+
+/// `accounts:delete`'s answer.
+struct DeleteResponse: Encodable, Sendable {
+    var kind = "identitytoolkit#DeleteAccountResponse"
+}
+
+/// `accounts:batchDelete`.
+struct BatchDeleteRequest: Decodable, Sendable {
+    var localIds: [String]?
+    var force: LenientBool?
+    var tenantId: String?
+}
+
+/// `accounts:batchDelete`'s answer: the accounts left alone.
+struct BatchDeleteResponse: Encodable, Sendable {
+    var errors: [AccountService.BatchDeleteError]?
+}
+
+/// `accounts:batchGet`'s answer (what `firebase-admin`'s `list_users` pages through).
+struct DownloadAccountResponse: Encodable, Sendable {
+    var kind = "identitytoolkit#DownloadAccountResponse"
+    var users: [UserRecord]
+    var nextPageToken: String?
+}
+
+/// `accounts:query`.
+struct QueryRequest: Decodable, Sendable {
+    var returnUserInfo: LenientBool?
+    var limit: LenientString?
+    var offset: LenientString?
+    var sortBy: String?
+    var order: String?
+    var expression: [ClaimValue]?
+    var tenantId: String?
+}
+
+/// `accounts:query`'s answer.
+struct QueryResponse: Encodable, Sendable {
+    var recordsCount: String
+    var userInfo: [UserRecord]?
+}
+
+/// `accounts:createAuthUri`.
+struct CreateAuthURIRequest: Decodable, Sendable {
+    var identifier: String?
+    var continueUri: String?
+    var providerId: String?
+    var sessionId: String?
+    var tenantId: String?
+}
+
+/// `accounts:createAuthUri`'s answer: how an address signs in (none of it with email-enumeration
+/// protection), or where a provider's sign-in starts.
+struct CreateAuthURIResponse: Encodable, Sendable {
+    var kind = "identitytoolkit#CreateAuthUriResponse"
+    var registered: Bool?
+    var allProviders: [String]?
+    var authUri: String?
+    var providerId: String?
+    var sessionId: String
+    var signinMethods: [String]?
+}
+
+/// `GET /v1/projects` (`getProjectConfig`): the domains web sign-in may return to.
+struct ProjectConfigResponse: Encodable, Sendable {
+    var projectId: String
+    var authorizedDomains: [String]
+}

@@ -1,0 +1,148 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Foundation
+
+/// Tenants, as the admin API v2 manages them (`projects/<p>/tenants[/<t>]`): what
+/// `firebase-admin`'s tenant management calls. Tenants from the configuration are listed and read
+/// here but changed only in the configuration.
+extension IdentityToolkitAPI {
+    mutating func addTenantOperations(_ services: LinkDomainServices) {
+        let tenants = services.tenants
+        let gateway = services.store
+        let store = services.tenantStore
+        let clock = services.clock
+        let projectID = services.settings.project.id
+        let configured = services.settings.tenants.sorted()
+
+        add("tenants", methods: [.get, .post], adminOnly: true, body: TenantRequest.self) { fields, call throws(ActionError) in
+            if call.method == .get {
+                let size = min(max(call.query["pageSize"].flatMap { Int($0) } ?? 20, 1), 1000)
+                let token = call.query["pageToken"]
+                let stored = try await gateway.call { try await store.tenants(after: token, limit: size) }
+                var policies = configured.filter { token == nil || $0 > token! }.map { id in
+                    var policy = tenants.project
+                    policy.tenantID = id
+                    return policy
+                }
+                policies += stored.map(tenants.policy)
+                policies.sort { $0.tenantID < $1.tenantID }
+                let page = Array(policies.prefix(size))
+                return TenantListResponse(
+                    tenants: page.map { TenantResponse($0, project: projectID) }, nextPageToken: page.count >= size ? page.last?.tenantID : nil)
+            }
+            let id = TenantRequest.newID(displayName: fields.displayName)
+            var record = TenantRecord(tenantID: id, displayName: fields.displayName, createdAt: clock.now)
+            fields.apply(to: &record, mask: nil)
+            try await gateway.call { try await store.save(record) }
+            return TenantListResponse.single(TenantResponse(tenants.policy(record), project: projectID))
+        }
+
+        add("tenant", methods: [.get, .patch, .delete], adminOnly: true, body: TenantRequest.self) { fields, call throws(ActionError) in
+            guard let id = call.parameters["tenantID"] else { throw ActionError(.tenantNotFound) }
+            if tenants.isConfigured(id) {
+                guard call.method == .get else {
+                    throw ActionError.invalidArgument("the tenant '\(id)' is defined in the configuration; change it there")
+                }
+                return TenantListResponse.single(TenantResponse(try await tenants.policy(for: id), project: projectID))
+            }
+            guard var record = try await gateway.call({ try await store.tenant(id: id) }) else {
+                throw ActionError(.tenantNotFound, "There is no tenant with this ID.")
+            }
+            switch call.method {
+            case .delete:
+                try await gateway.call { try await store.deleteTenant(id: id) }
+                return TenantListResponse()
+            case .patch:
+                let mask = call.query["updateMask"].map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+                fields.apply(to: &record, mask: mask?.isEmpty == true ? nil : mask)
+                try await gateway.call { try await store.save(record) }
+                fallthrough
+            default:
+                return TenantListResponse.single(TenantResponse(tenants.policy(record), project: projectID))
+            }
+        }
+    }
+}
+
+/// A tenant's fields, as the v2 API takes them.
+struct TenantRequest: Decodable, Sendable {
+    var displayName: String?
+    var allowPasswordSignup: LenientBool?
+    var enableEmailLinkSignin: LenientBool?
+    var enableAnonymousUser: LenientBool?
+    var disableAuth: LenientBool?
+
+    /// Copies the fields named in `mask` (all of them, with Firebase production's defaults for
+    /// those not given, when there is no mask).
+    func apply(to record: inout TenantRecord, mask: [String]?) {
+        func wanted(_ name: String) -> Bool { mask?.contains(name) ?? true }
+        if wanted("displayName"), mask == nil || displayName != nil { record.displayName = displayName }
+        if wanted("allowPasswordSignup"), mask == nil || allowPasswordSignup != nil {
+            record.allowPasswordSignup = allowPasswordSignup?.value ?? false
+        }
+        if wanted("enableEmailLinkSignin"), mask == nil || enableEmailLinkSignin != nil {
+            record.enableEmailLinkSignin = enableEmailLinkSignin?.value ?? false
+        }
+        if wanted("enableAnonymousUser"), mask == nil || enableAnonymousUser != nil {
+            record.enableAnonymousUser = enableAnonymousUser?.value ?? false
+        }
+        if wanted("disableAuth"), mask == nil || disableAuth != nil { record.disableAuth = disableAuth?.value ?? false }
+    }
+
+    /// A new tenant's ID: its display name (letters, digits and hyphens) and five random
+    /// characters, as Firebase makes them, or 28 random characters without a name.
+    static func newID(displayName: String?) -> String {
+        let random = Secrets.accountID()
+        guard let name = displayName?.filter({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }), !name.isEmpty else {
+            return random
+        }
+        return String(name.prefix(40)) + "-" + random.prefix(5)
+    }
+}
+
+/// A tenant as the v2 API shows it.
+struct TenantResponse: Encodable, Sendable {
+    struct MFAConfig: Encodable, Sendable {
+        var state = "DISABLED"
+        var enabledProviders: [String] = []
+    }
+    var name: String
+    var tenantId: String
+    var displayName: String?
+    var allowPasswordSignup: Bool
+    var enableEmailLinkSignin: Bool
+    var enableAnonymousUser: Bool
+    var disableAuth: Bool
+    var mfaConfig = MFAConfig()
+
+    init(_ policy: TenantPolicy, project: String) {
+        name = "projects/\(project)/tenants/\(policy.tenantID)"
+        tenantId = policy.tenantID
+        displayName = policy.displayName
+        allowPasswordSignup = policy.allowPasswordSignup
+        enableEmailLinkSignin = policy.enableEmailLinkSignin
+        enableAnonymousUser = policy.enableAnonymousUser
+        disableAuth = policy.disableAuth
+    }
+}
+
+/// A tenant, a page of tenants, or nothing (a deletion): the v2 API's answers.
+struct TenantListResponse: Encodable, Sendable {
+    var tenants: [TenantResponse]?
+    var nextPageToken: String?
+    var one: TenantResponse?
+
+    static func single(_ tenant: TenantResponse) -> TenantListResponse { TenantListResponse(one: tenant) }
+
+    func encode(to encoder: any Encoder) throws {
+        if let one {
+            try one.encode(to: encoder)
+            return
+        }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(tenants, forKey: .tenants)
+        try container.encodeIfPresent(nextPageToken, forKey: .nextPageToken)
+    }
+
+    enum CodingKeys: String, CodingKey { case tenants, nextPageToken }
+}

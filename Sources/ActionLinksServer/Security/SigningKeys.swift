@@ -1,0 +1,142 @@
+import Crypto
+import CryptoExtras
+import Foundation
+import JWTKit
+import Synchronization
+
+/// The RSA keys that sign ID tokens and session cookies (RS256 with a `kid`, as Firebase's), kept
+/// in `keys/id-tokens/<created>.pem` under the data directory (files 0600), and their public
+/// halves as a JWKS (`/.well-known/jwks.json`).
+///
+/// The newest key signs. Keys rotate: when the newest is older than `rotation`, a new one is made
+/// and signs from then on, while the older ones stay published (and accepted) for `retention`,
+/// long enough for every token they signed to expire (a session cookie lives 14 days at most).
+/// Several instances on one store must share these files: give them the same `keys/` folder and
+/// turn rotation off on all but one, or rotate by hand (`actionlinks keys rotate`) and copy.
+public final class SigningKeys: Sendable {
+    /// One key.
+    struct Key: Sendable {
+        var id: String
+        /// When the key was made (seconds).
+        var createdAt: Int64
+        var privateKey: JWTKit.Insecure.RSA.PrivateKey
+        var jwk: PublicJWK
+    }
+
+    /// What signs and verifies at the moment.
+    struct Current: Sendable {
+        /// Published keys, the signing one first.
+        var keys: [Key]
+        var collection: JWTKeyCollection
+        /// The JWKS document.
+        var jwks: PrebuiltJSON
+    }
+
+    let directory: String
+    /// Seconds after which a new key is made (0: never).
+    let rotation: Int64
+    /// Seconds an older key stays published after a newer one signs.
+    let retention: Int64
+    private let current: Mutex<Current?> = Mutex(nil)
+
+    /// The keys in `directory` (made when there are none).
+    public init(directory: String, rotation: Int64 = 30 * 86_400, retention: Int64 = 15 * 86_400) {
+        self.directory = directory
+        self.rotation = rotation
+        self.retention = retention
+    }
+
+    /// Reads the folder, makes the first key or a rotated one when due, and publishes the result.
+    public func refresh(now: Timestamp) async throws {
+        try PrivateFiles.makeDirectory(directory)
+        var keys = try readKeys()
+        let seconds = now / 1000
+        if keys.isEmpty || (rotation > 0 && seconds - keys[0].createdAt >= rotation) {
+            // Read back what is on disk: another process may have made the same file first.
+            try makeKey(createdAt: max(seconds, (keys.first?.createdAt ?? 0) + 1))
+            keys = try readKeys()
+        }
+        // The signing key, and older ones while tokens they signed may still be in use.
+        let signing = keys[0]
+        let published = [signing] + keys.dropFirst().filter { seconds - $0.createdAt < rotation + retention || rotation == 0 }
+        let collection = JWTKeyCollection()
+        for key in published { await collection.add(rsa: key.privateKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.id)) }
+        let document = PublicJWKSet(keys: published.map(\.jwk))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let jwks = PrebuiltJSON(Array(try encoder.encode(document)), maxAge: 3600)
+        current.withLock { $0 = Current(keys: published, collection: collection, jwks: jwks) }
+    }
+
+    /// Makes a new signing key now (`actionlinks keys rotate`); running servers take it up on their
+    /// next refresh.
+    @discardableResult
+    public func rotate(now: Timestamp) throws -> String {
+        try PrivateFiles.makeDirectory(directory)
+        let newest = try readKeys().first?.createdAt ?? 0
+        let created = max(now / 1000, newest + 1)
+        try makeKey(createdAt: created)
+        return try readKeys().first { $0.createdAt == created }?.id ?? ""
+    }
+
+    /// The keys in use (``refresh(now:)`` must have run).
+    var keys: Current {
+        get throws {
+            guard let current = current.withLock({ $0 }) else { throw SigningKeysError(message: "the signing keys were not loaded") }
+            return current
+        }
+    }
+
+    private func readKeys() throws -> [Key] {
+        var keys: [Key] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasSuffix(".pem") {
+            guard let created = Int64(name.dropLast(4)) else { continue }
+            let path = (directory as NSString).appendingPathComponent(name)
+            try PrivateFiles.requirePrivate(path)
+            let pem = try String(contentsOfFile: path, encoding: .utf8)
+            do {
+                keys.append(try Self.key(JWTKit.Insecure.RSA.PrivateKey(pem: pem), createdAt: created))
+            } catch {
+                throw SigningKeysError(message: "\(path): expected a PEM RSA private key of 2048 bits or more (\(error))")
+            }
+        }
+        return keys.sorted { $0.createdAt > $1.createdAt }
+    }
+
+    /// Writes a new key file (0600) unless one of that name exists.
+    private func makeKey(createdAt: Int64) throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let path = (directory as NSString).appendingPathComponent("\(createdAt).pem")
+        try ServerKeys.createSecret(Data(key.pemRepresentation.utf8), at: path)
+    }
+
+    static func key(_ privateKey: JWTKit.Insecure.RSA.PrivateKey, createdAt: Int64) throws -> Key {
+        let (modulus, exponent) = try privateKey.publicKey.getKeyPrimitives()
+        let id = SHA256.hash(data: privateKey.publicKey.derRepresentation).prefix(10).map { String(format: "%02x", $0) }.joined()
+        return Key(
+            id: id, createdAt: createdAt, privateKey: privateKey,
+            jwk: PublicJWK(kid: id, n: Base64URL.encode(modulus), e: Base64URL.encode(exponent)))
+    }
+}
+
+/// A signing key file that cannot be used.
+public struct SigningKeysError: Error, CustomStringConvertible {
+    /// What is wrong, and where.
+    public let message: String
+    public var description: String { message }
+}
+
+/// One public RSA key of the JWKS.
+struct PublicJWK: Codable, Sendable {
+    var kty = "RSA"
+    var alg = "RS256"
+    var use = "sig"
+    var kid: String
+    var n: String
+    var e: String
+}
+
+/// `/.well-known/jwks.json`.
+struct PublicJWKSet: Codable, Sendable {
+    var keys: [PublicJWK]
+}

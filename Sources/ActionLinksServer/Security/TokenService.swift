@@ -1,0 +1,128 @@
+import Crypto
+import Foundation
+import JWTKit
+
+/// ID tokens, refresh tokens and session cookies, shaped like Firebase's: RS256 JWTs with a `kid`
+/// from ``SigningKeys``, verifiable with the JWKS the server publishes.
+public struct TokenService: Sendable {
+    let keys: SigningKeys
+    let projectID: String
+    /// Whether unsigned (`alg: none`) ID tokens are accepted, as Firebase's Auth emulator accepts
+    /// them: a development server only.
+    let acceptsUnsignedTokens: Bool
+
+    /// ID tokens last one hour, as Firebase's do.
+    public static let lifetime: Int64 = 3600
+    /// A session cookie lasts 5 minutes to 14 days (Firebase's bounds), 14 days by default.
+    public static let sessionCookieLifetimes: ClosedRange<Int64> = 300...1_209_600
+
+    /// The `iss` of ID tokens.
+    public var issuer: String { "https://securetoken.google.com/" + projectID }
+    /// The `iss` of session cookies.
+    public var sessionCookieIssuer: String { "https://session.firebase.google.com/" + projectID }
+
+    /// The tokens of a new session: the refresh token (given to the client once), the session to
+    /// store with its hash, and the sign-in provider and claims its ID tokens carry.
+    public struct NewSession: Sendable {
+        /// The refresh token.
+        public var refreshToken: String
+        /// What the store keeps.
+        public var session: Session
+    }
+
+    /// A new session for `account` (stored by the caller in its transaction).
+    public func newSession(accountID: String, tenantID: String, signInProvider: String, claims: String? = nil, now: Timestamp)
+        -> NewSession
+    {
+        let token = Secrets.token() + Secrets.token()
+        return NewSession(
+            refreshToken: token,
+            session: Session(
+                hash: Self.refreshTokenHash(token), tenantID: tenantID, accountID: accountID, createdAt: now,
+                signInProvider: signInProvider, authTime: now / 1000, claims: claims))
+    }
+
+    /// The claims of an ID token for `account` in `session`, issued at `now`.
+    public func claims(for account: Account, session: Session, now: Timestamp) -> IDTokenClaims {
+        let seconds = now / 1000
+        var custom = account.customAttributes.flatMap(ClaimValue.object(json:)) ?? [:]
+        // A custom token's claims come after the account's own, and win (as in Firebase).
+        if let claims = session.claims.flatMap(ClaimValue.object(json:)) { custom.merge(claims) { $1 } }
+        return IDTokenClaims(
+            iss: issuer, aud: projectID, authTime: session.authTime, userID: account.localID, iat: seconds, exp: seconds + Self.lifetime,
+            email: account.email, emailVerified: account.email == nil ? nil : account.emailVerified, phoneNumber: account.phoneNumber,
+            name: account.displayName, picture: account.photoURL,
+            providerID: session.signInProvider == "anonymous" ? "anonymous" : nil,
+            firebase: .init(
+                identities: account.identities, signInProvider: session.signInProvider,
+                tenant: account.tenantID.isEmpty ? nil : account.tenantID),
+            custom: custom)
+    }
+
+    /// A signed ID token for `account` in `session`.
+    public func idToken(for account: Account, session: Session, now: Timestamp) async throws(ActionError) -> String {
+        try await sign(claims(for: account, session: session, now: now))
+    }
+
+    /// A session cookie with the claims of a verified ID token, valid for `lifetime` seconds.
+    public func sessionCookie(from claims: IDTokenClaims, lifetime: Int64, now: Timestamp) async throws(ActionError) -> String {
+        var cookie = claims
+        cookie.iss = sessionCookieIssuer
+        cookie.iat = now / 1000
+        cookie.exp = now / 1000 + lifetime
+        return try await sign(cookie)
+    }
+
+    private func sign(_ claims: IDTokenClaims) async throws(ActionError) -> String {
+        do {
+            let current = try keys.keys
+            return try await current.collection.sign(claims, kid: JWKIdentifier(string: current.keys[0].id))
+        } catch {
+            throw ActionError(.internalError, "the token could not be signed", cause: error)
+        }
+    }
+
+    /// The claims of an ID token this server signed (or, on a development server, an unsigned
+    /// one), if it is well formed, for this project, and not expired. Whether its account still
+    /// accepts it (revocation, a disabled user) is the caller's question.
+    public func verifyIDToken(_ token: String, now: Timestamp) async throws(ActionError) -> IDTokenClaims {
+        guard !token.isEmpty else { throw ActionError.invalidIDToken }
+        let claims = try await verify(token, issuer: issuer)
+        guard claims.exp > now / 1000 else { throw ActionError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again.") }
+        return claims
+    }
+
+    /// The claims of a session cookie this server signed, if valid now.
+    public func verifySessionCookie(_ cookie: String, now: Timestamp) async throws(ActionError) -> IDTokenClaims {
+        let claims = try await verify(cookie, issuer: sessionCookieIssuer)
+        guard claims.exp > now / 1000 else { throw ActionError(.invalidIDToken, "the session cookie has expired") }
+        return claims
+    }
+
+    private func verify(_ token: String, issuer: String) async throws(ActionError) -> IDTokenClaims {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
+            let header = try? JSONDecoder().decode(JWTHeaderFields.self, from: headerData)
+        else { throw ActionError.invalidIDToken }
+        let claims: IDTokenClaims
+        if header.alg == "none" {
+            guard acceptsUnsignedTokens, parts[2].isEmpty, let payload = Base64URL.decode(parts[1]),
+                let unsigned = try? JSONDecoder().decode(IDTokenClaims.self, from: payload)
+            else { throw ActionError.invalidIDToken }
+            claims = unsigned
+        } else {
+            guard header.alg == "RS256", let current = try? keys.keys,
+                let verified = try? await current.collection.verify(token, as: IDTokenClaims.self)
+            else { throw ActionError.invalidIDToken }
+            claims = verified
+        }
+        guard claims.aud == projectID, claims.iss == issuer, !claims.sub.isEmpty else { throw ActionError.invalidIDToken }
+        return claims
+    }
+
+    /// The JWKS of the keys that sign (and of older ones still accepted).
+    var jwks: PrebuiltJSON? { try? keys.keys.jwks }
+
+    /// How a refresh token is kept: its SHA-256 (it is 512 random bits, so no salt is needed).
+    public static func refreshTokenHash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
+}
