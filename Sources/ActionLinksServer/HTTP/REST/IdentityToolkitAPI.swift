@@ -52,6 +52,7 @@ struct IdentityToolkitAPI: Sendable {
         api.addOobCodeOperations(services)
         api.addSignInOperations(services)
         api.addAccountOperations(services)
+        api.addImportOperations(services)
         api.addTenantOperations(services)
         return api
     }

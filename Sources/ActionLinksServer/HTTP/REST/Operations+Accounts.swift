@@ -26,7 +26,7 @@ extension IdentityToolkitAPI {
                         guard let provider = entry.providerId, let raw = entry.rawId else { return nil }
                         return FederatedIdentity(providerID: provider, rawID: raw)
                     }, tenantID: tenant.tenantID)
-                return LookupResponse(users: found.isEmpty ? nil : found.map(UserRecord.init))
+                return LookupResponse(users: found.isEmpty ? nil : found.map { UserRecord($0) })
             }
             guard let idToken = fields.idToken else { throw ActionError(.missingIDToken) }
             let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
@@ -141,7 +141,7 @@ extension IdentityToolkitAPI {
             try tenant.checkEnabled()
             let maximum = min(max(call.query["maxResults"].flatMap { Int($0) } ?? 20, 1), 1000)
             let page = try await accounts.page(tenantID: tenant.tenantID, maximum: maximum, after: call.query["nextPageToken"])
-            return DownloadAccountResponse(users: page.accounts.map(UserRecord.init), nextPageToken: page.next)
+            return DownloadAccountResponse(users: page.accounts.map { UserRecord($0, exportingHashes: true) }, nextPageToken: page.next)
         }
 
         let query: @Sendable (QueryRequest, RESTCall) async throws(ActionError) -> QueryResponse = { fields, call throws(ActionError) in
@@ -166,7 +166,7 @@ extension IdentityToolkitAPI {
             } while token != nil
             if fields.order == "DESC" { all.reverse() }
             let window = all.dropFirst(offset).prefix(limit)
-            return QueryResponse(recordsCount: String(count), userInfo: window.map(UserRecord.init))
+            return QueryResponse(recordsCount: String(count), userInfo: window.map { UserRecord($0) })
         }
         add("query", adminOnly: true, body: QueryRequest.self, query)
         add("queryAccounts", adminOnly: true, body: QueryRequest.self, query)

@@ -16,6 +16,7 @@ struct UserRecord: Encodable, Sendable {
     var lastLoginAt: String?
     var lastRefreshAt: String?
     var passwordHash: String?
+    var salt: String?
     var passwordUpdatedAt: Int64?
     var validSince: String
     var customAttributes: String?
@@ -28,7 +29,10 @@ struct UserRecord: Encodable, Sendable {
     /// What Firebase production shows instead of a password hash: "REDACTED" in base64.
     static let redactedHash = "UkVEQUNURUQ="
 
-    init(_ account: Account) {
+    /// The account; with `exportingHashes` (the admin's `accounts:batchGet`, as Firebase's
+    /// download) its password hash as stored: an imported Firebase hash as base64 `passwordHash`
+    /// and `salt`, this server's own as its PHC string.
+    init(_ account: Account, exportingHashes: Bool = false) {
         localId = account.localID
         email = account.email
         emailVerified = account.emailVerified
@@ -39,9 +43,17 @@ struct UserRecord: Encodable, Sendable {
         createdAt = String(account.createdAt)
         lastLoginAt = account.lastLoginAt.map { String($0) }
         lastRefreshAt = account.lastRefreshAt.map(Self.rfc3339)
-        if account.passwordHash != nil {
+        if let stored = account.passwordHash {
             passwordHash = Self.redactedHash
             passwordUpdatedAt = account.passwordUpdatedAt
+            if exportingHashes {
+                if let imported = ImportedPasswordHashes().parse(stored) {
+                    passwordHash = Data(imported.hash).base64EncodedString()
+                    salt = Data(imported.salt).base64EncodedString()
+                } else {
+                    passwordHash = stored
+                }
+            }
         }
         validSince = String(account.validSince)
         customAttributes = account.customAttributes
