@@ -52,8 +52,14 @@ public struct URLParts: Sendable, Hashable {
 
     /// Splits `string`, or throws a ``URLSplitError`` that says what is wrong and where.
     public init(_ string: String) throws(URLSplitError) {
+        var scanner = PlainQueryScanner()
+        try self.init(string, query: &scanner)
+    }
+
+    /// Splits `string`, handing its query to `scanner` while validating it (one pass over the bytes).
+    init<Scanner: QueryScanner>(_ string: String, query scanner: inout Scanner) throws(URLSplitError) {
         var text = string
-        let result = text.withUTF8 { bytes in URLParts.split(bytes) }
+        let result = text.withUTF8 { bytes in URLParts.split(bytes, query: &scanner) }
         switch result {
         case .success(let offsets):
             self.string = text
@@ -162,8 +168,11 @@ extension URLParts {
     /// Inputs longer than this are refused outright, bounding the work any input can cause.
     public static let maximumLength = 65_536
 
-    /// Splits in one pass, validating each byte with a table lookup for the component it is in.
-    static func split(_ b: UnsafeBufferPointer<UInt8>) -> Result<Offsets, URLSplitError> {
+    /// Splits in one pass, validating each byte with a table lookup for the component it is in; the
+    /// query is walked by `scanner`, which may collect its items on the way.
+    static func split<Scanner: QueryScanner>(_ b: UnsafeBufferPointer<UInt8>, query scanner: inout Scanner) -> Result<
+        Offsets, URLSplitError
+    > {
         let n = b.count
         let table = characterClasses
         var o = Offsets()
@@ -178,21 +187,7 @@ extension URLParts {
             .failure(firstInvalidByte(b) ?? URLSplitError(code: code, offset: at, message: message))
         }
         func character(_ at: Int) -> String { String(Character(Unicode.Scalar(b[at]))) }
-        // Advances over `class` bytes and valid escapes; stops at the first other byte.
-        func scan(_ start: Int, _ allowed: UInt16) -> Int {
-            var i = start
-            while i < n {
-                let c = b[i]
-                if table[Int(c)] & allowed != 0 {
-                    i += 1
-                } else if c == UInt8(ascii: "%"), i + 2 < n, table[Int(b[i + 1])] & hexClass != 0, table[Int(b[i + 2])] & hexClass != 0 {
-                    i += 3
-                } else {
-                    break
-                }
-            }
-            return i
-        }
+        func scan(_ start: Int, _ allowed: UInt16) -> Int { advance(b, from: start, over: allowed) }
 
         // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
         var i = 0
@@ -268,7 +263,7 @@ extension URLParts {
         o.path = pathStart..<i
         if i < n, b[i] == UInt8(ascii: "?") {
             let start = i + 1
-            i = scan(start, queryClass)
+            i = scanner.scan(b, from: start)
             o.query = start..<i
         }
         if i < n, b[i] == UInt8(ascii: "#") {
@@ -284,6 +279,25 @@ extension URLParts {
             return fail(.invalidCharacter, i, "character '\(character(i))' at offset \(i) is not allowed in \(part); percent-encode it")
         }
         return .success(o)
+    }
+
+    /// Advances over bytes of the class `allowed` and valid escapes; stops at the first other byte.
+    @inline(__always)
+    static func advance(_ b: UnsafeBufferPointer<UInt8>, from start: Int, over allowed: UInt16) -> Int {
+        let table = characterClasses
+        let n = b.count
+        var i = start
+        while i < n {
+            let c = b[i]
+            if table[Int(c)] & allowed != 0 {
+                i += 1
+            } else if c == UInt8(ascii: "%"), i + 2 < n, table[Int(b[i + 1])] & hexClass != 0, table[Int(b[i + 2])] & hexClass != 0 {
+                i += 3
+            } else {
+                break
+            }
+        }
+        return i
     }
 
     @inline(__always)
@@ -335,6 +349,22 @@ extension URLParts {
     }
 }
 
+/// Walks the query while the splitter validates it, so that a caller can collect query items in
+/// the same pass over the bytes.
+protocol QueryScanner {
+    /// Advances from `start` over what a query may hold (its characters and valid `%HH` escapes) and
+    /// returns the offset of the first other byte (`#`, the end, or an invalid byte).
+    mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int
+}
+
+/// Validates the query and collects nothing.
+struct PlainQueryScanner: QueryScanner {
+    @inline(__always)
+    func scan(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        URLParts.advance(bytes, from: start, over: queryClass)
+    }
+}
+
 // MARK: - RFC 3986 character classes
 
 @inline(__always) func isAlpha(_ c: UInt8) -> Bool { characterClasses[Int(c)] & alphaClass != 0 }
@@ -359,6 +389,8 @@ let pathClass: UInt16 = 1 << 7
 let queryClass: UInt16 = 1 << 8
 /// Inside `[...]`: hex digits, ":" and ".".
 let ipv6Class: UInt16 = 1 << 9
+/// A query's characters that carry no structure: all of ``queryClass`` but `&` and `=`.
+let queryTextClass: UInt16 = 1 << 10
 
 /// The classes of each byte value; built once, read for every byte of every URL.
 nonisolated(unsafe) let characterClasses: UnsafePointer<UInt16> = {
@@ -380,5 +412,8 @@ nonisolated(unsafe) let characterClasses: UnsafePointer<UInt16> = {
     add(":", userinfoClass | pathClass | queryClass)
     add("@/", pathClass | queryClass)
     add("?", queryClass)
+    for c in 0..<256 where table[c] & queryClass != 0 && c != Int(UInt8(ascii: "&")) && c != Int(UInt8(ascii: "=")) {
+        table[c] |= queryTextClass
+    }
     return UnsafePointer(table)
 }()
