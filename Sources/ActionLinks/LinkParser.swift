@@ -1,7 +1,7 @@
 /// ``ActionCodeLink/parse(_:)`` without the explanations: the same layers and rules as
 /// ``LinkUnwrapper`` and ``LinkInspection`` (DESIGN §3), worked out on UTF-8 bytes.
 ///
-/// Each layer is split and its query scanned in one pass (``URLParts/split(_:query:)`` with a
+/// Each layer is split and its query scanned in one pass (``URLParts/split(_:into:query:)`` with a
 /// ``QueryScan``); a nested link is percent-decoded into a temporary buffer, not a string, and read
 /// from there; only the fields of the result become strings, and a value is decoded only when it
 /// holds a `%`. The fuzzer checks on every input that this reading equals ``LinkInspection``'s.
@@ -19,15 +19,15 @@ enum LinkParser {
     }
 
     static func parse(_ link: String) -> ActionCodeLink? {
-        if let parsed = link.utf8.withContiguousStorageIfAvailable({ parse(layer: $0, depth: 1, step: .input) }) { return parsed }
-        var contiguous = link
-        return contiguous.withUTF8 { parse(layer: $0, depth: 1, step: .input) }
+        var text = link  // a native string's bytes are used in place; any other is made native once
+        return text.withUTF8 { parse(layer: $0, depth: 1, step: .input) }
     }
 
     /// Reads one layer, and the layers it leads to; `depth` counts the input as 1.
     private static func parse(layer bytes: UnsafeBufferPointer<UInt8>, depth: Int, step: Step) -> ActionCodeLink? {
         var query = QueryScan()
-        guard case .success(let offsets) = URLParts.split(bytes, query: &query) else { return nil }
+        var offsets = URLParts.Offsets()
+        guard URLParts.split(bytes, into: &offsets, query: &query) == nil else { return nil }
 
         // `.some(result)` when `name` holds a next layer (present, non-empty and decodable, as the JS
         // SDK's truthiness has it) and it was read; `.none` when there is nothing to follow.
@@ -79,18 +79,22 @@ enum LinkParser {
         }
         guard let mode else { return nil }
 
-        // A field that is present but does not decode makes the link unreadable, as in `read`.
+        // A field that is present but does not decode makes the link unreadable, as in `read`; an
+        // empty one is absent.
         var decodes = true
         func field(_ name: QueryScan.Name) -> String? {
-            guard let range = query[name] else { return nil }
-            guard !range.isEmpty else { return "" }
+            guard let range = query[name], !range.isEmpty else { return nil }
             let value = PercentEncoding.decode(UnsafeBufferPointer(rebasing: bytes[range]), escaped: query.isEscaped(name))
             if value == nil { decodes = false }
             return value
         }
-        let link = ActionCodeLink(
-            mode: mode, oobCode: field(.oobCode) ?? "", apiKey: field(.apiKey), continueURL: field(.continueUrl),
-            languageCode: field(.lang), tenantID: field(.tenantId))
-        return decodes ? link : nil
+        guard let code = field(.oobCode) else { return nil }
+        let apiKey = field(.apiKey)
+        let continueURL = field(.continueUrl)
+        let languageCode = field(.lang)
+        let tenantID = field(.tenantId)
+        guard decodes else { return nil }
+        return ActionCodeLink(
+            mode: mode, oobCode: code, apiKey: apiKey, continueURL: continueURL, languageCode: languageCode, tenantID: tenantID)
     }
 }

@@ -44,6 +44,7 @@ struct QueryScan: QueryScanner {
     }
 
     /// The byte range of the last value of `name` (empty for an item without `=`), if it appeared.
+    @inline(__always)
     subscript(name: Name) -> Range<Int>? {
         guard present & name.bit != 0 else { return nil }
         let span: UInt64
@@ -89,6 +90,13 @@ struct QueryScan: QueryScanner {
         var nameEscaped = false
         var valueEscaped = false
         while true {
+            // Plain text, four bytes at a time while there are four.
+            while i &+ 4 <= n,
+                table[Int(bytes[i])] & table[Int(bytes[i &+ 1])] & table[Int(bytes[i &+ 2])] & table[Int(bytes[i &+ 3])] & queryTextClass
+                    != 0
+            {
+                i &+= 4
+            }
             while i < n, table[Int(bytes[i])] & queryTextClass != 0 { i &+= 1 }
             guard i < n else { break }
             let c = bytes[i]

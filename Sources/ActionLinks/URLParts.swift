@@ -59,20 +59,16 @@ public struct URLParts: Sendable, Hashable {
     /// Splits `string`, handing its query to `scanner` while validating it (one pass over the bytes).
     init<Scanner: QueryScanner>(_ string: String, query scanner: inout Scanner) throws(URLSplitError) {
         var text = string
-        let result = text.withUTF8 { bytes in URLParts.split(bytes, query: &scanner) }
-        switch result {
-        case .success(let offsets):
-            self.string = text
-            schemeEnd = offsets.schemeEnd
-            userinfoRange = offsets.userinfo
-            hostRange = offsets.host
-            portRange = offsets.port
-            pathRange = offsets.path
-            queryRange = offsets.query
-            fragmentRange = offsets.fragment
-        case .failure(let error):
-            throw error
-        }
+        var offsets = Offsets()
+        if let error = text.withUTF8({ bytes in URLParts.split(bytes, into: &offsets, query: &scanner) }) { throw error }
+        self.string = text
+        schemeEnd = offsets.schemeEnd
+        userinfoRange = offsets.userinfo
+        hostRange = offsets.host
+        portRange = offsets.port
+        pathRange = offsets.path
+        queryRange = offsets.query
+        fragmentRange = offsets.fragment
     }
 
     /// Calls `body` with the raw (still percent-encoded) name and value of each `&`-separated query
@@ -168,23 +164,22 @@ extension URLParts {
     /// Inputs longer than this are refused outright, bounding the work any input can cause.
     public static let maximumLength = 65_536
 
-    /// Splits in one pass, validating each byte with a table lookup for the component it is in; the
-    /// query is walked by `scanner`, which may collect its items on the way.
-    static func split<Scanner: QueryScanner>(_ b: UnsafeBufferPointer<UInt8>, query scanner: inout Scanner) -> Result<
-        Offsets, URLSplitError
-    > {
+    /// Splits in one pass into `o`, validating each byte with a table lookup for the component it is
+    /// in; the query is walked by `scanner`, which may collect its items on the way. Returns `nil`, or
+    /// what is wrong (the message is only built then).
+    static func split<Scanner: QueryScanner>(
+        _ b: UnsafeBufferPointer<UInt8>, into o: inout Offsets, query scanner: inout Scanner
+    ) -> URLSplitError? {
         let n = b.count
         let table = characterClasses
-        var o = Offsets()
-        if n == 0 { return .failure(URLSplitError(code: .empty, offset: nil, message: "the URL is empty")) }
+        if n == 0 { return URLSplitError(code: .empty, offset: nil, message: "the URL is empty") }
         if n > maximumLength {
-            return .failure(
-                URLSplitError(code: .tooLong, offset: nil, message: "the URL is \(n) bytes long; the limit is \(maximumLength)"))
+            return URLSplitError(code: .tooLong, offset: nil, message: "the URL is \(n) bytes long; the limit is \(maximumLength)")
         }
         // Any failure first reports the leftmost byte that is wrong anywhere (a space, a backslash, a bad
         // escape), which says more than the structural problem it caused.
-        func fail(_ code: URLSplitError.Code, _ at: Int, _ message: String) -> Result<Offsets, URLSplitError> {
-            .failure(firstInvalidByte(b) ?? URLSplitError(code: code, offset: at, message: message))
+        func fail(_ code: URLSplitError.Code, _ at: Int, _ message: String) -> URLSplitError {
+            firstInvalidByte(b) ?? URLSplitError(code: code, offset: at, message: message)
         }
         func character(_ at: Int) -> String { String(Character(Unicode.Scalar(b[at]))) }
         func scan(_ start: Int, _ allowed: UInt16) -> Int { advance(b, from: start, over: allowed) }
@@ -278,7 +273,7 @@ extension URLParts {
             let part = o.fragment != nil ? "a fragment" : o.query != nil ? "a query" : "a path"
             return fail(.invalidCharacter, i, "character '\(character(i))' at offset \(i) is not allowed in \(part); percent-encode it")
         }
-        return .success(o)
+        return nil
     }
 
     /// Advances over bytes of the class `allowed` and valid escapes; stops at the first other byte.
@@ -345,7 +340,13 @@ extension URLParts {
             for k in 0..<r.count where b[r.lowerBound + k] | 0x20 != w[k] { return false }
             return true
         }
-        return equals("https") || equals("http") || equals("wss") || equals("ws") || equals("ftp") || equals("file")
+        switch r.count {
+        case 5: return equals("https")
+        case 4: return equals("http") || equals("file")
+        case 3: return equals("wss") || equals("ftp")
+        case 2: return equals("ws")
+        default: return false
+        }
     }
 }
 
