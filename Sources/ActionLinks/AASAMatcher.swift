@@ -124,11 +124,12 @@ public struct AASAMatcher: Sendable {
             consideredDetails += 1
             for rule in detail.rules {
                 if let reason = rule.mismatch(subject, explain: explain) {
-                    if explain { misses.append(.init(rule: rule.rule, reason: reason)) }
+                    if explain { misses.append(.init(rule: rule.rule, reason: reason + (rule.voidedQueryNote ?? ""))) }
                     continue
                 }
                 let outcome: AASAMatchResult.Outcome = rule.excludes ? .exclude : .match
-                let summary = explain ? "\(outcome == .exclude ? "excluded" : "matched") by \(rule.rule)" : ""
+                let summary =
+                    explain ? "\(outcome == .exclude ? "excluded" : "matched") by \(rule.rule)" + (rule.voidedQueryNote ?? "") : ""
                 return AASAMatchResult(outcome: outcome, decidingRule: rule.rule, misses: misses, summary: summary)
             }
         }
@@ -142,6 +143,8 @@ public struct AASAMatcher: Sendable {
     struct ResolvedComponent: Sendable {
         let path: String
         let query: AppSiteAssociation.Component.Query
+        /// The first `?` dictionary, from the component outwards, that a non-string value voided.
+        let voidedQuery: (layer: Layer, name: String, value: JSONValue)?
         let fragment: String
         let exclude: Bool
         let caseSensitive: Bool
@@ -154,12 +157,36 @@ public struct AASAMatcher: Sendable {
         ) {
             let layers = [component, detail, domain].compactMap { $0 }
             path = layers.lazy.compactMap(\.path).first ?? "*"
-            query = layers.lazy.compactMap(\.query).first ?? .pattern("*")
+            // DESIGN §8: one non-string value voids the whole `?` dictionary. Void means absent, not
+            // unmatchable: Apple documents `?` as "the pattern or dictionary to match with the URL query
+            // component. The default is `*`, which matches everything", the dictionary's values as
+            // patterns, and a component left unspecified as ignored (WWDC19 "What's New in Universal
+            // Links"); it documents no case where a `?` makes a component unmatchable. So a voided layer
+            // counts as having no `?`: the next layer's `?`, else `*`, applies. A `?` that is neither a
+            // string nor a dictionary is another case (`mistypedPatternKeys`).
+            var effectiveQuery: AppSiteAssociation.Component.Query?
+            var voided: (layer: Layer, name: String, value: JSONValue)?
+            for (layer, rule) in zip([Layer.component, .detailDefaults, .domainDefaults], [component, detail, domain]) {
+                guard let query = rule?.query else { continue }
+                if let item = query.voidingItem {
+                    if voided == nil { voided = (layer, item.name, item.value) }
+                    continue
+                }
+                effectiveQuery = query
+                break
+            }
+            query = effectiveQuery ?? .pattern("*")
+            voidedQuery = voided
             fragment = layers.lazy.compactMap(\.fragment).first ?? "*"
             exclude = layers.lazy.compactMap(\.exclude).first ?? false
             caseSensitive = layers.lazy.compactMap(\.caseSensitive).first ?? true
             percentEncoded = layers.lazy.compactMap(\.percentEncoded).first ?? true
             mistypedPatternKeys = component.mistypedKeys.filter { ["/", "?", "#"].contains($0) }
+        }
+
+        /// Where a setting came from.
+        enum Layer: Sendable {
+            case component, detailDefaults, domainDefaults
         }
     }
 
@@ -206,7 +233,6 @@ public struct AASAMatcher: Sendable {
         enum Query: Sendable {
             case pattern(AssociationWildcardPattern)
             case items([(name: String, scalars: [Unicode.Scalar], pattern: AssociationWildcardPattern)])
-            case voided(String)
         }
 
         let rule: AASAMatchResult.Rule
@@ -219,6 +245,8 @@ public struct AASAMatcher: Sendable {
         let fragmentText: String
         let fragment: AssociationWildcardPattern?
         let query: Query?
+        /// Said after every explanation of this rule when a non-string value voided a `?` dictionary.
+        let voidedQueryNote: String?
         let mistypedKey: String?
 
         init(rule: AASAMatchResult.Rule, settings: ResolvedComponent, variables: [String: [String]]) {
@@ -235,19 +263,21 @@ public struct AASAMatcher: Sendable {
             case .pattern(let text):
                 query = .pattern(AssociationWildcardPattern(text, variables: variables))
             case .items(let rules):
-                if let voiding = rules.first(where: { if case .nonString = $0.predicate { true } else { false } }),
-                    case .nonString(let value) = voiding.predicate
-                {
-                    query = .voided(
-                        "query item \"\(voiding.name)\" has \(value.kindName) instead of a string pattern, which voids "
-                            + "the whole \"?\" dictionary, so this component never matches")
-                } else {
-                    query = .items(
-                        rules.compactMap { rule in
-                            guard case .pattern(let text) = rule.predicate else { return nil }
-                            return (rule.name, Array(rule.name.unicodeScalars), AssociationWildcardPattern(text, variables: variables))
-                        })
-                }
+                query = .items(
+                    rules.compactMap { rule in
+                        guard case .pattern(let text) = rule.predicate else { return nil }
+                        return (rule.name, Array(rule.name.unicodeScalars), AssociationWildcardPattern(text, variables: variables))
+                    })
+            }
+            voidedQueryNote = settings.voidedQuery.map { layer, name, value in
+                let owner =
+                    switch layer {
+                    case .component: "its"
+                    case .detailDefaults: "the detail defaults'"
+                    case .domainDefaults: "applinks.defaults'"
+                    }
+                return " (\(owner) \"?\" dictionary is ignored: query item \"\(name)\" has \(value.kindName) instead of a string pattern, "
+                    + "which voids the whole dictionary)"
             }
         }
 
@@ -262,6 +292,7 @@ public struct AASAMatcher: Sendable {
             fragmentText = "*"
             fragment = nil
             query = nil
+            voidedQueryNote = nil
             mistypedKey = nil
         }
 
@@ -300,8 +331,6 @@ public struct AASAMatcher: Sendable {
             switch query {
             case nil:
                 return nil
-            case .voided(let reason):
-                return reason
             case .pattern(let pattern):
                 let text = percentEncoded ? url.rawQuery : url.decodedQuery
                 if pattern.matches(text, caseSensitive: caseSensitive) { return nil }

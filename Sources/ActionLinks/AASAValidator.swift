@@ -257,7 +257,8 @@ public struct AASAValidator: Sendable {
             let fragment = layers.lazy.compactMap(\.fragment).first ?? "*"
             let pathIsFree = path.unicodeScalars.allSatisfy { $0 == "/" || $0 == "*" } && path.contains("*")
             let queryIsFree: Bool
-            switch layers.lazy.compactMap(\.query).first ?? .pattern("*") {
+            // A voided dictionary counts as absent, as in the matcher.
+            switch layers.lazy.compactMap({ $0.query?.voidingItem == nil ? $0.query : nil }).first ?? .pattern("*") {
             case .pattern(let pattern): queryIsFree = everything(pattern)
             case .items(let rules):
                 queryIsFree = rules.allSatisfy { rule in
@@ -307,7 +308,7 @@ public struct AASAValidator: Sendable {
                     } else {
                         collector.add(
                             .nonStringQueryPredicate, .error, memberPath,
-                            "Query item \"\(member.key)\" maps to \(member.value.kindName); every value in a \"?\" dictionary must be a pattern string, or Apple ignores the whole dictionary and this component never matches. Quote it, e.g. \"\(member.key)\": \"*\"."
+                            "Query item \"\(member.key)\" maps to \(member.value.kindName); every value in a \"?\" dictionary must be a pattern string, or the whole dictionary is void and this component matches any query, as if it had no \"?\". Quote it, e.g. \"\(member.key)\": \"*\"."
                         )
                     }
                 }

@@ -36,6 +36,23 @@ public struct ActionCodeLink: Sendable, Hashable {
             self = mode
         }
 
+        /// The mode whose raw value is exactly `bytes`.
+        @inline(__always)
+        init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+            let candidate: Mode
+            switch bytes.count {
+            case 6: candidate = .signIn
+            case 13: candidate = .resetPassword
+            case 11: candidate = .verifyEmail
+            case 12: candidate = .recoverEmail
+            case 20: candidate = .verifyAndChangeEmail
+            case 26: candidate = .revertSecondFactorAddition
+            default: return nil
+            }
+            guard candidate.rawValue.utf8.withContiguousStorageIfAvailable({ memoryEquals($0, bytes) }) ?? false else { return nil }
+            self = candidate
+        }
+
         /// The handler of the link domain that completes this mode, in words.
         public var handlerDescription: String {
             switch self {
@@ -116,9 +133,7 @@ public struct ActionCodeLink: Sendable, Hashable {
     ///
     /// Use ``LinkInspection`` to learn why a link is not an action link and how each SDK reads it.
     public static func parse(_ link: String) -> ActionCodeLink? {
-        guard case .success(let final) = LinkUnwrapper.unwrap(link, onLayer: { _, _, _ in }) else { return nil }
-        guard case .success(let reading) = ActionParameters.read(final) else { return nil }
-        return reading.link
+        LinkParser.parse(link)
     }
 }
 
@@ -163,6 +178,14 @@ enum ActionParameters {
             return .failure(error)
         }
     }
+}
+
+/// Whether two byte buffers hold the same bytes.
+@inline(__always)
+func memoryEquals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard a.count == b.count else { return false }
+    for k in 0..<a.count where a[k] != b[k] { return false }
+    return true
 }
 
 extension Optional where Wrapped == String {

@@ -248,6 +248,15 @@ extension AppSiteAssociation {
                 }
             }
 
+            /// The first item whose value is not a string: one is enough to void the whole dictionary.
+            var voidingItem: (name: String, value: JSONValue)? {
+                guard case .items(let rules) = self else { return nil }
+                for rule in rules {
+                    if case .nonString(let value) = rule.predicate { return (rule.name, value) }
+                }
+                return nil
+            }
+
             var json: JSONValue {
                 switch self {
                 case .pattern(let pattern): .string(pattern)
@@ -277,7 +286,7 @@ extension AppSiteAssociation {
             }
         }
 
-        /// A query item predicate; Apple voids the whole dictionary when any value is not a string.
+        /// A query item predicate; one that is not a string voids the whole dictionary, which then counts as absent.
         public enum Predicate: Sendable, Hashable {
             /// A wildcard pattern for the item value.
             case pattern(String)

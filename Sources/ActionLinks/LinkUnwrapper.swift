@@ -120,15 +120,18 @@ public enum LinkUnwrapper {
 
     /// Whether `url` is a wrapper we know to unwrap even without the JS SDK's first step.
     static func wrapperKind(_ url: URLParts) -> Kind? {
-        url.withBytes { bytes in
-            let path = url.pathRange
-            if path.count == 14, equalBytes(bytes, path, ActionCodeLink.mobileLinkPathBytes, caseInsensitive: false) {
-                return .mobileLinkWrapper
-            }
-            guard let host = url.hostRange else { return nil }
-            if hasSuffix(bytes, host, ".page.link") || hasSuffix(bytes, host, ".app.goo.gl") { return .dynamicLinkWrapper }
-            return nil
+        url.withBytes { bytes in wrapperKind(bytes, path: url.pathRange, host: url.hostRange) }
+    }
+
+    /// ``wrapperKind(_:)`` for a URL given as its bytes and the ranges of its path and host.
+    @inline(__always)
+    static func wrapperKind(_ bytes: UnsafeBufferPointer<UInt8>, path: Range<Int>, host: Range<Int>?) -> Kind? {
+        if path.count == 14, equalBytes(bytes, path, ActionCodeLink.mobileLinkPathBytes, caseInsensitive: false) {
+            return .mobileLinkWrapper
         }
+        guard let host else { return nil }
+        if hasSuffix(bytes, host, ".page.link") || hasSuffix(bytes, host, ".app.goo.gl") { return .dynamicLinkWrapper }
+        return nil
     }
 
     private static func hasSuffix(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ suffix: StaticString) -> Bool {

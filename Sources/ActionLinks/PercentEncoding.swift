@@ -27,28 +27,71 @@ public enum PercentEncoding {
     /// Decodes every `%HH` escape in `bytes`, which come from a URL the splitter accepted (so are
     /// ASCII); `nil` when an escape is malformed or the decoded bytes are not UTF-8.
     static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        guard let firstEscape = bytes.firstIndex(of: UInt8(ascii: "%")) else { return String(decoding: bytes, as: UTF8.self) }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { buffer -> String? in
-            _ = buffer.initialize(fromContentsOf: bytes[0..<firstEscape])
-            var i = firstEscape
-            var count = firstEscape
-            var ascii = true
-            while i < bytes.count {
-                var c = bytes[i]
-                if c == UInt8(ascii: "%") {
-                    guard i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) else { return nil }
-                    c = high << 4 | low
-                    if c >= 0x80 { ascii = false }
-                    i += 3
-                } else {
-                    i += 1
-                }
-                buffer[count] = c
-                count += 1
+        decode(bytes, escaped: bytes.contains(UInt8(ascii: "%")))
+    }
+
+    /// ``decode(_:)-(UnsafeBufferPointer<UInt8>)`` for a caller that already knows whether `bytes`
+    /// hold a `%`: without one they are copied as they are, with one they are decoded straight into
+    /// the new string's storage.
+    @inline(__always)
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, escaped: Bool) -> String? {
+        guard escaped else { return String(decoding: bytes, as: UTF8.self) }
+        var decodes = true
+        let text = String(unsafeUninitializedCapacity: bytes.count) { storage in
+            guard let count = decode(bytes, into: storage) else {
+                decodes = false
+                return 0
             }
-            let decoded = UnsafeBufferPointer(rebasing: buffer[0..<count])
-            return ascii || isValidUTF8(decoded) ? String(decoding: decoded, as: UTF8.self) : nil
+            return count
         }
+        return decodes ? text : nil
+    }
+
+    /// Decodes `bytes` into `output`, which has room for at least `bytes.count` bytes, and returns how
+    /// many it wrote; `nil` when an escape is malformed or the decoded bytes are not UTF-8.
+    ///
+    /// Runs without `%` are copied eight bytes at a time: a word is checked for `%` with the usual
+    /// zero-byte test, and written whole (the output never gets ahead of the input, so the eight
+    /// bytes fit even when only some of them are kept).
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        guard let input = bytes.baseAddress, let out = output.baseAddress, output.count >= bytes.count else { return 0 }
+        let n = bytes.count
+        let hex = hexValues
+        var i = 0
+        var count = 0
+        var seen: UInt64 = 0  // every byte written, or-ed together: its high bits say whether all was ASCII
+        while i < n {
+            if i &+ 8 <= n {
+                // In little-endian order, a borrow only runs towards later bytes, so the first flagged byte is a `%`.
+                let word = UInt64(littleEndian: UnsafeRawPointer(input + i).loadUnaligned(as: UInt64.self))
+                UnsafeMutableRawPointer(out + count).storeBytes(of: word.littleEndian, as: UInt64.self)
+                let percents = word ^ 0x2525_2525_2525_2525
+                let found = (percents &- 0x0101_0101_0101_0101) & ~percents & 0x8080_8080_8080_8080
+                let run = found == 0 ? 8 : found.trailingZeroBitCount &>> 3
+                seen |= run == 8 ? word : word & ((1 &<< (UInt64(run) &* 8)) &- 1)
+                i &+= run
+                count &+= run
+                if run == 8 { continue }
+            } else if input[i] != UInt8(ascii: "%") {
+                seen |= UInt64(input[i])
+                out[count] = input[i]
+                i &+= 1
+                count &+= 1
+                continue
+            }
+            // A `%` at `i`.
+            guard i &+ 2 < n else { return nil }
+            let high = hex[Int(input[i &+ 1])]
+            let low = hex[Int(input[i &+ 2])]
+            guard (high | low) & 0xF0 == 0 else { return nil }
+            let c = high &<< 4 | low
+            seen |= UInt64(c)
+            out[count] = c
+            i &+= 3
+            count &+= 1
+        }
+        let ascii = seen & 0x8080_8080_8080_8080 == 0
+        return ascii || isValidUTF8(UnsafeBufferPointer(start: out, count: count)) ? count : nil
     }
 
     /// Whether `bytes` are well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
@@ -126,6 +169,13 @@ public enum PercentEncoding {
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// The value of each hexadecimal digit, 0xFF for every other byte.
+    nonisolated(unsafe) private static let hexValues: UnsafePointer<UInt8> = {
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        for c in 0..<256 { table[c] = hexValue(UInt8(c)) ?? 0xFF }
+        return UnsafePointer(table)
+    }()
 
     @inline(__always)
     static func hexValue(_ c: UInt8) -> UInt8? {

@@ -1,8 +1,9 @@
 /// The query parameters that links are made of, found in one pass over a URL's bytes.
 ///
-/// This is the hot path of link parsing: names are compared as bytes, values are kept as byte
-/// ranges, and only the values that are used get decoded into strings.
-struct QueryScan {
+/// This is the hot path of link parsing: the splitter hands the query to ``scan(_:from:)`` while it
+/// validates it, names are compared as bytes, values are kept as byte ranges, and only the values
+/// that are used get decoded into strings.
+struct QueryScan: QueryScanner {
     /// The parameters the library reads.
     enum Name: Int, CaseIterable {
         case mode, oobCode, apiKey, continueUrl, lang, tenantId, link, deepLinkID
@@ -20,65 +21,127 @@ struct QueryScan {
             case .deepLinkID: "deep_link_id"
             }
         }
+
+        @inline(__always) var bit: UInt8 { 1 << UInt8(rawValue) }
     }
 
-    private var mode, oobCode, apiKey, continueUrl, lang, tenantId, link, deepLinkID: Range<Int>?
+    /// Where each parameter's last value starts (high half) and ends (low half), in ``Name`` order;
+    /// valid when its bit is set in ``present``. URLs are at most 64 KiB, so offsets fit in 32 bits.
+    private var spans: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// One bit per ``Name`` that appeared.
+    private(set) var present: UInt8 = 0
     /// One bit per ``Name`` that appeared more than once (the last occurrence wins).
     private(set) var repeated: UInt8 = 0
+    /// One bit per ``Name`` whose last value holds a `%` escape (the others need no decoding).
+    private(set) var escaped: UInt8 = 0
+
+    init() {}
+
+    /// Scans `query`, a range of `bytes` that the splitter accepted as a query.
+    init(_ bytes: UnsafeBufferPointer<UInt8>, query: Range<Int>?) {
+        guard let query else { return }
+        _ = scan(UnsafeBufferPointer(rebasing: bytes[..<query.upperBound]), from: query.lowerBound)
+    }
 
     /// The byte range of the last value of `name` (empty for an item without `=`), if it appeared.
+    @inline(__always)
     subscript(name: Name) -> Range<Int>? {
-        get {
-            switch name {
-            case .mode: mode
-            case .oobCode: oobCode
-            case .apiKey: apiKey
-            case .continueUrl: continueUrl
-            case .lang: lang
-            case .tenantId: tenantId
-            case .link: link
-            case .deepLinkID: deepLinkID
-            }
+        guard present & name.bit != 0 else { return nil }
+        let span: UInt64
+        switch name {
+        case .mode: span = spans.0
+        case .oobCode: span = spans.1
+        case .apiKey: span = spans.2
+        case .continueUrl: span = spans.3
+        case .lang: span = spans.4
+        case .tenantId: span = spans.5
+        case .link: span = spans.6
+        case .deepLinkID: span = spans.7
         }
-        set {
-            switch name {
-            case .mode: mode = newValue
-            case .oobCode: oobCode = newValue
-            case .apiKey: apiKey = newValue
-            case .continueUrl: continueUrl = newValue
-            case .lang: lang = newValue
-            case .tenantId: tenantId = newValue
-            case .link: link = newValue
-            case .deepLinkID: deepLinkID = newValue
-            }
+        return Int(truncatingIfNeeded: span &>> 32)..<Int(truncatingIfNeeded: span & 0xFFFF_FFFF)
+    }
+
+    private mutating func setSpan(_ name: Name, _ range: Range<Int>) {
+        let span = UInt64(truncatingIfNeeded: range.lowerBound) &<< 32 | UInt64(truncatingIfNeeded: range.upperBound)
+        switch name {
+        case .mode: spans.0 = span
+        case .oobCode: spans.1 = span
+        case .apiKey: spans.2 = span
+        case .continueUrl: spans.3 = span
+        case .lang: spans.4 = span
+        case .tenantId: spans.5 = span
+        case .link: spans.6 = span
+        case .deepLinkID: spans.7 = span
         }
     }
 
-    /// Scans `query` (a range of `bytes`): items split at `&`, each at its first `=`.
-    init(_ bytes: UnsafeBufferPointer<UInt8>, query: Range<Int>?) {
-        guard let query else { return }
-        var start = query.lowerBound
-        let end = query.upperBound
-        while start < end {
-            var i = start
-            while i < end, bytes[i] != UInt8(ascii: "&"), bytes[i] != UInt8(ascii: "=") { i += 1 }
-            let nameEnd = i
-            var valueStart = i
-            if i < end, bytes[i] == UInt8(ascii: "=") {
-                i += 1
-                valueStart = i
-                while i < end, bytes[i] != UInt8(ascii: "&") { i += 1 }
+    /// Whether the last value of `name` holds a `%` escape.
+    @inline(__always)
+    func isEscaped(_ name: Name) -> Bool { escaped & name.bit != 0 }
+
+    /// Advances over the query from `start`, as ``URLParts`` would, and records every item on the way:
+    /// items split at `&`, each at its first `=`.
+    mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        let table = characterClasses
+        let n = bytes.count
+        var i = start
+        var itemStart = start
+        var equals = -1
+        var nameEscaped = false
+        var valueEscaped = false
+        while true {
+            // Plain text, four bytes at a time while there are four.
+            while i &+ 4 <= n,
+                table[Int(bytes[i])] & table[Int(bytes[i &+ 1])] & table[Int(bytes[i &+ 2])] & table[Int(bytes[i &+ 3])] & queryTextClass
+                    != 0
+            {
+                i &+= 4
             }
-            if nameEnd > start || i > valueStart, let name = Self.name(bytes, start..<nameEnd) {
-                if self[name] != nil { repeated |= 1 << UInt8(name.rawValue) }
-                self[name] = valueStart..<i
+            while i < n, table[Int(bytes[i])] & queryTextClass != 0 { i &+= 1 }
+            guard i < n else { break }
+            let c = bytes[i]
+            if c == UInt8(ascii: "&") {
+                record(bytes, itemStart, equals, i, nameEscaped: nameEscaped, valueEscaped: valueEscaped)
+                i &+= 1
+                itemStart = i
+                equals = -1
+                nameEscaped = false
+                valueEscaped = false
+            } else if c == UInt8(ascii: "=") {
+                if equals < 0 { equals = i }
+                i &+= 1
+            } else if c == UInt8(ascii: "%"), i &+ 2 < n, table[Int(bytes[i &+ 1])] & hexClass != 0,
+                table[Int(bytes[i &+ 2])] & hexClass != 0
+            {
+                if equals < 0 { nameEscaped = true } else { valueEscaped = true }
+                i &+= 3
+            } else {
+                break
             }
-            start = i + 1
         }
+        record(bytes, itemStart, equals, i, nameEscaped: nameEscaped, valueEscaped: valueEscaped)
+        return i
+    }
+
+    /// Records the item `start..<end` whose first `=` is at `equals` (-1: none) if its name is one we read.
+    @inline(__always)
+    private mutating func record(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ equals: Int, _ end: Int, nameEscaped: Bool, valueEscaped: Bool
+    ) {
+        let nameEnd = equals < 0 ? end : equals
+        let valueStart = equals < 0 ? end : equals + 1
+        guard nameEnd > start || end > valueStart, let name = Self.name(bytes, start..<nameEnd, escaped: nameEscaped) else { return }
+        let bit = name.bit
+        repeated |= present & bit
+        present |= bit
+        if valueEscaped { escaped |= bit } else { escaped &= ~bit }
+        setSpan(name, valueStart..<end)
     }
 
     /// Which known name the bytes spell, after decoding any escapes.
-    private static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Name? {
+    @inline(__always)
+    private static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, escaped: Bool) -> Name? {
+        if escaped { return decodedName(bytes, range) }
         switch range.count {
         case 4:
             if equals(bytes, range, "mode") { return .mode }
@@ -91,10 +154,12 @@ struct QueryScan {
         case 12: if equals(bytes, range, "deep_link_id") { return .deepLinkID }
         default: break
         }
-        // A name written with escapes (`%6Dode`) still names the parameter after decoding.
-        guard range.count > 4, bytes[range].contains(UInt8(ascii: "%")),
-            let decoded = PercentEncoding.decode(UnsafeBufferPointer(rebasing: bytes[range]))
-        else { return nil }
+        return nil
+    }
+
+    /// A name written with escapes (`%6Dode`) still names the parameter after decoding.
+    private static func decodedName(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Name? {
+        guard let decoded = PercentEncoding.decode(UnsafeBufferPointer(rebasing: bytes[range])) else { return nil }
         return Name.allCases.first { $0.text.description == decoded }
     }
 
@@ -116,9 +181,9 @@ struct ScannedURL {
     let query: QueryScan
 
     init(_ text: String) throws(URLSplitError) {
-        let parts = try URLParts(text)
-        let queryRange = parts.queryRange
-        self.init(parts: parts, query: parts.withBytes { QueryScan($0, query: queryRange) })
+        var query = QueryScan()
+        let parts = try URLParts(text, query: &query)
+        self.init(parts: parts, query: query)
     }
 
     init(parts: URLParts, query: QueryScan) {
@@ -129,7 +194,8 @@ struct ScannedURL {
     /// The decoded value of `name`, `nil` when absent; throws when it does not decode to UTF-8.
     func value(_ name: QueryScan.Name) throws(LinkInspection.Failure) -> String? {
         guard let range = query[name] else { return nil }
-        guard let value = parts.withBytes({ PercentEncoding.decode(UnsafeBufferPointer(rebasing: $0[range])) }) else {
+        let escaped = query.isEscaped(name)
+        guard let value = parts.withBytes({ PercentEncoding.decode(UnsafeBufferPointer(rebasing: $0[range]), escaped: escaped) }) else {
             throw LinkInspection.Failure(code: .undecodableParameter, message: "the \(name.text) parameter does not decode to UTF-8 text")
         }
         return value
@@ -138,6 +204,7 @@ struct ScannedURL {
     /// The decoded value of `name` when present, non-empty and decodable (the JS SDK's truthiness).
     func nonEmptyValue(_ name: QueryScan.Name) -> String? {
         guard let range = query[name], !range.isEmpty else { return nil }
-        return parts.withBytes { bytes in PercentEncoding.decode(UnsafeBufferPointer(rebasing: bytes[range])) }.nonEmpty
+        let escaped = query.isEscaped(name)
+        return parts.withBytes { bytes in PercentEncoding.decode(UnsafeBufferPointer(rebasing: bytes[range]), escaped: escaped) }.nonEmpty
     }
 }

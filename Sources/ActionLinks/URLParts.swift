@@ -52,21 +52,23 @@ public struct URLParts: Sendable, Hashable {
 
     /// Splits `string`, or throws a ``URLSplitError`` that says what is wrong and where.
     public init(_ string: String) throws(URLSplitError) {
+        var scanner = PlainQueryScanner()
+        try self.init(string, query: &scanner)
+    }
+
+    /// Splits `string`, handing its query to `scanner` while validating it (one pass over the bytes).
+    init<Scanner: QueryScanner>(_ string: String, query scanner: inout Scanner) throws(URLSplitError) {
         var text = string
-        let result = text.withUTF8 { bytes in URLParts.split(bytes) }
-        switch result {
-        case .success(let offsets):
-            self.string = text
-            schemeEnd = offsets.schemeEnd
-            userinfoRange = offsets.userinfo
-            hostRange = offsets.host
-            portRange = offsets.port
-            pathRange = offsets.path
-            queryRange = offsets.query
-            fragmentRange = offsets.fragment
-        case .failure(let error):
-            throw error
-        }
+        var offsets = Offsets()
+        if let error = text.withUTF8({ bytes in URLParts.split(bytes, into: &offsets, query: &scanner) }) { throw error }
+        self.string = text
+        schemeEnd = offsets.schemeEnd
+        userinfoRange = offsets.userinfo
+        hostRange = offsets.host
+        portRange = offsets.port
+        pathRange = offsets.path
+        queryRange = offsets.query
+        fragmentRange = offsets.fragment
     }
 
     /// Calls `body` with the raw (still percent-encoded) name and value of each `&`-separated query
@@ -162,37 +164,25 @@ extension URLParts {
     /// Inputs longer than this are refused outright, bounding the work any input can cause.
     public static let maximumLength = 65_536
 
-    /// Splits in one pass, validating each byte with a table lookup for the component it is in.
-    static func split(_ b: UnsafeBufferPointer<UInt8>) -> Result<Offsets, URLSplitError> {
+    /// Splits in one pass into `o`, validating each byte with a table lookup for the component it is
+    /// in; the query is walked by `scanner`, which may collect its items on the way. Returns `nil`, or
+    /// what is wrong (the message is only built then).
+    static func split<Scanner: QueryScanner>(
+        _ b: UnsafeBufferPointer<UInt8>, into o: inout Offsets, query scanner: inout Scanner
+    ) -> URLSplitError? {
         let n = b.count
         let table = characterClasses
-        var o = Offsets()
-        if n == 0 { return .failure(URLSplitError(code: .empty, offset: nil, message: "the URL is empty")) }
+        if n == 0 { return URLSplitError(code: .empty, offset: nil, message: "the URL is empty") }
         if n > maximumLength {
-            return .failure(
-                URLSplitError(code: .tooLong, offset: nil, message: "the URL is \(n) bytes long; the limit is \(maximumLength)"))
+            return URLSplitError(code: .tooLong, offset: nil, message: "the URL is \(n) bytes long; the limit is \(maximumLength)")
         }
         // Any failure first reports the leftmost byte that is wrong anywhere (a space, a backslash, a bad
         // escape), which says more than the structural problem it caused.
-        func fail(_ code: URLSplitError.Code, _ at: Int, _ message: String) -> Result<Offsets, URLSplitError> {
-            .failure(firstInvalidByte(b) ?? URLSplitError(code: code, offset: at, message: message))
+        func fail(_ code: URLSplitError.Code, _ at: Int, _ message: String) -> URLSplitError {
+            firstInvalidByte(b) ?? URLSplitError(code: code, offset: at, message: message)
         }
         func character(_ at: Int) -> String { String(Character(Unicode.Scalar(b[at]))) }
-        // Advances over `class` bytes and valid escapes; stops at the first other byte.
-        func scan(_ start: Int, _ allowed: UInt16) -> Int {
-            var i = start
-            while i < n {
-                let c = b[i]
-                if table[Int(c)] & allowed != 0 {
-                    i += 1
-                } else if c == UInt8(ascii: "%"), i + 2 < n, table[Int(b[i + 1])] & hexClass != 0, table[Int(b[i + 2])] & hexClass != 0 {
-                    i += 3
-                } else {
-                    break
-                }
-            }
-            return i
-        }
+        func scan(_ start: Int, _ allowed: UInt16) -> Int { advance(b, from: start, over: allowed) }
 
         // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
         var i = 0
@@ -268,7 +258,7 @@ extension URLParts {
         o.path = pathStart..<i
         if i < n, b[i] == UInt8(ascii: "?") {
             let start = i + 1
-            i = scan(start, queryClass)
+            i = scanner.scan(b, from: start)
             o.query = start..<i
         }
         if i < n, b[i] == UInt8(ascii: "#") {
@@ -283,7 +273,26 @@ extension URLParts {
             let part = o.fragment != nil ? "a fragment" : o.query != nil ? "a query" : "a path"
             return fail(.invalidCharacter, i, "character '\(character(i))' at offset \(i) is not allowed in \(part); percent-encode it")
         }
-        return .success(o)
+        return nil
+    }
+
+    /// Advances over bytes of the class `allowed` and valid escapes; stops at the first other byte.
+    @inline(__always)
+    static func advance(_ b: UnsafeBufferPointer<UInt8>, from start: Int, over allowed: UInt16) -> Int {
+        let table = characterClasses
+        let n = b.count
+        var i = start
+        while i < n {
+            let c = b[i]
+            if table[Int(c)] & allowed != 0 {
+                i += 1
+            } else if c == UInt8(ascii: "%"), i + 2 < n, table[Int(b[i + 1])] & hexClass != 0, table[Int(b[i + 2])] & hexClass != 0 {
+                i += 3
+            } else {
+                break
+            }
+        }
+        return i
     }
 
     @inline(__always)
@@ -331,7 +340,29 @@ extension URLParts {
             for k in 0..<r.count where b[r.lowerBound + k] | 0x20 != w[k] { return false }
             return true
         }
-        return equals("https") || equals("http") || equals("wss") || equals("ws") || equals("ftp") || equals("file")
+        switch r.count {
+        case 5: return equals("https")
+        case 4: return equals("http") || equals("file")
+        case 3: return equals("wss") || equals("ftp")
+        case 2: return equals("ws")
+        default: return false
+        }
+    }
+}
+
+/// Walks the query while the splitter validates it, so that a caller can collect query items in
+/// the same pass over the bytes.
+protocol QueryScanner {
+    /// Advances from `start` over what a query may hold (its characters and valid `%HH` escapes) and
+    /// returns the offset of the first other byte (`#`, the end, or an invalid byte).
+    mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int
+}
+
+/// Validates the query and collects nothing.
+struct PlainQueryScanner: QueryScanner {
+    @inline(__always)
+    func scan(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        URLParts.advance(bytes, from: start, over: queryClass)
     }
 }
 
@@ -359,6 +390,8 @@ let pathClass: UInt16 = 1 << 7
 let queryClass: UInt16 = 1 << 8
 /// Inside `[...]`: hex digits, ":" and ".".
 let ipv6Class: UInt16 = 1 << 9
+/// A query's characters that carry no structure: all of ``queryClass`` but `&` and `=`.
+let queryTextClass: UInt16 = 1 << 10
 
 /// The classes of each byte value; built once, read for every byte of every URL.
 nonisolated(unsafe) let characterClasses: UnsafePointer<UInt16> = {
@@ -380,5 +413,8 @@ nonisolated(unsafe) let characterClasses: UnsafePointer<UInt16> = {
     add(":", userinfoClass | pathClass | queryClass)
     add("@/", pathClass | queryClass)
     add("?", queryClass)
+    for c in 0..<256 where table[c] & queryClass != 0 && c != Int(UInt8(ascii: "&")) && c != Int(UInt8(ascii: "=")) {
+        table[c] |= queryTextClass
+    }
     return UnsafePointer(table)
 }()

@@ -89,6 +89,24 @@ struct AASAValidatorTests {
         #expect(diagnostic.code == .nonStringQueryPredicate)
         #expect(diagnostic.severity == .error)
         #expect(diagnostic.path == #"applinks.details[0].components[2]["?"]["ref"]"#)
+        #expect(diagnostic.message.contains("the whole dictionary is void and this component matches any query"))
+    }
+
+    @Test(arguments: ["1", "true", "false", "null", "[]", #"["a"]"#, "{}", #"{"x": "y"}"#])
+    func everyNonStringQueryValueIsReportedOnce(value: String) {
+        let report = validate(
+            #"{"applinks": {"details": [{"appIDs": ["\#(validApp)"], "components": [{"/": "/c", "?": {"a": "1", "ref": \#(value), "b": "2"}}]}]}}"#
+        )
+        #expect(codes(report) == [.nonStringQueryPredicate])
+        #expect(report.diagnostics.first?.path == #"applinks.details[0].components[0]["?"]["ref"]"#)
+    }
+
+    @Test func aVoidedDictionaryMakesACatchAllLikeTheMatcher() {
+        let report = validate(
+            ##"{"applinks": {"details": [{"appIDs": ["\##(validApp)"], "components": [{"/": "*", "?": {"a": "1", "n": 2}}, {"/": "/b"}]}]}}"##
+        )
+        #expect(codes(report) == [.nonStringQueryPredicate, .unreachableRule])
+        #expect(report.diagnostics.map(\.path) == [#"applinks.details[0].components[0]["?"]["n"]"#, "applinks.details[0].components[1]"])
     }
 
     @Test(arguments: [

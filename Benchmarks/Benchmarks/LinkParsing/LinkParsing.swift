@@ -60,6 +60,34 @@ func parseWithURLComponents(_ link: String) -> ActionCodeLink? {
         tenantID: query["tenantId"])
 }
 
+// MARK: - The committed floors
+
+/// The floors this suite enforces, from Benchmarks/README.md: what the parser reached on the 2-core
+/// development machine, less a margin for its noise. A run below either fails (`benchmark.error`), so
+/// `swift package benchmark` exits non-zero; the unit tests never time anything.
+enum Floor {
+    /// `ActionCodeLink.parse` on the corpus, per second of the thread's own CPU time.
+    static let linksPerSecond = 1_800_000.0
+    /// How many times faster than the `URLComponents` parser, the two timed in alternation.
+    static let speedUpOverURLComponents = 6.5
+}
+
+/// The calling thread's CPU time: other processes on a busy machine do not count against us.
+func threadCPUNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// CPU nanoseconds per link for one pass of `parse` over the corpus.
+func nanosecondsPerLink(_ parse: (String) -> ActionCodeLink?) -> Double {
+    let start = threadCPUNanoseconds()
+    for link in corpus { blackHole(parse(link)) }
+    return Double(threadCPUNanoseconds() - start) / Double(corpus.count)
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
 let continueURLCorpus = [
     "https://app.example.com/welcome?ref=email", "/done?x=1", "https://a.example.org/path/../x", "javascript:alert(1)",
     "https://evil.example.net/", "https://app.example.com@evil.com/", "http://127.0.0.1:5173/cb", "https://app.example.com:443/a/./b",
@@ -86,6 +114,42 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             blackHole(parseWithURLComponents(corpus[index]))
             index = index == corpus.count - 1 ? 0 : index + 1
+        }
+    }
+
+    // Both parsers timed in alternation, pass after pass, so that a change of load hits both; the
+    // medians are checked against the floors and reported as two custom metrics.
+    Benchmark(
+        "Floors: links per second and speed-up over URLComponents",
+        configuration: .init(
+            metrics: [
+                .custom("links per CPU second (K)", polarity: .prefersLarger, useScalingFactor: false),
+                .custom("speed-up over URLComponents (x100)", polarity: .prefersLarger, useScalingFactor: false),
+            ],
+            warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 3)
+    ) { benchmark in
+        var ours: [Double] = []
+        var ratios: [Double] = []
+        for _ in 0..<31 {
+            let actionLinks = nanosecondsPerLink(ActionCodeLink.parse)
+            let foundation = nanosecondsPerLink(parseWithURLComponents)
+            ours.append(actionLinks)
+            ratios.append(foundation / actionLinks)
+        }
+        let linksPerSecond = 1e9 / median(ours)
+        let speedUp = median(ratios)
+        benchmark.measurement(
+            .custom("links per CPU second (K)", polarity: .prefersLarger, useScalingFactor: false), Int(linksPerSecond / 1000))
+        benchmark.measurement(
+            .custom("speed-up over URLComponents (x100)", polarity: .prefersLarger, useScalingFactor: false), Int(speedUp * 100))
+        if linksPerSecond < Floor.linksPerSecond || speedUp < Floor.speedUpOverURLComponents {
+            // `benchmark.error` alone only prints in a plain run; a benchmark process that exits with a
+            // failure makes `swift package benchmark` itself exit non-zero.
+            let message =
+                "error: ActionCodeLink.parse regressed: \(Int(linksPerSecond)) links per CPU second (floor \(Int(Floor.linksPerSecond))), "
+                + "\(speedUp.formatted(.number.precision(.fractionLength(1))))x URLComponents (floor \(Floor.speedUpOverURLComponents)x)\n"
+            FileHandle.standardError.write(Data(message.utf8))
+            exit(1)
         }
     }
 
