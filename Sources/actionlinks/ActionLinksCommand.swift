@@ -10,6 +10,9 @@ struct ActionLinksCommand: AsyncParsableCommand {
             Exit status: 0 on success; 1 when a policy input is rejected or the configuration is bad; \
             64 for usage errors.
             """,
-        subcommands: [Serve.self, Generate.self, Inspect.self, Policy.self, AASA.self, AssetLinksCommand.self, Check.self]
+        subcommands: [
+            Serve.self, Generate.self, Inspect.self, Policy.self, AASA.self, AssetLinksCommand.self, Check.self, ServiceAccount.self, Keys.self,
+            Users.self,
+        ]
     )
 }

@@ -145,8 +145,14 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
-    /// `CODE : detail`, Firebase's `message`.
-    public var message: String { detail.map { code.rawValue + " : " + $0 } ?? code.rawValue }
+    /// `CODE : detail`, Firebase's `message`; Google's own refusals (a missing key, bad
+    /// credentials, an unknown method) carry the detail alone, their class being the `status`.
+    public var message: String {
+        switch code {
+        case .permissionDenied, .unauthenticated, .notFound, .invalidAPIKey: detail ?? code.rawValue
+        default: detail.map { code.rawValue + " : " + $0 } ?? code.rawValue
+        }
+    }
     /// The message.
     public var description: String { message }
 

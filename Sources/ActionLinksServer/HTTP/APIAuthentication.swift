@@ -27,7 +27,7 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .options { return try await next(request, context) }
         var parameters = ResolvedParameters(context.parameters)
-        if parameters.project == nil { _ = parameters.operationAfterColon("projectOperation", name: "project") }
+        _ = parameters.operationAfterColon("project")
         if let project = parameters.project, project != settings.project.id {
             throw ActionError(.projectNotFound, "this server serves project '\(settings.project.id)', not '\(project.prefix(100))'")
         }

@@ -42,10 +42,8 @@ struct IdentityToolkitRoutes {
             route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts:{operation}")
             route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts") { _ in "signUp" }
             // `projects/<p>:createSessionCookie`: the operation follows the project after a colon.
-            route(collection, "\(prefix)/projects/{projectOperation}") { $0.operationAfterColon("projectOperation", name: "project") }
-            route(collection, "\(prefix)/projects/{project}/tenants/{tenantOperation}") {
-                $0.operationAfterColon("tenantOperation", name: "tenant")
-            }
+            route(collection, "\(prefix)/projects/{project}") { $0.operationAfterColon("project") }
+            route(collection, "\(prefix)/projects/{project}/tenants/{tenant}") { $0.operationAfterColon("tenant") }
             route(collection, "\(prefix)/projects") { _ in "projects" }
         }
         for prefix in Self.tenantPrefixes {
@@ -108,10 +106,10 @@ struct ResolvedParameters {
     var project: String? { values["project"] }
     var tenant: String? { values["tenant"] }
 
-    /// Splits `<id>:<operation>` in the parameter `capture` into the ID (stored as `name`) and the
-    /// operation.
-    mutating func operationAfterColon(_ capture: String, name: String) -> String {
-        guard let value = values[capture], let colon = value.firstIndex(of: ":") else { return "" }
+    /// Splits `<id>:<operation>` in the parameter `name` into the ID (kept as `name`) and the
+    /// operation (`projects/<p>:createSessionCookie`).
+    mutating func operationAfterColon(_ name: String) -> String {
+        guard let value = values[name], let colon = value.firstIndex(of: ":") else { return "" }
         values[name] = String(value[..<colon])
         return String(value[value.index(after: colon)...])
     }

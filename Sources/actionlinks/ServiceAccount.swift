@@ -1,0 +1,72 @@
+import ActionLinksConfiguration
+import ActionLinksServer
+import ArgumentParser
+import Foundation
+
+extension ActionLinksCommand {
+    /// `actionlinks service-account`: a key pair for custom tokens.
+    struct ServiceAccount: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "service-account",
+            abstract: "Make a service-account key whose custom tokens the server accepts.",
+            discussion: """
+                Writes a Google service-account JSON file (--out, mode 0600) that firebase-admin loads with \
+                credentials.Certificate(...) so that auth.create_custom_token(uid) mints RS256 tokens, and keeps the \
+                public half in <dataDirectory>/keys/service-accounts/, where a running server finds it without a \
+                restart. Keep the file secret: whoever has it signs in as any user.
+                """
+        )
+
+        @Option(name: .long, help: "The configuration file (for the data directory and the project ID).")
+        var config: String = ActionLinksConfiguration.defaultFile
+
+        @Option(name: .long, help: "Where to write the service-account file.")
+        var out: String
+
+        @Option(name: .long, help: "The account's name (the part of its address before @).")
+        var name: String = "actionlinks"
+
+        func validate() throws {
+            guard name.range(of: "^[a-z][a-z0-9-]{2,29}$", options: .regularExpression) != nil else {
+                throw ValidationError("--name must be 3 to 30 lower-case letters, digits and hyphens, starting with a letter; got '\(name)'")
+            }
+        }
+
+        func run() async throws {
+            let configuration = try ActionLinksConfiguration.load(file: config, environment: ProcessInfo.processInfo.environment)
+            let settings = configuration.service
+            let made = try ServiceAccountFile.make(
+                dataDirectory: settings.dataDirectory, projectID: settings.project.id, name: name, output: out)
+            print("wrote \(out) (key \(made.keyID), \(made.clientEmail)); public key kept in \(made.publicKeyPath)")
+        }
+    }
+
+    /// `actionlinks keys rotate`: a new ID-token signing key.
+    struct Keys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Manage the keys that sign ID tokens.",
+            subcommands: [Rotate.self]
+        )
+
+        struct Rotate: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Make a new ID-token signing key; running servers sign with it within ten minutes.",
+                discussion: """
+                    The older keys stay published in /.well-known/jwks.json (and accepted) until every token they \
+                    signed has expired. With several instances, copy keys/id-tokens/ to every one of them.
+                    """
+            )
+
+            @Option(name: .long, help: "The configuration file (for the data directory).")
+            var config: String = ActionLinksConfiguration.defaultFile
+
+            func run() async throws {
+                let configuration = try ActionLinksConfiguration.load(file: config, environment: ProcessInfo.processInfo.environment)
+                let directory = ((configuration.service.dataDirectory as NSString).appendingPathComponent("keys") as NSString)
+                    .appendingPathComponent("id-tokens")
+                let id = try SigningKeys(directory: directory).rotate(now: .now)
+                print("new signing key \(id) in \(directory)")
+            }
+        }
+    }
+}
