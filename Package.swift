@@ -22,6 +22,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Only its EnvironmentVariablesProvider, for the configuration's environment overrides; no
+        // default traits (JSON files), so it pulls in nothing but swift-system and swift-collections.
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
     ],
     targets: [
         // The parsing library: no package dependencies and no Foundation, so it stays usable inside an app.
@@ -33,7 +36,10 @@ let package = Package(
         // Reads config/actionlinks.yaml into library values; shared by the CLI and (later) the server.
         .target(
             name: "ActionLinksConfiguration",
-            dependencies: ["ActionLinks", "ActionLinksHeaders", .product(name: "Yams", package: "Yams")]
+            dependencies: [
+                "ActionLinks", "ActionLinksHeaders", .product(name: "Yams", package: "Yams"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
         ),
         // The hosted link domain: routes, handlers, stores, mail and pages. Depends on the library, never the reverse.
         .target(

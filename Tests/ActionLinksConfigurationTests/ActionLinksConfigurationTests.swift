@@ -154,9 +154,22 @@ struct EnvironmentOverrideTests {
             ("server.port", "ACTIONLINKS_SERVER_PORT"), ("project.apiKey", "ACTIONLINKS_PROJECT_API_KEY"),
             ("limits.sendsPerIPPerHour", "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR"),
             ("codes.lifetimes.signIn", "ACTIONLINKS_CODES_LIFETIMES_SIGN_IN"), ("mail.webhookUrl", "ACTIONLINKS_MAIL_WEBHOOK_URL"),
+            ("providers[0].clientSecret", "ACTIONLINKS_PROVIDERS_0_CLIENT_SECRET"),
+            ("apps.android[1].sha256CertFingerprints", "ACTIONLINKS_APPS_ANDROID_1_SHA256_CERT_FINGERPRINTS"),
         ])
     func names(key: String, variable: String) {
-        #expect(EnvironmentOverrides.variable(for: key) == variable)
+        #expect(ConfigurationEnvironment.variable(for: Self.path(key)) == variable)
+    }
+
+    /// `a.b[0].c` as coding keys.
+    static func path(_ key: String) -> [any CodingKey] {
+        var path: [any CodingKey] = []
+        for part in key.split(separator: ".") {
+            let pieces = part.split(separator: "[")
+            path.append(NameKey(stringValue: String(pieces[0])))
+            for index in pieces.dropFirst() { path.append(IndexKey(Int(index.dropLast())!)) }
+        }
+        return path
     }
 
     @Test("a variable overrides its key; an unknown ACTIONLINKS_ variable is an error with a suggestion")
