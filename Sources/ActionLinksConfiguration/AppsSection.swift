@@ -7,7 +7,7 @@ struct AppsSection: Decodable {
     var apps = AppsConfiguration()
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case ios, android, rules, webcredentials, appclips
+        case ios, android, rules, webcredentials, appclips, claimActionLinks
     }
 
     init(from decoder: any Decoder) throws {
@@ -17,6 +17,7 @@ struct AppsSection: Decodable {
         apps.extraRules = try section.decode([RuleEntry].self, forKey: .rules).map(\.rule)
         apps.webCredentialsAppIDs = try section.strings(.webcredentials)
         apps.appClipAppIDs = try section.strings(.appclips)
+        apps.claimActionLinks = try section.boolean(.claimActionLinks) ?? false
         let generator = AssociationGenerator(configuration: apps)
         do throws(AssociationGeneratorError) {
             if !apps.appleApps.isEmpty { _ = try generator.appleAppSiteAssociation() }

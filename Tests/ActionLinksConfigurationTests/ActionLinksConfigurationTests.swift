@@ -239,3 +239,28 @@ struct ServerLimitsConfigurationTests {
         }
     }
 }
+
+@Suite("apps.claimActionLinks")
+struct ClaimActionLinksTests {
+    let apps = "apps:\n  ios:\n    - {teamId: ABCDE12345, bundleId: com.example.app}\n"
+
+    @Test("off by default; on from the file or the environment")
+    func values() throws {
+        #expect(try ActionLinksConfiguration.parse(yaml: apps, file: "t.yaml").apps.claimActionLinks == false)
+        let on = try ActionLinksConfiguration.parse(yaml: apps + "  claimActionLinks: true\n", file: "t.yaml").apps
+        #expect(on.claimActionLinks && on.claimedAuthPaths == ["/__/auth/links*", "/__/auth/action*"])
+        let fromEnvironment = try ActionLinksConfiguration.parse(
+            yaml: apps, file: "t.yaml", environment: ["ACTIONLINKS_APPS_CLAIM_ACTION_LINKS": "true"])
+        #expect(fromEnvironment.apps.claimActionLinks)
+    }
+
+    @Test("a bad value names its key and line")
+    func bad() {
+        do {
+            _ = try ActionLinksConfiguration.parse(yaml: apps + "  claimActionLinks: sometimes\n", file: "t.yaml")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description == "t.yaml:4:21: apps.claimActionLinks: expected true or false; got 'sometimes'")
+        }
+    }
+}
