@@ -32,19 +32,50 @@ struct AppsSection: Decodable {
         var app: AppsConfiguration.AppleApp
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case teamId, bundleId, appStoreId
+            case teamId, bundleId, appStoreId, googleAppId, clientId
         }
 
         init(from decoder: any Decoder) throws {
             let entry = try decoder.container(keyedBy: CodingKeys.self)
             app = AppsConfiguration.AppleApp(
                 teamID: try entry.decode(String.self, forKey: .teamId), bundleID: try entry.decode(String.self, forKey: .bundleId),
-                appStoreID: try entry.string(.appStoreId))
+                appStoreID: try entry.string(.appStoreId), googleAppID: try entry.string(.googleAppId),
+                clientID: try entry.string(.clientId))
+            if let id = app.googleAppID, !Self.isGoogleAppID(id) {
+                throw entry.problem(
+                    .googleAppId,
+                    "expected the app's Firebase app ID (GOOGLE_APP_ID) such as 1:1234567890:ios:0123456789abcdef; got '\(id)'")
+            }
+            if let id = app.clientID, !Self.isClientID(id) {
+                throw entry.problem(
+                    .clientId,
+                    "expected the app's OAuth client ID (CLIENT_ID) such as 1234567890-abc.apps.googleusercontent.com; got '\(id)'")
+            }
             do throws(AssociationGeneratorError) {
                 _ = try AssociationGenerator(configuration: AppsConfiguration(appleApps: [app])).appleAppSiteAssociation()
             } catch {
                 throw entry.problem(error.description)
             }
+        }
+
+        /// `1:<project number>:ios:<hex>`.
+        static func isGoogleAppID(_ id: String) -> Bool {
+            let parts = id.split(separator: ":", omittingEmptySubsequences: false)
+            return parts.count == 4 && parts[0] == "1" && parts[2] == "ios" && isDigits(parts[1])
+                && !parts[3].isEmpty && parts[3].utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        }
+
+        /// `<project number>-<letters and digits>.apps.googleusercontent.com`.
+        static func isClientID(_ id: String) -> Bool {
+            let suffix = ".apps.googleusercontent.com"
+            guard id.hasSuffix(suffix) else { return false }
+            let parts = id.dropLast(suffix.count).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            return parts.count == 2 && isDigits(parts[0]) && !parts[1].isEmpty
+                && parts[1].utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }
+        }
+
+        private static func isDigits(_ text: Substring) -> Bool {
+            !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
         }
     }
 

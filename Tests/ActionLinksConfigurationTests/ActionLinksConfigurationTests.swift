@@ -1,3 +1,4 @@
+import ActionLinks
 import Foundation
 import Testing
 
@@ -261,6 +262,62 @@ struct ClaimActionLinksTests {
             Issue.record("accepted")
         } catch {
             #expect(error.description == "t.yaml:4:21: apps.claimActionLinks: expected true or false; got 'sometimes'")
+        }
+    }
+}
+
+@Suite("iOS apps' Firebase app ID and client ID")
+struct AppleAppIdentifierTests {
+    func parse(_ entry: String, environment: [String: String] = [:]) throws(ConfigurationError) -> AppsConfiguration.AppleApp? {
+        try ActionLinksConfiguration.parse(
+            yaml: "apps:\n  ios:\n    - {teamId: ABCDE12345, bundleId: com.example.app\(entry)}\n", file: "t.yaml", environment: environment
+        ).apps.appleApps.first
+    }
+
+    @Test("both optional; each implies its callback URL scheme")
+    func schemes() throws {
+        let plain = try #require(try parse(""))
+        #expect(plain.googleAppID == nil && plain.clientID == nil && plain.googleAppIDURLScheme == nil && plain.clientIDURLScheme == nil)
+        let app = try #require(
+            try parse(", googleAppId: \"1:1234567890:ios:0123456789abcdef\", clientId: 1234567890-abc.apps.googleusercontent.com"))
+        #expect(app.googleAppID == "1:1234567890:ios:0123456789abcdef")
+        #expect(app.googleAppIDURLScheme == "app-1-1234567890-ios-0123456789abcdef")
+        #expect(app.clientID == "1234567890-abc.apps.googleusercontent.com")
+        #expect(app.clientIDURLScheme == "com.googleusercontent.apps.1234567890-abc")
+        let fromEnvironment = try #require(
+            try parse(
+                "",
+                environment: [
+                    "ACTIONLINKS_APPS_IOS_0_GOOGLE_APP_ID": "1:42:ios:abc",
+                    "ACTIONLINKS_APPS_IOS_0_CLIENT_ID": "42-x1.apps.googleusercontent.com",
+                ]))
+        #expect(
+            fromEnvironment.googleAppIDURLScheme == "app-1-42-ios-abc"
+                && fromEnvironment.clientIDURLScheme == "com.googleusercontent.apps.42-x1")
+    }
+
+    @Test(
+        "bad values name their key",
+        arguments: [
+            (", googleAppId: \"1:1234567890:android:0123456789abcdef\"", "apps.ios[0].googleAppId"),
+            (", googleAppId: \"2:1234567890:ios:0123456789abcdef\"", "apps.ios[0].googleAppId"),
+            (", googleAppId: \"1:12ab:ios:0123456789abcdef\"", "apps.ios[0].googleAppId"),
+            (", googleAppId: \"1:1234567890:ios:XYZ\"", "apps.ios[0].googleAppId"),
+            (", googleAppId: \"1:1234567890:ios:\"", "apps.ios[0].googleAppId"),
+            (", clientId: abc.apps.googleusercontent.com", "apps.ios[0].clientId"),
+            (", clientId: 1234567890-abc.example.com", "apps.ios[0].clientId"),
+            (", clientId: 1234567890-.apps.googleusercontent.com", "apps.ios[0].clientId"),
+            (", clientID: 1234567890-abc.apps.googleusercontent.com", "apps.ios[0].clientID"),
+        ])
+    func bad(entry: String, key: String) {
+        do {
+            _ = try parse(entry)
+            Issue.record("accepted \(entry)")
+        } catch {
+            #expect(error.key == key && error.line == 3, "\(error)")
+            #expect(
+                error.message.contains("expected") && error.message.contains("got '") || error.message.contains("did you mean 'clientId'?"),
+                "\(error)")
         }
     }
 }
