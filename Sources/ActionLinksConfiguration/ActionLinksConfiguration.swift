@@ -17,6 +17,9 @@ public struct ActionLinksConfiguration: Sendable {
     public var apps: AppsConfiguration
     /// What `actionlinks serve` reads: server, project, link domains, codes, store, mail and limits.
     public var service: ServiceSettings
+    /// What the file asks for in a way that still works but should change (a deprecated key), each
+    /// as `file:line:column: key: message`; `serve` prints them.
+    public var warnings: [String] = []
 
     /// Reads and checks the configuration file at `path`, with the overrides in `environment`.
     public static func load(file path: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ActionLinksConfiguration {
@@ -40,17 +43,21 @@ public struct ActionLinksConfiguration: Sendable {
             throw ConfigurationError(file: file, mark: nil, key: nil, message: "not valid YAML: \(error)")
         }
         let variables = ConfigurationEnvironment(environment)
-        let configuration: ActionLinksConfiguration
-        do {
-            configuration = try ConfigurationFile(from: ConfigurationDecoder(value: .file(root), codingPath: [], environment: variables))
-                .configuration
-        } catch let problem as DecodingProblem {
+        func located(_ problem: DecodingProblem) -> ConfigurationError {
             let key = ConfigurationDecoder.describe(problem.codingPath)
             if let key, let variable = variables.source(of: key) {
-                throw ConfigurationError(file: "environment variable \(variable)", mark: nil, key: key, message: problem.message)
+                return ConfigurationError(file: "environment variable \(variable)", mark: nil, key: key, message: problem.message)
             }
-            throw ConfigurationError(
+            return ConfigurationError(
                 file: file, mark: problem.mark ?? locate(problem.codingPath, in: root), key: key, message: problem.message)
+        }
+        var configuration: ActionLinksConfiguration
+        do {
+            let decoded = try ConfigurationFile(from: ConfigurationDecoder(value: .file(root), codingPath: [], environment: variables))
+            configuration = decoded.configuration
+            configuration.warnings = decoded.warnings.map { located($0).description }
+        } catch let problem as DecodingProblem {
+            throw located(problem)
         } catch {
             throw ConfigurationError(file: file, mark: nil, key: nil, message: "\(error)")
         }
@@ -103,10 +110,11 @@ public struct ActionLinksConfiguration: Sendable {
 /// The whole file: every section, and the checks that span sections.
 private struct ConfigurationFile: Decodable {
     var configuration: ActionLinksConfiguration
+    var warnings: [DecodingProblem] = []
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case server, project, linkDomains, continueUrls, apps, codes, store, dataDirectory, passwords, signUp, emulatorListing, mail
-        case limits, pages, tenants
+        case server, project, linkDomains, continueUrls, apps, codes, store, dataDirectory, passwords, users, signUp, emulatorListing
+        case mail, limits, pages, tenants
     }
 
     init(from decoder: any Decoder) throws {
@@ -145,7 +153,20 @@ private struct ConfigurationFile: Decodable {
             }
         }
         service.passwords = try file.decode(PasswordSettings.self, forKey: .passwords)
-        service.signUpAllowed = try file.boolean(.signUp) ?? service.signUpAllowed
+        let users = try file.decode(UserSettings.Section.self, forKey: .users)
+        let signUp = try file.boolean(.signUp)
+        if let signUp {
+            if let selfServiceSignUp = users.selfServiceSignUp, selfServiceSignUp != signUp {
+                throw file.problem(
+                    .signUp,
+                    "the deprecated signUp (\(signUp)) contradicts users.selfServiceSignUp (\(selfServiceSignUp)); remove signUp")
+            }
+            warnings.append(file.problem(.signUp, "deprecated; write users.selfServiceSignUp: \(signUp) instead"))
+        }
+        service.users = UserSettings(
+            selfServiceSignUp: users.selfServiceSignUp ?? signUp ?? true, selfServiceDelete: users.selfServiceDelete ?? true,
+            emailEnumerationProtection: users.emailEnumerationProtection ?? !service.server.development,
+            oneAccountPerEmail: users.oneAccountPerEmail ?? true)
         service.emulatorListing = try file.boolean(.emulatorListing) ?? service.emulatorListing
         if service.emulatorListing, !service.server.development {
             throw file.problem(

@@ -18,8 +18,8 @@ public struct ServiceSettings: Sendable {
     public var dataDirectory = "data"
     /// `passwords`.
     public var passwords = PasswordSettings()
-    /// `signUp`: whether signing in with an email link may create an account.
-    public var signUpAllowed = true
+    /// `users`: what people may do with their own accounts.
+    public var users = UserSettings()
     /// `emulatorListing`: whether `GET /emulator/v1/projects/<id>/oobCodes` lists issued links.
     public var emulatorListing = false
     /// `mail`.
@@ -38,6 +38,12 @@ public struct ServiceSettings: Sendable {
             && id.utf8.allSatisfy {
                 (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-")
             }
+    }
+
+    /// Whether people may create their own accounts (`users.selfServiceSignUp`).
+    public var signUpAllowed: Bool {
+        get { users.selfServiceSignUp }
+        set { users.selfServiceSignUp = newValue }
     }
 
     /// The default settings: a development server on `http://localhost:8080`.

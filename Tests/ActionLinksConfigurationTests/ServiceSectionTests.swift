@@ -60,3 +60,78 @@ struct ServiceSectionTests {
         #expect(bad.key == key && bad.line == 2 && bad.message.contains(message), "\(bad)")
     }
 }
+
+@Suite("The users section")
+struct UserSettingsTests {
+    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ActionLinksConfiguration {
+        try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment)
+    }
+
+    @Test("defaults: sign-up, deletion and one account per email on; enumeration protection on in production only")
+    func defaults() throws {
+        let production = try parse("").service.users
+        #expect(production == UserSettings())
+        #expect(production.selfServiceSignUp && production.selfServiceDelete && production.emailEnumerationProtection)
+        #expect(production.oneAccountPerEmail)
+        let development = try parse("server:\n  development: true\n").service.users
+        #expect(!development.emailEnumerationProtection && development.selfServiceSignUp)
+    }
+
+    @Test("explicit values win, from the file or the environment")
+    func values() throws {
+        let users = try parse(
+            "server:\n  development: true\nusers:\n  selfServiceSignUp: false\n  selfServiceDelete: false\n  emailEnumerationProtection: true\n  oneAccountPerEmail: false\n"
+        ).service
+        #expect(
+            users.users
+                == UserSettings(
+                    selfServiceSignUp: false, selfServiceDelete: false, emailEnumerationProtection: true, oneAccountPerEmail: false))
+        #expect(!users.signUpAllowed)
+        let production = try parse("users:\n  emailEnumerationProtection: false\n").service.users
+        #expect(!production.emailEnumerationProtection)
+        let fromEnvironment = try parse(
+            "", environment: ["ACTIONLINKS_USERS_SELF_SERVICE_DELETE": "false", "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "false"]
+        ).service.users
+        #expect(!fromEnvironment.selfServiceDelete && !fromEnvironment.emailEnumerationProtection && fromEnvironment.selfServiceSignUp)
+    }
+
+    @Test("the deprecated signUp still works, with a warning; contradicting users.selfServiceSignUp is an error")
+    func deprecatedSignUp() throws {
+        let old = try parse("project:\n  id: p\nsignUp: false\n")
+        #expect(!old.service.users.selfServiceSignUp && !old.service.signUpAllowed)
+        #expect(old.warnings == ["t.yaml:3:9: signUp: deprecated; write users.selfServiceSignUp: false instead"])
+        let agreeing = try parse("signUp: true\nusers:\n  selfServiceSignUp: true\n")
+        #expect(agreeing.service.signUpAllowed && agreeing.warnings.count == 1)
+        let fromEnvironment = try parse("", environment: ["ACTIONLINKS_SIGN_UP": "false"])
+        #expect(!fromEnvironment.service.signUpAllowed)
+        #expect(fromEnvironment.warnings.first?.hasPrefix("environment variable ACTIONLINKS_SIGN_UP: signUp: deprecated") == true)
+        #expect(try parse("").warnings.isEmpty)
+        do {
+            _ = try parse("signUp: false\nusers:\n  selfServiceSignUp: true\n")
+            Issue.record("accepted")
+        } catch {
+            #expect(
+                error.key == "signUp" && error.line == 1 && error.message.contains("contradicts users.selfServiceSignUp (true)"), "\(error)"
+            )
+        }
+    }
+
+    @Test(
+        "bad values name their key and line",
+        arguments: [
+            ("users:\n  selfServiceSignUp: maybe\n", "users.selfServiceSignUp"),
+            ("users:\n  selfServiceDelete: 2\n", "users.selfServiceDelete"),
+            ("users:\n  emailEnumerationProtection: [x]\n", "users.emailEnumerationProtection"),
+            ("users:\n  oneAccountPerEmail: ''\n", "users.oneAccountPerEmail"),
+            ("users:\n  signUp: true\n", "users.signUp"),
+        ])
+    func bad(yaml: String, key: String) {
+        do {
+            _ = try parse(yaml)
+            Issue.record("accepted \(yaml)")
+        } catch {
+            #expect(error.key == key && error.line == 2, "\(error)")
+            #expect(error.message.hasPrefix("expected true or false; got ") || error.message.hasPrefix("unknown key"), "\(error)")
+        }
+    }
+}
