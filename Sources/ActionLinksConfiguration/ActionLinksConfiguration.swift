@@ -176,11 +176,14 @@ private struct ConfigurationFile: Decodable {
         }
         service.mail = try file.decode(MailSettings.self, forKey: .mail)
         service.limits = try file.decode(LimitSettings.self, forKey: .limits)
-        for (index, id) in try file.strings(.tenants).enumerated() {
-            guard ServiceSettings.isWellFormedTenantID(id) else {
-                throw file.problem(.tenants, index: index, "expected a tenant ID of 1 to 64 letters, digits and hyphens; got '\(id)'")
+        var tenants = try file.nestedUnkeyedContainer(forKey: .tenants)
+        while !tenants.isAtEnd {
+            let index = tenants.currentIndex
+            let tenant = try TenantSettings(from: try tenants.superDecoder(), inheriting: service)
+            guard service.tenantSettings[tenant.id] == nil else {
+                throw file.problem(.tenants, index: index, "tenant '\(tenant.id)' is listed twice")
             }
-            service.tenants.insert(id)
+            service.tenantSettings[tenant.id] = tenant
         }
         service.pages = try file.decode(PageSettings.self, forKey: .pages)
         let continueURLs = try file.decode(ContinueURLSection.self, forKey: .continueUrls).policy

@@ -28,9 +28,9 @@ public struct ServiceSettings: Sendable {
     public var limits = LimitSettings()
     /// `pages`.
     public var pages = PageSettings()
-    /// `tenants`: the tenant IDs this project has. A REST call or link that names any other tenant
-    /// gets `TENANT_NOT_FOUND`.
-    public var tenants: Set<String> = []
+    /// `tenants`, by ID: the project's tenants and what each sets differently from the project (see
+    /// ``accountSettings(forTenant:)``).
+    public var tenantSettings: [String: TenantSettings] = [:]
 
     /// Whether `id` has the shape of a tenant ID: 1 to 64 ASCII letters, digits and hyphens.
     public static func isWellFormedTenantID(_ id: some StringProtocol) -> Bool {
@@ -44,6 +44,17 @@ public struct ServiceSettings: Sendable {
     public var signUpAllowed: Bool {
         get { users.selfServiceSignUp }
         set { users.selfServiceSignUp = newValue }
+    }
+
+    /// The tenant IDs this project has. A REST call or link that names any other tenant gets
+    /// `TENANT_NOT_FOUND`. Setting it adds a tenant that inherits everything for each new ID and
+    /// drops the tenants it leaves out.
+    public var tenants: Set<String> {
+        get { Set(tenantSettings.keys) }
+        set {
+            tenantSettings = tenantSettings.filter { newValue.contains($0.key) }
+            for id in newValue where tenantSettings[id] == nil { tenantSettings[id] = TenantSettings(id: id) }
+        }
     }
 
     /// The default settings: a development server on `http://localhost:8080`.
