@@ -114,7 +114,7 @@ private struct ConfigurationFile: Decodable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case server, project, linkDomains, continueUrls, apps, codes, store, dataDirectory, passwords, users, signUp, emulatorListing
-        case mail, limits, pages, tenants
+        case mail, limits, pages, tenants, providers
     }
 
     init(from decoder: any Decoder) throws {
@@ -186,6 +186,17 @@ private struct ConfigurationFile: Decodable {
             service.tenantSettings[tenant.id] = tenant
         }
         service.pages = try file.decode(PageSettings.self, forKey: .pages)
+        var providers = try file.nestedUnkeyedContainer(forKey: .providers)
+        while !providers.isAtEnd {
+            let index = providers.currentIndex
+            let provider = try ProviderSettings(from: try providers.superDecoder(), for: service)
+            guard !service.providers.contains(where: { $0.id == provider.id }) else {
+                throw DecodingProblem(
+                    file.codingPath + [CodingKeys.providers, IndexKey(index), ProviderSettings.CodingKeys.id],
+                    "provider '\(provider.id)' is listed twice")
+            }
+            service.providers.append(provider)
+        }
         let continueURLs = try file.decode(ContinueURLSection.self, forKey: .continueUrls).policy
         configuration = ActionLinksConfiguration(continueURLs: continueURLs, apps: apps, service: service)
     }

@@ -31,6 +31,8 @@ public struct ServiceSettings: Sendable {
     /// `tenants`, by ID: the project's tenants and what each sets differently from the project (see
     /// ``accountSettings(forTenant:)``).
     public var tenantSettings: [String: TenantSettings] = [:]
+    /// `providers`: the federated sign-in providers, in the order given.
+    public var providers: [ProviderSettings] = []
 
     /// Whether `id` has the shape of a tenant ID: 1 to 64 ASCII letters, digits and hyphens.
     public static func isWellFormedTenantID(_ id: some StringProtocol) -> Bool {
