@@ -80,7 +80,9 @@ let package = Package(
         .executableTarget(name: "ActionLinksLinkageProbe", dependencies: ["ActionLinks"], path: "Tests/LinkageProbe"),
         .testTarget(name: "ActionLinksTests", dependencies: ["ActionLinks"]),
         .testTarget(name: "ActionLinksHeadersTests", dependencies: ["ActionLinksHeaders"]),
-        .testTarget(name: "ActionLinksConfigurationTests", dependencies: ["ActionLinks", "ActionLinksConfiguration", "ActionLinksHeaders"]),
+        .testTarget(
+            name: "ActionLinksConfigurationTests",
+            dependencies: ["ActionLinks", "ActionLinksConfiguration", "ActionLinksHeaders", .product(name: "Yams", package: "Yams")]),
         .testTarget(
             name: "ActionLinksServerTests",
             dependencies: [

@@ -5,8 +5,9 @@ import Yams
 /// The settings in `config/actionlinks.yaml`, checked and turned into library values.
 ///
 /// Every problem is reported with the file, the line, the key and what was expected, so a person can
-/// fix it without reading code. Each key may be overridden by an environment variable (see
-/// ``ConfigurationEnvironment``); a problem with such a value names the variable instead of a line.
+/// fix it without reading code. Each key may be overridden by an environment variable
+/// (`ACTIONLINKS_` and the key's path in upper snake case); a problem with such a value names the
+/// variable instead of a line.
 public struct ActionLinksConfiguration: Sendable {
     /// The default configuration file, relative to the working directory.
     public static let defaultFile = "config/actionlinks.yaml"

@@ -42,7 +42,7 @@ struct NameKey: CodingKey {
 /// nearest; other key types (`NameKey`) take any name. A key missing from the file decodes as an
 /// empty mapping or an empty list, so a section's variables are read even when the file omits the
 /// section; a missing scalar that is required reads "<key> is required". `null` is an empty mapping
-/// or list, and no value for a scalar.
+/// or list; where a scalar is expected it is a value like any other (and no string).
 struct ConfigurationDecoder: Decoder {
     /// Where a value comes from.
     enum Value {
@@ -170,7 +170,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try child(key).unkeyedContainer()
     }
 
-    func superDecoder() throws -> any Decoder { decoder }
+    func superDecoder() throws -> any Decoder { decoder.child(.file(nil), at: NameKey(stringValue: "super")) }
 
     func superDecoder(forKey key: Key) throws -> any Decoder { child(key) }
 

@@ -1,4 +1,6 @@
+import Foundation
 import Testing
+import Yams
 
 @testable import ActionLinksConfiguration
 
@@ -85,5 +87,93 @@ struct ConfigurationDecoderTests {
     func nullSections() throws {
         let settings = try parse("server:\nlimits: ~\ntenants:\n").service
         #expect(settings.server.port == 8080 && settings.limits.sendsPerIPPerHour == 100 && settings.tenants.isEmpty)
+    }
+}
+
+@Suite("Documented variables")
+struct DocumentedVariableTests {
+    /// Every `ACTIONLINKS_` variable README names, but for the scripts' own.
+    static let variables: [String] = {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = (try? String(contentsOf: readme, encoding: .utf8)) ?? ""
+        let names = text.matches(of: /ACTIONLINKS_[A-Z0-9_]*[A-Z0-9]/).map { String($0.output) }
+        return Set(names).subtracting(ConfigurationEnvironment.otherVariables).subtracting(["ACTIONLINKS_BIN"]).sorted()
+    }()
+
+    @Test("README names the variables it documents")
+    func found() {
+        #expect(Self.variables.contains("ACTIONLINKS_SERVER_PORT") && Self.variables.contains("ACTIONLINKS_PROVIDERS_0_CLIENT_SECRET"))
+    }
+
+    @Test("each variable README names is used by a key", arguments: variables)
+    func used(variable: String) {
+        let yaml = """
+            apps:
+              ios:
+                - {teamId: ABCDE12345, bundleId: com.example.app}
+                - {teamId: ABCDE12345, bundleId: com.example.two}
+            providers:
+              - {id: yahoo.com, preset: yahoo, clientId: c, clientSecret: s}
+
+            """
+        do {
+            _ = try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: [variable: "1"])
+        } catch {
+            #expect(!error.message.contains("not a configuration key's variable"), "\(error)")
+        }
+    }
+}
+
+@Suite("The decoder with synthesized Decodable types")
+struct SynthesizedDecodingTests {
+    struct Sample: Decodable, Equatable {
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case count, ratio, flag, names, nested, optional
+        }
+        struct Nested: Decodable, Equatable {
+            var small: UInt8
+        }
+        var count: Int
+        var ratio: Double
+        var flag: Bool
+        var names: [String]
+        var nested: Nested
+        var optional: String?
+    }
+
+    func decode(_ yaml: String, environment: [String: String] = [:]) throws -> Sample {
+        let node = try Yams.compose(yaml: yaml)
+        return try Sample(
+            from: ConfigurationDecoder(value: .file(node), codingPath: [], environment: ConfigurationEnvironment(environment)))
+    }
+
+    @Test("plain values, lists, nested mappings and optionals; variables first")
+    func values() throws {
+        let yaml = "count: 3\nratio: 0.5\nflag: true\nnames: [a, b]\nnested: {small: 7}\n"
+        #expect(try decode(yaml) == Sample(count: 3, ratio: 0.5, flag: true, names: ["a", "b"], nested: .init(small: 7), optional: nil))
+        let overridden = try decode(
+            yaml, environment: ["ACTIONLINKS_COUNT": "4", "ACTIONLINKS_NESTED_SMALL": "8", "ACTIONLINKS_OPTIONAL": "x"])
+        #expect(overridden.count == 4 && overridden.nested.small == 8 && overridden.optional == "x")
+    }
+
+    @Test(
+        "plain messages for plain types",
+        arguments: [
+            ("count: x\nratio: 1\nflag: true\nnames: []\nnested: {small: 1}\n", "count", "expected a whole number; got 'x'"),
+            ("count: 1\nratio: x\nflag: true\nnames: []\nnested: {small: 1}\n", "ratio", "expected a number; got 'x'"),
+            ("count: 1\nratio: 1\nflag: x\nnames: []\nnested: {small: 1}\n", "flag", "expected true or false; got 'x'"),
+            ("count: 1\nratio: 1\nflag: true\nnames: []\nnested: {small: 300}\n", "nested.small", "expected a whole number; got '300'"),
+            ("count: 1\nratio: 1\nflag: true\nnames: []\n", "nested", "small is required"),
+            ("ratio: 1\nflag: true\nnames: []\nnested: {small: 1}\n", nil, "count is required"),
+            ("count: 1\nratio: 1\nflag: true\nnames: [[a]]\nnested: {small: 1}\n", "names[0]", "expected a non-empty string"),
+        ] as [(String, String?, String)])
+    func problems(yaml: String, key: String?, message: String) throws {
+        do {
+            _ = try decode(yaml)
+            Issue.record("accepted \(yaml)")
+        } catch let problem as DecodingProblem {
+            #expect(ConfigurationDecoder.describe(problem.codingPath) == key && problem.message == message, "\(problem)")
+        }
     }
 }
