@@ -25,6 +25,7 @@ struct ActionLinksConfigurationTests {
         #expect(config.continueURLs.evaluate("/welcome").url == "https://app.example.com/welcome")
         #expect(config.continueURLs.evaluate("https://a.example.org/").isAllowed)
         #expect(!config.continueURLs.evaluate("https://example.org/").isAllowed)
+        #expect(config.warnings.isEmpty, "\(config.warnings)")
     }
 
     @Test("an empty file is an empty allow-list")
