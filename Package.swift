@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Only its EnvironmentVariablesProvider, for the configuration's environment overrides; no
+        // default traits (JSON files), so it pulls in nothing but swift-system and swift-collections.
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
     ],
     targets: [
         // The parsing library: no package dependencies and no Foundation, so it stays usable inside an app.
@@ -35,7 +38,10 @@ let package = Package(
         // Reads config/actionlinks.yaml into library values; shared by the CLI and (later) the server.
         .target(
             name: "ActionLinksConfiguration",
-            dependencies: ["ActionLinks", "ActionLinksHeaders", .product(name: "Yams", package: "Yams")]
+            dependencies: [
+                "ActionLinks", "ActionLinksHeaders", .product(name: "Yams", package: "Yams"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
         ),
         // The hosted link domain: routes, handlers, stores, mail and pages. Depends on the library, never the reverse.
         .target(
@@ -78,7 +84,9 @@ let package = Package(
         .executableTarget(name: "ActionLinksLinkageProbe", dependencies: ["ActionLinks"], path: "Tests/LinkageProbe"),
         .testTarget(name: "ActionLinksTests", dependencies: ["ActionLinks"]),
         .testTarget(name: "ActionLinksHeadersTests", dependencies: ["ActionLinksHeaders"]),
-        .testTarget(name: "ActionLinksConfigurationTests", dependencies: ["ActionLinksConfiguration", "ActionLinksHeaders"]),
+        .testTarget(
+            name: "ActionLinksConfigurationTests",
+            dependencies: ["ActionLinks", "ActionLinksConfiguration", "ActionLinksHeaders", .product(name: "Yams", package: "Yams")]),
         .testTarget(
             name: "ActionLinksServerTests",
             dependencies: [

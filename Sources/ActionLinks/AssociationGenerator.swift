@@ -8,16 +8,34 @@ public struct AppsConfiguration: Sendable, Hashable {
         public var bundleID: String
         /// The numeric App Store ID, carried for store fallbacks; association files do not use it.
         public var appStoreID: String?
+        /// The Firebase app ID of the iOS app (`GOOGLE_APP_ID`, `1:1234567890:ios:0123456789abcdef`).
+        public var googleAppID: String?
+        /// The OAuth client ID of the iOS app (`CLIENT_ID`, `1234567890-abc.apps.googleusercontent.com`).
+        public var clientID: String?
 
         /// Creates an Apple app entry.
-        public init(teamID: String, bundleID: String, appStoreID: String? = nil) {
+        public init(teamID: String, bundleID: String, appStoreID: String? = nil, googleAppID: String? = nil, clientID: String? = nil) {
             self.teamID = teamID
             self.bundleID = bundleID
             self.appStoreID = appStoreID
+            self.googleAppID = googleAppID
+            self.clientID = clientID
         }
 
         /// `TEAMID.bundle.id`, the form association files use.
         public var appID: String { "\(teamID).\(bundleID)" }
+
+        /// The URL scheme the Firebase iOS SDK returns to after a web sign-in when it knows the app
+        /// by its Firebase app ID: `app-1-1234567890-ios-0123456789abcdef`.
+        public var googleAppIDURLScheme: String? {
+            googleAppID.map { "app-" + $0.replacing(":", with: "-") }
+        }
+
+        /// The URL scheme the Firebase iOS SDK returns to when the app has an OAuth client ID: the
+        /// client ID reversed, `com.googleusercontent.apps.1234567890-abc`.
+        public var clientIDURLScheme: String? {
+            clientID.map { $0.split(separator: ".", omittingEmptySubsequences: false).reversed().joined(separator: ".") }
+        }
     }
 
     /// An Android app.
@@ -37,7 +55,7 @@ public struct AppsConfiguration: Sendable, Hashable {
         }
     }
 
-    /// An extra rule added after the always-covered auth paths, on both platforms.
+    /// An extra rule added after the claimed auth paths, on both platforms.
     public struct PathRule: Sendable, Hashable {
         /// Path pattern (`*`, `?`, `?*`).
         public var path: String
@@ -73,17 +91,28 @@ public struct AppsConfiguration: Sendable, Hashable {
     public var webCredentialsAppIDs: [String]
     /// App Clip app IDs.
     public var appClipAppIDs: [String]
+    /// Whether the apps also open web action links (`/__/auth/action*`). Off by default: a reset or
+    /// verify link sent for the web then opens the web page even where the app is installed, and
+    /// only mobile links (`/__/auth/links*`, sent with `handleCodeInApp`) open the app.
+    public var claimActionLinks: Bool
 
     /// Creates a configuration.
     public init(
         appleApps: [AppleApp] = [], androidApps: [AndroidApp] = [], extraRules: [PathRule] = [],
-        webCredentialsAppIDs: [String] = [], appClipAppIDs: [String] = []
+        webCredentialsAppIDs: [String] = [], appClipAppIDs: [String] = [], claimActionLinks: Bool = false
     ) {
         self.appleApps = appleApps
         self.androidApps = androidApps
         self.extraRules = extraRules
         self.webCredentialsAppIDs = webCredentialsAppIDs
         self.appClipAppIDs = appClipAppIDs
+        self.claimActionLinks = claimActionLinks
+    }
+
+    /// The auth paths the apps claim, before any extra rule: `/__/auth/links*`, and
+    /// `/__/auth/action*` when ``claimActionLinks`` is on.
+    public var claimedAuthPaths: [String] {
+        [AssociationGenerator.mobileLinkPath] + (claimActionLinks ? [AssociationGenerator.webActionPath] : [])
     }
 }
 
@@ -115,8 +144,12 @@ public enum AssociationGeneratorError: Error, Sendable, Hashable, CustomStringCo
 
 /// Turns an `AppsConfiguration` into byte-for-byte reproducible, validator-clean association files.
 public struct AssociationGenerator: Sendable {
-    /// Paths every generated file covers, first, so no extra rule can shadow them.
-    public static let alwaysCoveredPaths = ["/__/auth/links*", "/__/auth/action*"]
+    /// Mobile links (sent with `handleCodeInApp`): every generated file covers them, first, so no
+    /// extra rule can shadow them.
+    public static let mobileLinkPath = "/__/auth/links*"
+    /// Web action links: covered, right after the mobile links, only with
+    /// ``AppsConfiguration/claimActionLinks``.
+    public static let webActionPath = "/__/auth/action*"
     /// Size ceiling for both files (Apple's AASA limit, applied to assetlinks.json too).
     public static let maximumFileSize = 128 * 1024
 
@@ -143,9 +176,7 @@ public struct AssociationGenerator: Sendable {
             try Self.appendUnique(app.appID, to: &appIDs, field: "Apple app")
         }
         try checkRules()
-        var components = Self.alwaysCoveredPaths.map {
-            AppSiteAssociation.Component(path: $0, comment: "Auth action links always open the app")
-        }
+        var components = configuration.claimedAuthPaths.map { AppSiteAssociation.Component(path: $0, comment: Self.comment(for: $0)) }
         components += configuration.extraRules.map { rule in
             AppSiteAssociation.Component(
                 path: rule.path,
@@ -172,11 +203,14 @@ public struct AssociationGenerator: Sendable {
         try checkRules()
         var relations = [AssetLinks.handleAllURLs]
         if !configuration.webCredentialsAppIDs.isEmpty { relations.append(AssetLinks.getLoginCredentials) }
+        // Without rules the app's intent filters alone choose the paths; rules (Android 15's Dynamic
+        // App Links) are written whenever the claim is narrower than the whole domain: extra rules,
+        // or only the mobile links.
         let dynamicRules: AssetLinks.DynamicRules? =
-            configuration.extraRules.isEmpty
+            configuration.extraRules.isEmpty && configuration.claimActionLinks
             ? nil
             : .components(
-                Self.alwaysCoveredPaths.map { .init(path: $0, comment: "Auth action links always open the app") }
+                configuration.claimedAuthPaths.map { .init(path: $0, comment: Self.comment(for: $0)) }
                     + configuration.extraRules.map {
                         .init(
                             path: $0.path, query: $0.query.isEmpty ? nil : $0.query, fragment: $0.fragment,
@@ -213,6 +247,10 @@ public struct AssociationGenerator: Sendable {
         let report = AssetLinksValidator().validate(bytes)
         guard report.isClean else { throw .generatedFileRejected(file: "assetlinks.json", diagnostics: report.diagnostics) }
         return bytes
+    }
+
+    private static func comment(for path: String) -> String {
+        path == mobileLinkPath ? "Mobile auth links (handleCodeInApp) open the app" : "Web auth action links open the app too"
     }
 
     private func checkRules() throws(AssociationGeneratorError) {

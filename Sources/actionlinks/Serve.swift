@@ -38,6 +38,7 @@ extension ActionLinksCommand {
             LoggingSystem.bootstrap(StreamLogHandler.standardError)
             var logger = Logger(label: "actionlinks")
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+            for warning in configuration.warnings { logger.warning("\(warning)") }
             let app = try await LinkDomainServer.buildApplication(configuration: configuration, www: www, logger: logger)
             try await app.runService()
         }

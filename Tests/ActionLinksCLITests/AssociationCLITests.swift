@@ -23,11 +23,13 @@ struct AssociationCLITests {
 
         let match = try await CLITests.run([
             "aasa", "match", "--json", "--file", aasaFile, "--app", "ABCDE12345.com.example.app",
-            "https://links.example.com/__/auth/action?mode=signIn&oobCode=x", "https://links.example.com/pricing", "not a url",
+            "https://links.example.com/__/auth/links?link=x", "https://links.example.com/__/auth/action?mode=signIn&oobCode=x",
+            "https://links.example.com/pricing", "not a url",
         ])
         #expect(match.status == 0, "\(match.stderr)")
-        #expect(match.results.map { $0["decision"] as? String } == ["match", "no_match", nil])
-        #expect(match.results.first?["rule"] as? String == "applinks.details[0].components[1]")
+        #expect(
+            match.results.map { $0["decision"] as? String } == ["match", "no_match", "no_match", nil], "web action links stay on the web")
+        #expect(match.results.first?["rule"] as? String == "applinks.details[0].components[0]")
         #expect(match.results.allSatisfy { $0["explanation"] is String && $0.keys.contains("rule") })
 
         let assetLinks = try await CLITests.run(["assetlinks", "generate", "--config", CLITests.defaultConfig])
@@ -80,8 +82,9 @@ struct AssociationCLITests {
         ])
         #expect(run.status == 0, "\(run.stderr)")
         let result = try #require(run.results.first)
-        #expect((result["appleAppSiteAssociation"] as? [[String: Any]])?.map { $0["decision"] as? String } == ["match", "match"])
-        #expect((result["assetLinks"] as? [[String: Any]])?.map { $0["decision"] as? String } == ["handled", "handled"])
+        // The mobile link opens the app; the web action link inside it would not on its own.
+        #expect((result["appleAppSiteAssociation"] as? [[String: Any]])?.map { $0["decision"] as? String } == ["match", "no_match"])
+        #expect((result["assetLinks"] as? [[String: Any]])?.map { $0["decision"] as? String } == ["handled", "excluded"])
         let usage = try await CLITests.run(["inspect", "--aasa", aasaFile, mobile])
         #expect(usage.status == 64)
         #expect(usage.stderr.contains("--aasa and --app go together"))

@@ -1,3 +1,4 @@
+import ActionLinks
 import Foundation
 import Testing
 
@@ -24,6 +25,7 @@ struct ActionLinksConfigurationTests {
         #expect(config.continueURLs.evaluate("/welcome").url == "https://app.example.com/welcome")
         #expect(config.continueURLs.evaluate("https://a.example.org/").isAllowed)
         #expect(!config.continueURLs.evaluate("https://example.org/").isAllowed)
+        #expect(config.warnings.isEmpty, "\(config.warnings)")
     }
 
     @Test("an empty file is an empty allow-list")
@@ -154,9 +156,22 @@ struct EnvironmentOverrideTests {
             ("server.port", "ACTIONLINKS_SERVER_PORT"), ("project.apiKey", "ACTIONLINKS_PROJECT_API_KEY"),
             ("limits.sendsPerIPPerHour", "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR"),
             ("codes.lifetimes.signIn", "ACTIONLINKS_CODES_LIFETIMES_SIGN_IN"), ("mail.webhookUrl", "ACTIONLINKS_MAIL_WEBHOOK_URL"),
+            ("providers[0].clientSecret", "ACTIONLINKS_PROVIDERS_0_CLIENT_SECRET"),
+            ("apps.android[1].sha256CertFingerprints", "ACTIONLINKS_APPS_ANDROID_1_SHA256_CERT_FINGERPRINTS"),
         ])
     func names(key: String, variable: String) {
-        #expect(EnvironmentOverrides.variable(for: key) == variable)
+        #expect(ConfigurationEnvironment.variable(for: Self.path(key)) == variable)
+    }
+
+    /// `a.b[0].c` as coding keys.
+    static func path(_ key: String) -> [any CodingKey] {
+        var path: [any CodingKey] = []
+        for part in key.split(separator: ".") {
+            let pieces = part.split(separator: "[")
+            path.append(NameKey(stringValue: String(pieces[0])))
+            for index in pieces.dropFirst() { path.append(IndexKey(Int(index.dropLast())!)) }
+        }
+        return path
     }
 
     @Test("a variable overrides its key; an unknown ACTIONLINKS_ variable is an error with a suggestion")
@@ -223,6 +238,87 @@ struct ServerLimitsConfigurationTests {
         } catch {
             #expect(error.description.contains("environment variable ACTIONLINKS_SERVER_BODY_TIMEOUT"), "\(error)")
             #expect(error.description.contains("server.bodyTimeout: expected a timeout from 1s to 1h"), "\(error)")
+        }
+    }
+}
+
+@Suite("apps.claimActionLinks")
+struct ClaimActionLinksTests {
+    let apps = "apps:\n  ios:\n    - {teamId: ABCDE12345, bundleId: com.example.app}\n"
+
+    @Test("off by default; on from the file or the environment")
+    func values() throws {
+        #expect(try ActionLinksConfiguration.parse(yaml: apps, file: "t.yaml").apps.claimActionLinks == false)
+        let on = try ActionLinksConfiguration.parse(yaml: apps + "  claimActionLinks: true\n", file: "t.yaml").apps
+        #expect(on.claimActionLinks && on.claimedAuthPaths == ["/__/auth/links*", "/__/auth/action*"])
+        let fromEnvironment = try ActionLinksConfiguration.parse(
+            yaml: apps, file: "t.yaml", environment: ["ACTIONLINKS_APPS_CLAIM_ACTION_LINKS": "true"])
+        #expect(fromEnvironment.apps.claimActionLinks)
+    }
+
+    @Test("a bad value names its key and line")
+    func bad() {
+        do {
+            _ = try ActionLinksConfiguration.parse(yaml: apps + "  claimActionLinks: sometimes\n", file: "t.yaml")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description == "t.yaml:4:21: apps.claimActionLinks: expected true or false; got 'sometimes'")
+        }
+    }
+}
+
+@Suite("iOS apps' Firebase app ID and client ID")
+struct AppleAppIdentifierTests {
+    func parse(_ entry: String, environment: [String: String] = [:]) throws(ConfigurationError) -> AppsConfiguration.AppleApp? {
+        try ActionLinksConfiguration.parse(
+            yaml: "apps:\n  ios:\n    - {teamId: ABCDE12345, bundleId: com.example.app\(entry)}\n", file: "t.yaml", environment: environment
+        ).apps.appleApps.first
+    }
+
+    @Test("both optional; each implies its callback URL scheme")
+    func schemes() throws {
+        let plain = try #require(try parse(""))
+        #expect(plain.googleAppID == nil && plain.clientID == nil && plain.googleAppIDURLScheme == nil && plain.clientIDURLScheme == nil)
+        let app = try #require(
+            try parse(", googleAppId: \"1:1234567890:ios:0123456789abcdef\", clientId: 1234567890-abc.apps.googleusercontent.com"))
+        #expect(app.googleAppID == "1:1234567890:ios:0123456789abcdef")
+        #expect(app.googleAppIDURLScheme == "app-1-1234567890-ios-0123456789abcdef")
+        #expect(app.clientID == "1234567890-abc.apps.googleusercontent.com")
+        #expect(app.clientIDURLScheme == "com.googleusercontent.apps.1234567890-abc")
+        let fromEnvironment = try #require(
+            try parse(
+                "",
+                environment: [
+                    "ACTIONLINKS_APPS_IOS_0_GOOGLE_APP_ID": "1:42:ios:abc",
+                    "ACTIONLINKS_APPS_IOS_0_CLIENT_ID": "42-x1.apps.googleusercontent.com",
+                ]))
+        #expect(
+            fromEnvironment.googleAppIDURLScheme == "app-1-42-ios-abc"
+                && fromEnvironment.clientIDURLScheme == "com.googleusercontent.apps.42-x1")
+    }
+
+    @Test(
+        "bad values name their key",
+        arguments: [
+            (", googleAppId: \"1:1234567890:android:0123456789abcdef\"", "apps.ios[0].googleAppId"),
+            (", googleAppId: \"2:1234567890:ios:0123456789abcdef\"", "apps.ios[0].googleAppId"),
+            (", googleAppId: \"1:12ab:ios:0123456789abcdef\"", "apps.ios[0].googleAppId"),
+            (", googleAppId: \"1:1234567890:ios:XYZ\"", "apps.ios[0].googleAppId"),
+            (", googleAppId: \"1:1234567890:ios:\"", "apps.ios[0].googleAppId"),
+            (", clientId: abc.apps.googleusercontent.com", "apps.ios[0].clientId"),
+            (", clientId: 1234567890-abc.example.com", "apps.ios[0].clientId"),
+            (", clientId: 1234567890-.apps.googleusercontent.com", "apps.ios[0].clientId"),
+            (", clientID: 1234567890-abc.apps.googleusercontent.com", "apps.ios[0].clientID"),
+        ])
+    func bad(entry: String, key: String) {
+        do {
+            _ = try parse(entry)
+            Issue.record("accepted \(entry)")
+        } catch {
+            #expect(error.key == key && error.line == 3, "\(error)")
+            #expect(
+                error.message.contains("expected") && error.message.contains("got '") || error.message.contains("did you mean 'clientId'?"),
+                "\(error)")
         }
     }
 }

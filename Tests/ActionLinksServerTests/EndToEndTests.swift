@@ -289,7 +289,8 @@ struct EndToEndTests {
             #expect(try await server.request("GET", path, headers: ["If-None-Match": etag]).status == 304)
         }
         let aasa = try await server.request("GET", "/.well-known/apple-app-site-association")
-        #expect(aasa.text.contains("ABCDE12345.com.example.app") && aasa.text.contains("/__/auth/action*"))
+        #expect(aasa.text.contains("ABCDE12345.com.example.app") && aasa.text.contains("/__/auth/links*"))
+        #expect(!aasa.text.contains("/__/auth/action*"), "web action links stay on the web unless apps.claimActionLinks")
         let assetLinks = try await server.request("GET", "/.well-known/assetlinks.json")
         #expect(assetLinks.text.contains("com.example.app"))
         #expect(try await server.request("GET", "/").text.contains("This domain opens links"))

@@ -23,6 +23,12 @@ private let full = AppsConfiguration(
     webCredentialsAppIDs: ["ABCDE12345.com.example.app"],
     appClipAppIDs: ["ABCDE12345.com.example.app.Clip"])
 
+private let claimed = {
+    var configuration = full
+    configuration.claimActionLinks = true
+    return configuration
+}()
+
 private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
 @Suite("association generator")
@@ -39,11 +45,7 @@ struct AssociationGeneratorTests {
                     "components": [
                       {
                         "/": "/__/auth/links*",
-                        "comment": "Auth action links always open the app"
-                      },
-                      {
-                        "/": "/__/auth/action*",
-                        "comment": "Auth action links always open the app"
+                        "comment": "Mobile auth links (handleCodeInApp) open the app"
                       }
                     ]
                   }
@@ -68,6 +70,16 @@ struct AssociationGeneratorTests {
                   "sha256_cert_fingerprints": [
                     "\(fingerprint)"
                   ]
+                },
+                "relation_extensions": {
+                  "delegate_permission/common.handle_all_urls": {
+                    "dynamic_app_link_components": [
+                      {
+                        "/": "/__/auth/links*",
+                        "comment": "Mobile auth links (handleCodeInApp) open the app"
+                      }
+                    ]
+                  }
                 }
               }
             ]
@@ -76,7 +88,18 @@ struct AssociationGeneratorTests {
         #expect(text(try AssociationGenerator(configuration: minimal).assetLinks()) == expected)
     }
 
-    @Test(arguments: [minimal, full])
+    @Test func claimingActionLinksAddsThemAfterTheMobileLinks() throws {
+        var configuration = minimal
+        configuration.claimActionLinks = true
+        let generator = AssociationGenerator(configuration: configuration)
+        let association = try AppSiteAssociation(bytes: try generator.appleAppSiteAssociation())
+        #expect(association.appLinks?.details.first?.components?.map(\.path) == ["/__/auth/links*", "/__/auth/action*"])
+        let generated = text(try generator.assetLinks())
+        #expect(!generated.contains("relation_extensions"), "claiming every auth path leaves the paths to the app's intent filters")
+        #expect(!generated.contains("get_login_creds"))
+    }
+
+    @Test(arguments: [minimal, full, claimed])
     func outputIsDeterministicAndPassesOurValidatorsWithoutWarnings(configuration: AppsConfiguration) throws {
         let generator = AssociationGenerator(configuration: configuration)
         let aasa = try generator.appleAppSiteAssociation()
@@ -91,20 +114,25 @@ struct AssociationGeneratorTests {
         #expect(assetLinks.count < AssociationGenerator.maximumFileSize)
     }
 
-    @Test(arguments: ["/__/auth/links", "/__/auth/links/", "/__/auth/action", "/__/auth/action/x"])
-    func authPathsAlwaysOpenTheAppsEvenWithBroadExclusions(path: String) throws {
-        let generator = AssociationGenerator(configuration: full)
+    @Test(arguments: [
+        ("/__/auth/links", false, true), ("/__/auth/links/", false, true), ("/__/auth/action", false, false),
+        ("/__/auth/action/x", false, false), ("/__/auth/links", true, true), ("/__/auth/action", true, true),
+        ("/__/auth/action/x", true, true),
+    ])
+    func claimedAuthPathsOpenTheAppsEvenWithBroadExclusions(path: String, claimActionLinks: Bool, opens: Bool) throws {
+        let configuration = claimActionLinks ? claimed : full
+        let generator = AssociationGenerator(configuration: configuration)
         let url = AssociatedURL(host: "links.example.com", path: path, query: "mode=signIn&oobCode=abc")
         let association = try AppSiteAssociation(bytes: try generator.appleAppSiteAssociation())
-        for app in full.appleApps {
+        for app in configuration.appleApps {
             let result = AASAMatcher(association: association).evaluate(url, appID: app.appID, domain: "links.example.com")
-            #expect(result.outcome == .match, "\(app.appID) \(path): \(result.summary)")
+            #expect((result.outcome == .match) == opens, "\(app.appID) \(path): \(result.summary)")
         }
         let assetLinks = try AssetLinks(bytes: try generator.assetLinks())
-        for app in full.androidApps {
+        for app in configuration.androidApps {
             let verdict = AssetLinksMatcher(assetLinks: assetLinks).evaluate(
                 url, packageName: app.packageName, certificateFingerprint: fingerprint, domain: "links.example.com")
-            #expect(verdict.outcome == .handled, "\(app.packageName) \(path): \(verdict.summary)")
+            #expect((verdict.outcome == .handled) == opens, "\(app.packageName) \(path): \(verdict.summary)")
         }
     }
 
@@ -134,8 +162,8 @@ struct AssociationGeneratorTests {
         #expect(association.webCredentialsApps == ["ABCDE12345.com.example.app"])
         #expect(association.appClipsApps == ["ABCDE12345.com.example.app.Clip"])
         let components = try #require(association.appLinks?.details.first?.components)
-        #expect(components.map(\.path) == ["/__/auth/links*", "/__/auth/action*", "/__/*", "/invite/*", "/promo"])
-        #expect(components[3].query == .items([.init(name: "code", predicate: .pattern("?*"))]))
+        #expect(components.map(\.path) == ["/__/auth/links*", "/__/*", "/invite/*", "/promo"])
+        #expect(components[2].query == .items([.init(name: "code", predicate: .pattern("?*"))]))
 
         let assetLinks = try AssetLinks(bytes: try generator.assetLinks())
         guard case .statement(let first)?? = assetLinks.entries.first else {
@@ -149,13 +177,7 @@ struct AssociationGeneratorTests {
             Issue.record("extra rules must produce dynamic_app_link_components")
             return
         }
-        #expect(rules.map(\.path) == ["/__/auth/links*", "/__/auth/action*", "/__/*", "/invite/*", "/promo"])
-    }
-
-    @Test func minimalAssetLinksHasNoDynamicRulesOrLoginSharing() throws {
-        let generated = text(try AssociationGenerator(configuration: minimal).assetLinks())
-        #expect(!generated.contains("relation_extensions"))
-        #expect(!generated.contains("get_login_creds"))
+        #expect(rules.map(\.path) == ["/__/auth/links*", "/__/*", "/invite/*", "/promo"])
     }
 
     @Test(arguments: [
