@@ -11,7 +11,8 @@ struct ActionLinksCommand: AsyncParsableCommand {
             64 for usage errors.
             """,
         subcommands: [
-            Serve.self, Generate.self, Inspect.self, Policy.self, AASA.self, AssetLinksCommand.self, Check.self, ServiceAccount.self, Keys.self,
+            Serve.self, Generate.self, Inspect.self, Policy.self, AASA.self, AssetLinksCommand.self, Check.self, ServiceAccount.self,
+            Keys.self,
             Users.self,
         ]
     )

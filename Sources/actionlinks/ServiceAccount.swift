@@ -28,7 +28,8 @@ extension ActionLinksCommand {
 
         func validate() throws {
             guard name.range(of: "^[a-z][a-z0-9-]{2,29}$", options: .regularExpression) != nil else {
-                throw ValidationError("--name must be 3 to 30 lower-case letters, digits and hyphens, starting with a letter; got '\(name)'")
+                throw ValidationError(
+                    "--name must be 3 to 30 lower-case letters, digits and hyphens, starting with a letter; got '\(name)'")
             }
         }
 

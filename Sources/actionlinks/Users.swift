@@ -62,7 +62,9 @@ struct ServerOptions: ParsableArguments {
             throw ExitCode(1)
         }
         guard (response as? HTTPURLResponse)?.statusCode == 200 else {
-            let message = (try? JSONDecoder().decode(ServerError.self, from: data))?.error.message ?? String(decoding: data.prefix(500), as: UTF8.self)
+            let message =
+                (try? JSONDecoder().decode(ServerError.self, from: data))?.error.message
+                ?? String(decoding: data.prefix(500), as: UTF8.self)
             printError("error: the server refused: \(message)")
             throw ExitCode(1)
         }
@@ -160,7 +162,8 @@ extension ActionLinksCommand.Users {
                 let answer = try JSONDecoder().decode(BatchAnswer.self, from: data)
                 for failure in answer.error ?? [] {
                     refused += 1
-                    printError("refused: \(batch[failure.index].localId) (\(batch[failure.index].email ?? "no address")): \(failure.message)")
+                    printError(
+                        "refused: \(batch[failure.index].localId) (\(batch[failure.index].email ?? "no address")): \(failure.message)")
                 }
             }
             print("imported \(exported.users.count - refused) of \(exported.users.count) users")
@@ -214,7 +217,9 @@ extension ActionLinksCommand.Users {
             var users: [ExportedUsers.User] = []
             var token: String?
             repeat {
-                let query = "?maxResults=1000" + (token.map { "&nextPageToken=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
+                let query =
+                    "?maxResults=1000"
+                    + (token.map { "&nextPageToken=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
                 let data = try await server.call(server.url("batchGet", query: query), method: "GET")
                 let page = try JSONDecoder().decode(Page.self, from: data)
                 users += page.users.map(\.exported)

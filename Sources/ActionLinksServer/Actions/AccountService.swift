@@ -102,7 +102,8 @@ public final class AccountService: Sendable {
                     guard let account = try tx.account(id: localID) else { continue }
                     if !account.disabled, !force {
                         errors.append(
-                            BatchDeleteError(index: index, localId: localID, message: "NOT_DISABLED : Disable the account before batch deletion."))
+                            BatchDeleteError(
+                                index: index, localId: localID, message: "NOT_DISABLED : Disable the account before batch deletion."))
                         continue
                     }
                     try tx.delete(id: localID)

@@ -179,7 +179,8 @@ public final class ActionCompleter: Sendable {
         }
         let now = clock.now
         let newID = Secrets.accountID()
-        let newSession = tokens.newSession(accountID: user?.account.localID ?? newID, tenantID: record.tenantID, signInProvider: "password", now: now)
+        let newSession = tokens.newSession(
+            accountID: user?.account.localID ?? newID, tenantID: record.tenantID, signInProvider: "password", now: now)
         let canCreate = tenant.selfServiceSignUp
         let done = try await complete(code: code, tenantID: record.tenantID, modes: [.signIn], consumer: consumer, now: now) { tx, record in
             let owner = try tx.account(email: record.email)

@@ -204,7 +204,8 @@ public final class CodeIssuer: Sendable {
             mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: change.languageCode,
             tenantID: change.tenantID.isEmpty ? nil : change.tenantID
         ).webLink(on: settings.linkDomains[0])
-        listing?.record(.init(tenantID: change.tenantID, email: change.email, newEmail: change.newEmail, mode: .recoverEmail, code: code, link: link))
+        listing?.record(
+            .init(tenantID: change.tenantID, email: change.email, newEmail: change.newEmail, mode: .recoverEmail, code: code, link: link))
         await mailer.send(
             mode: .recoverEmail, to: change.email, link: link, languageCode: change.languageCode, appName: settings.project.appName)
     }

@@ -56,12 +56,13 @@ public struct LinkDomainServices: Sendable {
         self.accounts = AccountService(accounts: accounts, tokens: tokens, tenants: tenants, store: store, clock: clock)
         let customTokens = CustomTokenVerifier(
             directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"), projectID: settings.project.id,
-            acceptsUnsignedTokens: development)
+            acceptsUnsignedTokens: development, tokens: tokens, codes: codes, store: store)
         signIn = SignInService(
             settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, tokens: tokens, customTokens: customTokens,
             passwords: passwords, store: store, clock: clock, logger: logger)
         issuer = CodeIssuer(
-            settings: settings, policy: policy, codes: codes, accounts: accounts, keys: keys, mailer: mailer, listing: listing, metrics: metrics,
+            settings: settings, policy: policy, codes: codes, accounts: accounts, keys: keys, mailer: mailer, listing: listing,
+            metrics: metrics,
             store: store, clock: clock)
         completer = ActionCompleter(
             settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens, tenants: tenants,

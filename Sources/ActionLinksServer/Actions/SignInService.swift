@@ -124,7 +124,9 @@ public final class SignInService: Sendable {
                     _ = owner
                     throw AccountStoreError.emailExists
                 }
-                if let phoneNumber = given.phoneNumber, try tx.account(phoneNumber: phoneNumber) != nil { throw AccountStoreError.phoneNumberExists }
+                if let phoneNumber = given.phoneNumber, try tx.account(phoneNumber: phoneNumber) != nil {
+                    throw AccountStoreError.phoneNumberExists
+                }
                 var account: Account
                 let isNew: Bool
                 if let user = given.user {
@@ -182,10 +184,13 @@ public final class SignInService: Sendable {
         guard let given else { throw ActionError.missingEmail }
         guard let email = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
         guard let password, !password.isEmpty else { throw ActionError(.missingPassword) }
-        let failureKeys = ["signin-failure:address:\(tenant.tenantID):\(email)"] + (call.clientAddress.map { ["signin-failure:ip:\($0)"] } ?? [])
+        let failureKeys =
+            ["signin-failure:address:\(tenant.tenantID):\(email)"] + (call.clientAddress.map { ["signin-failure:ip:\($0)"] } ?? [])
         let window = now - now % 3_600_000
         let counts = try await store.call { try await self.codes.eventCounts(keys: failureKeys, windowStart: window) }
-        if counts[0] >= settings.limits.signInFailuresPerAccountPerHour || counts.dropFirst().contains(where: { $0 >= settings.limits.signInFailuresPerIPPerHour }) {
+        if counts[0] >= settings.limits.signInFailuresPerAccountPerHour
+            || counts.dropFirst().contains(where: { $0 >= settings.limits.signInFailuresPerIPPerHour })
+        {
             throw ActionError.tooManyAttempts
         }
         let protection = tenant.emailEnumerationProtection

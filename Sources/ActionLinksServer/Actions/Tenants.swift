@@ -42,10 +42,15 @@ public struct TenantDirectory: Sendable {
     let gateway: StoreGateway
 
     /// The project's own policy (tenant "").
-    var project: TenantPolicy {
-        TenantPolicy(
-            tenantID: "", selfServiceSignUp: settings.signUpAllowed,
-            emailEnumerationProtection: !settings.server.development, passwords: PasswordPolicy(settings: settings.passwords))
+    var project: TenantPolicy { configured("") ?? TenantPolicy(tenantID: "", passwords: PasswordPolicy(settings: settings.passwords)) }
+
+    /// The policy of the project ("") or of a tenant from the configuration.
+    func configured(_ id: String) -> TenantPolicy? {
+        guard let account = settings.accountSettings(forTenant: id) else { return nil }
+        return TenantPolicy(
+            tenantID: id, displayName: account.displayName, selfServiceSignUp: account.users.selfServiceSignUp,
+            selfServiceDelete: account.users.selfServiceDelete, emailEnumerationProtection: account.users.emailEnumerationProtection,
+            passwords: PasswordPolicy(settings: account.passwords))
     }
 
     /// The policy of a tenant a call names ("" for the project): `INVALID_TENANT_ID` for an ID that
@@ -55,11 +60,7 @@ public struct TenantDirectory: Sendable {
         guard ServiceSettings.isWellFormedTenantID(id) else {
             throw ActionError(.invalidTenantID, "a tenant ID is 1 to 64 letters, digits and hyphens")
         }
-        if settings.tenants.contains(id) {
-            var policy = project
-            policy.tenantID = id
-            return policy
-        }
+        if let policy = configured(id) { return policy }
         guard let stored = try await gateway.call({ try await self.store.tenant(id: id) }) else {
             throw ActionError(.tenantNotFound, "There is no tenant with this ID.")
         }

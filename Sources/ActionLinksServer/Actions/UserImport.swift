@@ -51,10 +51,12 @@ struct UserImport: Sendable {
         guard users.count <= 1000 else { throw ActionError.invalidArgument("at most 1000 users are imported at once") }
         if let algorithm = hashes.algorithm, algorithm != "SCRYPT" {
             throw ActionError(
-                .invalidHashAlgorithm, "\(algorithm.prefix(40)) is not supported; export from Firebase gives SCRYPT (Firebase's scrypt) hashes")
+                .invalidHashAlgorithm,
+                "\(algorithm.prefix(40)) is not supported; export from Firebase gives SCRYPT (Firebase's scrypt) hashes")
         }
         if users.contains(where: { $0.passwordHash.map(Self.isFirebaseHash) ?? false }) {
-            guard hashes.algorithm == "SCRYPT", let key = hashes.signerKey, !key.isEmpty, let rounds = hashes.rounds, (1...8).contains(rounds),
+            guard hashes.algorithm == "SCRYPT", let key = hashes.signerKey, !key.isEmpty, let rounds = hashes.rounds,
+                (1...8).contains(rounds),
                 let memory = hashes.memoryCost, (1...14).contains(memory)
             else {
                 throw ActionError.invalidArgument(
@@ -114,7 +116,9 @@ struct UserImport: Sendable {
                     }
                     var clash = false
                     for identity in account.federatedIdentities {
-                        if let owner = try tx.account(providerID: identity.providerID, rawID: identity.rawID), owner.localID != account.localID {
+                        if let owner = try tx.account(providerID: identity.providerID, rawID: identity.rawID),
+                            owner.localID != account.localID
+                        {
                             clash = true
                         }
                     }

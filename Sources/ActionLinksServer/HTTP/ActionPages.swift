@@ -11,6 +11,7 @@ import NIOCore
 /// link), a POST with a valid form token consumes and applies.
 struct ActionPages: Sendable {
     let completer: ActionCompleter
+    let tokens: TokenService
     let passwordPolicy: PasswordPolicy
     let settings: ServiceSettings
     let policy: ContinueURLPolicy
@@ -22,6 +23,7 @@ struct ActionPages: Sendable {
 
     init(services: LinkDomainServices, templates: PageTemplates) {
         completer = services.completer
+        tokens = services.tokens
         passwordPolicy = services.passwordPolicy
         settings = services.settings
         policy = services.policy
@@ -49,9 +51,34 @@ struct ActionPages: Sendable {
         }
         guard record.mode == link.mode, Self.pageModes.contains(record.mode) else { return outcome(.invalid, language) }
         let pageLanguage = templates.language(requested: link.languageCode ?? record.languageCode, acceptLanguage: acceptLanguage)
+        // As Firebase's hosted page does, a sign-in link goes on to the app's page, where its own
+        // Firebase SDK completes the sign-in (`signInWithEmailLink(email, location.href)`); the
+        // continue URL is checked again, and nothing is consumed here.
+        if record.mode == .signIn, settings.pages.signIn == .redirect, let stored = record.continueURL,
+            let url = policy.evaluate(stored).url
+        {
+            var items = [("apiKey", settings.project.apiKey), ("oobCode", link.oobCode), ("mode", "signIn"), ("lang", pageLanguage)]
+            if !record.tenantID.isEmpty { items.append(("tenantId", record.tenantID)) }
+            return Response(status: .seeOther, headers: [.location: Self.url(url, adding: items)])
+        }
         var state = FormState()
         state.remembered = record.mode == .signIn && isRememberedDevice(request, email: record.email, tenantID: record.tenantID)
         return form(for: record, code: link.oobCode, language: pageLanguage, state: state)
+    }
+
+    /// `url` with `items` added to its query (before any fragment), each value percent-encoded.
+    static func url(_ url: String, adding items: [(String, String)]) -> String {
+        let query = items.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+        let hash = url.firstIndex(of: "#")
+        let base = hash.map { String(url[..<$0]) } ?? url
+        let fragment = hash.map { String(url[$0...]) } ?? ""
+        let separator = base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
+        return base + separator + query + fragment
+    }
+
+    /// `url` with its fragment replaced by `fragment`.
+    static func url(_ url: String, fragment: String) -> String {
+        (url.firstIndex(of: "#").map { String(url[..<$0]) } ?? url) + "#" + fragment
     }
 
     /// The modes that have a page (a second-factor revert is completed in the app).
@@ -110,6 +137,14 @@ struct ActionPages: Sendable {
                 status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body", values: values,
                 continueLink: continueLink)
             if mode == .signIn {
+                // A web app on the continue URL gets the session too: a one-time custom token in the
+                // fragment (never sent to any server), for `signInWithCustomToken`.
+                if let continueLink {
+                    let token = try await tokens.handOffToken(
+                        accountID: done.account.localID, tenantID: done.record.tenantID, now: Timestamp.now)
+                    let target = Self.url(continueLink.url, fragment: "customToken=" + token)
+                    response = Response(status: .seeOther, headers: [.location: target])
+                }
                 response.headers[.setCookie] = deviceCookie(email: done.record.email, tenantID: done.record.tenantID, context: context)
             }
             return response

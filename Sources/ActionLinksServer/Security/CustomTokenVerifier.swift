@@ -16,13 +16,22 @@ public final class CustomTokenVerifier: Sendable {
     let directory: String
     let projectID: String
     let acceptsUnsignedTokens: Bool
+    /// This server's own tokens: the one-time hand-off tokens it signs.
+    let tokens: TokenService
+    /// Where a hand-off token's use is recorded (so it works once, on every instance).
+    let codes: any CodeStore
+    let store: StoreGateway
     private let accounts = Mutex<[String: ServiceAccountKey]>([:])
 
-    /// A verifier for the keys in `directory`.
-    public init(directory: String, projectID: String, acceptsUnsignedTokens: Bool) {
+    /// A verifier for the keys in `directory` and the server's own hand-off tokens.
+    init(directory: String, projectID: String, acceptsUnsignedTokens: Bool, tokens: TokenService, codes: any CodeStore, store: StoreGateway)
+    {
         self.directory = directory
         self.projectID = projectID
         self.acceptsUnsignedTokens = acceptsUnsignedTokens
+        self.tokens = tokens
+        self.codes = codes
+        self.store = store
     }
 
     /// What a valid custom token says.
@@ -45,7 +54,8 @@ public final class CustomTokenVerifier: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
             let header = try? JSONDecoder().decode(JWTHeaderFields.self, from: headerData),
-            let payloadData = Base64URL.decode(parts[1]), let decoded = try? JSONDecoder().decode(CustomTokenPayload.self, from: payloadData)
+            let payloadData = Base64URL.decode(parts[1]),
+            let decoded = try? JSONDecoder().decode(CustomTokenPayload.self, from: payloadData)
         else { throw Self.invalid("Invalid assertion format") }
         payload = decoded
         guard payload.aud == Self.audience else {
@@ -54,6 +64,14 @@ public final class CustomTokenVerifier: Sendable {
         if header.alg == "none" {
             guard acceptsUnsignedTokens, parts[2].isEmpty else { throw Self.invalid("the token is not signed") }
             return try checked(payload)
+        }
+        if header.alg == "RS256", let kid = header.kid, tokens.isOwnKey(kid) {
+            guard let handOff = await tokens.verifyHandOff(token), let jti = handOff.jti, let exp = handOff.exp, exp > now / 1000 else {
+                throw Self.invalid("the hand-off token is not valid any more")
+            }
+            let uses = try await store.call { try await self.codes.countEvents(keys: ["hand-off:" + jti], windowStart: exp * 1000) }
+            guard uses.first == 1 else { throw Self.invalid("the hand-off token was used already") }
+            return try checked(handOff)
         }
         guard header.alg == "RS256", let kid = header.kid, let key = key(kid) else {
             throw Self.invalid("the token is not signed with a service-account key of this server")
@@ -113,9 +131,10 @@ struct CustomTokenPayload: JWTPayload, Sendable {
     var userID: String?
     var claims: ClaimValue?
     var tenantID: String?
+    var jti: String?
 
     enum CodingKeys: String, CodingKey {
-        case aud, iss, sub, iat, exp, uid, claims
+        case aud, iss, sub, iat, exp, uid, claims, jti
         case userID = "user_id"
         case tenantID = "tenant_id"
     }
@@ -132,6 +151,7 @@ struct CustomTokenPayload: JWTPayload, Sendable {
         userID = Self.text(try container.decodeIfPresent(ClaimValue.self, forKey: .userID))
         claims = try container.decodeIfPresent(ClaimValue.self, forKey: .claims)
         tenantID = try container.decodeIfPresent(String.self, forKey: .tenantID)
+        jti = try container.decodeIfPresent(String.self, forKey: .jti)
     }
 
     static func text(_ value: ClaimValue?) -> String? {

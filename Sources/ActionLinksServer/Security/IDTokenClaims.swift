@@ -72,7 +72,9 @@ public struct IDTokenClaims: JWTPayload, Sendable, Hashable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
-        func value<T: Decodable>(_ name: String, _ type: T.Type = T.self) throws -> T { try container.decode(T.self, forKey: AnyCodingKey(name)) }
+        func value<T: Decodable>(_ name: String, _ type: T.Type = T.self) throws -> T {
+            try container.decode(T.self, forKey: AnyCodingKey(name))
+        }
         func optional<T: Decodable>(_ name: String, _ type: T.Type = T.self) throws -> T? {
             try container.decodeIfPresent(T.self, forKey: AnyCodingKey(name))
         }

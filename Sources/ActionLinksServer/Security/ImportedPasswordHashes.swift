@@ -60,7 +60,8 @@ public struct ImportedPasswordHashes: Sendable {
 
     /// Firebase's stored value for a key derived from a password: the signer key under AES-256-CTR.
     static func encrypt(_ signerKey: [UInt8], key: [UInt8]) throws -> [UInt8] {
-        let sealed = try AES._CTR.encrypt(signerKey, using: SymmetricKey(data: key), nonce: AES._CTR.Nonce(nonceBytes: [UInt8](repeating: 0, count: 16)))
+        let sealed = try AES._CTR.encrypt(
+            signerKey, using: SymmetricKey(data: key), nonce: AES._CTR.Nonce(nonceBytes: [UInt8](repeating: 0, count: 16)))
         return Array(sealed)
     }
 

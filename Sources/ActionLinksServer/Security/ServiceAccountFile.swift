@@ -33,7 +33,8 @@ public enum ServiceAccountFile {
         }
         let directory = ((dataDirectory as NSString).appendingPathComponent("keys") as NSString).appendingPathComponent("service-accounts")
         try PrivateFiles.makeDirectory(directory)
-        let publicKey = ServiceAccountKey(keyID: keyID, clientEmail: clientEmail, projectID: projectID, publicKeyPEM: key.publicKey.pemRepresentation)
+        let publicKey = ServiceAccountKey(
+            keyID: keyID, clientEmail: clientEmail, projectID: projectID, publicKeyPEM: key.publicKey.pemRepresentation)
         let path = (directory as NSString).appendingPathComponent(keyID + ".json")
         try PrivateFiles.createFile(path, contents: try encoder.encode(publicKey))
         return Made(keyID: keyID, clientEmail: clientEmail, publicKeyPath: path)

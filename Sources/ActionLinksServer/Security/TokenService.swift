@@ -88,7 +88,9 @@ public struct TokenService: Sendable {
     public func verifyIDToken(_ token: String, now: Timestamp) async throws(ActionError) -> IDTokenClaims {
         guard !token.isEmpty else { throw ActionError.invalidIDToken }
         let claims = try await verify(token, issuer: issuer)
-        guard claims.exp > now / 1000 else { throw ActionError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again.") }
+        guard claims.exp > now / 1000 else {
+            throw ActionError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again.")
+        }
         return claims
     }
 
@@ -120,9 +122,58 @@ public struct TokenService: Sendable {
         return claims
     }
 
+    /// The `iss` (and `sub`) of the one-time custom tokens this server hands a web page after
+    /// signing someone in itself (the confirm page, a federated sign-in for a web app).
+    public var handOffIssuer: String { "actionlinks-hand-off@\(projectID).iam.gserviceaccount.com" }
+
+    /// A custom token for `accountID` that works once, for five minutes: the web app exchanges it
+    /// with `signInWithCustomToken`.
+    public func handOffToken(accountID: String, tenantID: String, now: Timestamp) async throws(ActionError) -> String {
+        let seconds = now / 1000
+        let claims = HandOffClaims(
+            iss: handOffIssuer, sub: handOffIssuer, aud: CustomTokenVerifier.audience, uid: accountID, iat: seconds, exp: seconds + 300,
+            jti: Secrets.token(), tenantID: tenantID.isEmpty ? nil : tenantID)
+        do {
+            let current = try keys.keys
+            return try await current.collection.sign(claims, kid: JWKIdentifier(string: current.keys[0].id))
+        } catch {
+            throw ActionError(.internalError, "the token could not be signed", cause: error)
+        }
+    }
+
+    /// The claims of a hand-off token this server signed (any key it still publishes).
+    func verifyHandOff(_ token: String) async -> CustomTokenPayload? {
+        guard let current = try? keys.keys, let payload = try? await current.collection.verify(token, as: CustomTokenPayload.self),
+            payload.iss == handOffIssuer, payload.sub == handOffIssuer
+        else { return nil }
+        return payload
+    }
+
+    /// Whether `kid` names one of this server's signing keys.
+    func isOwnKey(_ kid: String) -> Bool { (try? keys.keys.keys.contains { $0.id == kid }) ?? false }
+
     /// The JWKS of the keys that sign (and of older ones still accepted).
     var jwks: PrebuiltJSON? { try? keys.keys.jwks }
 
     /// How a refresh token is kept: its SHA-256 (it is 512 random bits, so no salt is needed).
     public static func refreshTokenHash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
+}
+
+/// A hand-off token's claims (a custom token, as Firebase shapes them, with a one-time `jti`).
+struct HandOffClaims: JWTPayload, Sendable {
+    var iss: String
+    var sub: String
+    var aud: String
+    var uid: String
+    var iat: Int64
+    var exp: Int64
+    var jti: String
+    var tenantID: String?
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, uid, iat, exp, jti
+        case tenantID = "tenant_id"
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

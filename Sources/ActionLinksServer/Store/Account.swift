@@ -149,7 +149,8 @@ public struct Session: Sendable, Hashable {
 
     /// Creates a session value.
     public init(
-        hash: Data, tenantID: String, accountID: String, createdAt: Timestamp, signInProvider: String, authTime: Int64, claims: String? = nil
+        hash: Data, tenantID: String, accountID: String, createdAt: Timestamp, signInProvider: String, authTime: Int64,
+        claims: String? = nil
     ) {
         self.hash = hash
         self.tenantID = tenantID

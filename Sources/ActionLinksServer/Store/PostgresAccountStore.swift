@@ -16,17 +16,21 @@ public struct PostgresAccountStore: AccountStore {
 
     public func account(id localID: String, tenantID: String) async throws -> Account? {
         try await database.withConnection { connection in
-            try await Self.accounts(connection, "tenant_id = \(tenantID) AND local_id = \(localID)", tenantID: tenantID, lock: false, database: database).first
+            try await Self.accounts(
+                connection, "tenant_id = \(tenantID) AND local_id = \(localID)", tenantID: tenantID, lock: false, database: database
+            ).first
         }
     }
 
     public func account(email: String, tenantID: String) async throws -> Account? {
         try await database.withConnection { connection in
-            guard var account = try await connection.execute(AccountByEmail(email: email, tenantID: tenantID), logger: database.logger)
-                .first(where: { _ in true })
+            guard
+                var account = try await connection.execute(AccountByEmail(email: email, tenantID: tenantID), logger: database.logger)
+                    .first(where: { _ in true })
             else { return nil }
-            account.federatedIdentities = try await Self.identities(connection, tenantID: tenantID, localIDs: [account.localID], database: database)[
-                account.localID] ?? []
+            account.federatedIdentities =
+                try await Self.identities(connection, tenantID: tenantID, localIDs: [account.localID], database: database)[
+                    account.localID] ?? []
             return account
         }
     }
@@ -81,7 +85,8 @@ public struct PostgresAccountStore: AccountStore {
             else { return nil }
             guard
                 let account = try await Self.accounts(
-                    connection, "tenant_id = \(session.tenantID) AND local_id = \(session.accountID)", tenantID: session.tenantID, lock: false, database: database
+                    connection, "tenant_id = \(session.tenantID) AND local_id = \(session.accountID)", tenantID: session.tenantID,
+                    lock: false, database: database
                 ).first
             else { return nil }
             return (session, account)
@@ -99,7 +104,8 @@ public struct PostgresAccountStore: AccountStore {
     public func accounts(tenantID: String, after localID: String?, limit: Int) async throws -> [Account] {
         try await database.withConnection { connection in
             try await Self.accounts(
-                connection, "tenant_id = \(tenantID) AND local_id > \(localID ?? "") ORDER BY local_id LIMIT \(Int64(limit))", tenantID: tenantID, lock: false,
+                connection, "tenant_id = \(tenantID) AND local_id > \(localID ?? "") ORDER BY local_id LIMIT \(Int64(limit))",
+                tenantID: tenantID, lock: false,
                 database: database)
         }
     }
@@ -312,7 +318,9 @@ final class PostgresAccountTransaction: AccountTransaction {
                         WHERE tenant_id = \(tenantID) AND email = \(email))
                     """
             }
-            for account in try await PostgresAccountStore.accounts(connection, condition, tenantID: tenantID, lock: true, database: database) {
+            for account in try await PostgresAccountStore.accounts(
+                connection, condition, tenantID: tenantID, lock: true, database: database)
+            {
                 loaded[account.localID] = account
                 ids.insert(account.localID)
             }
@@ -423,7 +431,8 @@ func accountFromRow(_ row: PostgresRow) throws -> Account {
         localID: try cells[0].decode(String.self), tenantID: try cells[1].decode(String.self), email: try cells[2].decode(String?.self),
         emailVerified: try cells[3].decode(Bool.self), passwordHash: try cells[4].decode(String?.self),
         passwordUpdatedAt: try cells[5].decode(Int64?.self), displayName: try cells[6].decode(String?.self),
-        photoURL: try cells[7].decode(String?.self), phoneNumber: try cells[8].decode(String?.self), disabled: try cells[9].decode(Bool.self),
+        photoURL: try cells[7].decode(String?.self), phoneNumber: try cells[8].decode(String?.self),
+        disabled: try cells[9].decode(Bool.self),
         createdAt: try cells[10].decode(Int64.self), lastLoginAt: try cells[11].decode(Int64?.self),
         lastRefreshAt: try cells[12].decode(Int64?.self), validSince: try cells[13].decode(Int64.self),
         customAttributes: try cells[14].decode(String?.self), initialEmail: try cells[15].decode(String?.self),

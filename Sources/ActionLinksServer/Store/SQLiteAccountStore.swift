@@ -65,7 +65,9 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     public func countAccounts(tenantID: String) async throws -> Int {
-        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM accounts WHERE tenant_id = ?", arguments: [tenantID]) ?? 0 }
+        try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM accounts WHERE tenant_id = ?", arguments: [tenantID]) ?? 0
+        }
     }
 
     public func deleteAllAccounts(tenantID: String) async throws {
@@ -220,7 +222,9 @@ final class SQLiteAccountTransaction: AccountTransaction {
     func code(hashes: [Data]) throws -> CodeLookup {
         guard !hashes.isEmpty else { return .invalid }
         let placeholders = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM codes WHERE hash IN (\(placeholders))", arguments: StatementArguments(hashes)),
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM codes WHERE hash IN (\(placeholders))", arguments: StatementArguments(hashes)),
             let record = SQLiteCodeStore.record(row)
         else { return .invalid }
         if record.consumedAt != nil || row["retired_at"] as Int64? != nil { return .invalid }

@@ -111,7 +111,8 @@ public struct SQLiteCodeStore: CodeStore {
         try await pool.read { db in
             try keys.map { key in
                 try Int.fetchOne(
-                    db.cachedStatement(sql: "SELECT count FROM event_counts WHERE key = ? AND window_start = ?"), arguments: [key, windowStart])
+                    db.cachedStatement(sql: "SELECT count FROM event_counts WHERE key = ? AND window_start = ?"),
+                    arguments: [key, windowStart])
                     ?? 0
             }
         }

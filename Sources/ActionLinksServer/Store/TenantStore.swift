@@ -66,7 +66,8 @@ public struct SQLiteTenantStore: TenantStore {
 
     public func tenant(id: String) async throws -> TenantRecord? {
         try await pool.read { db in
-            try String.fetchOne(db, sql: "SELECT settings FROM tenants WHERE tenant_id = ?", arguments: [id]).flatMap(TenantRecord.init(json:))
+            try String.fetchOne(db, sql: "SELECT settings FROM tenants WHERE tenant_id = ?", arguments: [id]).flatMap(
+                TenantRecord.init(json:))
         }
     }
 
@@ -136,7 +137,8 @@ public struct PostgresTenantStore: TenantStore {
 
     public func deleteTenant(id: String) async throws -> Bool {
         try await database.withConnection { connection in
-            try await connection.query("DELETE FROM tenants WHERE tenant_id = \(id) RETURNING 1", logger: database.logger).collect().count > 0
+            try await connection.query("DELETE FROM tenants WHERE tenant_id = \(id) RETURNING 1", logger: database.logger).collect().count
+                > 0
         }
     }
 }

@@ -40,7 +40,9 @@ struct EmulatorEndpoints: Sendable {
             let state = try await store.call { try await self.codes.lookup(hashes: self.keys.codeHashes(entry.code), now: self.clock.now) }
             guard case .live = state else { continue }
             live.append(
-                .init(email: entry.email, newEmail: entry.newEmail, oobCode: entry.code, oobLink: entry.link, requestType: entry.mode.requestType))
+                .init(
+                    email: entry.email, newEmail: entry.newEmail, oobCode: entry.code, oobLink: entry.link,
+                    requestType: entry.mode.requestType))
         }
         return RESTAPIResponse.json(IdentityToolkitJSON.encode(OobCodeListing(oobCodes: live)))
     }

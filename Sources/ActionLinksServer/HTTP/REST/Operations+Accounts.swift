@@ -123,7 +123,8 @@ extension IdentityToolkitAPI {
             let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
             try user.tenant.checkEnabled()
             guard user.tenant.selfServiceDelete else {
-                throw ActionError(.adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")
+                throw ActionError(
+                    .adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")
             }
             try await accounts.delete(localID: user.account.localID, tenantID: user.tenant.tenantID)
             return DeleteResponse()
@@ -187,7 +188,8 @@ extension IdentityToolkitAPI {
             if tenant.emailEnumerationProtection { return CreateAuthURIResponse(sessionId: sessionID) }
             let methods = try await accounts.methods(email: email, tenantID: tenant.tenantID)
             return CreateAuthURIResponse(
-                registered: methods.registered, allProviders: methods.allProviders, sessionId: sessionID, signinMethods: methods.signInMethods)
+                registered: methods.registered, allProviders: methods.allProviders, sessionId: sessionID,
+                signinMethods: methods.signInMethods)
         }
 
         add("projects", legacy: "getProjectConfig", methods: [.get, .post], body: EmptyRequest.self) { _, call throws(ActionError) in
@@ -281,7 +283,8 @@ struct UpdateRequest: Decodable, Sendable {
         password = try container.decodeIfPresent(String.self, forKey: .password)
         for (key, keyPath) in [(CodingKeys.displayName, \UpdateRequest.displayName), (.photoUrl, \.photoUrl)] {
             if container.contains(key) {
-                self[keyPath: keyPath] = Nullable(try container.decodeNil(forKey: key) ? .some(nil) : try container.decode(String.self, forKey: key))
+                self[keyPath: keyPath] = Nullable(
+                    try container.decodeNil(forKey: key) ? .some(nil) : try container.decode(String.self, forKey: key))
             }
         }
         deleteAttribute = try container.decodeIfPresent([String].self, forKey: .deleteAttribute)

@@ -20,11 +20,13 @@ extension IdentityToolkitAPI {
                     localID: user.localId, tenantID: user.tenantId, email: user.email, emailVerified: user.emailVerified?.value ?? false,
                     displayName: user.displayName, photoURL: user.photoUrl, phoneNumber: user.phoneNumber,
                     disabled: user.disabled?.value ?? false, customAttributes: user.customAttributes, passwordHash: user.passwordHash,
-                    salt: user.salt, createdAt: user.createdAt.flatMap { Int64($0.text) }, lastLoginAt: user.lastLoginAt.flatMap { Int64($0.text) },
+                    salt: user.salt, createdAt: user.createdAt.flatMap { Int64($0.text) },
+                    lastLoginAt: user.lastLoginAt.flatMap { Int64($0.text) },
                     providers: (user.providerUserInfo ?? []).map { info -> FederatedIdentity? in
                         guard let provider = info.providerId, !provider.isEmpty, let raw = info.rawId, !raw.isEmpty else { return nil }
                         return FederatedIdentity(
-                            providerID: provider, rawID: raw, email: info.email.flatMap(EmailAddress.canonical), displayName: info.displayName,
+                            providerID: provider, rawID: raw, email: info.email.flatMap(EmailAddress.canonical),
+                            displayName: info.displayName,
                             photoURL: info.photoUrl)
                     })
             }

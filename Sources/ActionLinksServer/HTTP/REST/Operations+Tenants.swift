@@ -19,16 +19,13 @@ extension IdentityToolkitAPI {
                 let size = min(max(call.query["pageSize"].flatMap { Int($0) } ?? 20, 1), 1000)
                 let token = call.query["pageToken"]
                 let stored = try await gateway.call { try await store.tenants(after: token, limit: size) }
-                var policies = configured.filter { token == nil || $0 > token! }.map { id in
-                    var policy = tenants.project
-                    policy.tenantID = id
-                    return policy
-                }
+                var policies = configured.filter { token == nil || $0 > token! }.compactMap(tenants.configured)
                 policies += stored.map(tenants.policy)
                 policies.sort { $0.tenantID < $1.tenantID }
                 let page = Array(policies.prefix(size))
                 return TenantListResponse(
-                    tenants: page.map { TenantResponse($0, project: projectID) }, nextPageToken: page.count >= size ? page.last?.tenantID : nil)
+                    tenants: page.map { TenantResponse($0, project: projectID) },
+                    nextPageToken: page.count >= size ? page.last?.tenantID : nil)
             }
             let id = TenantRequest.newID(displayName: fields.displayName)
             var record = TenantRecord(tenantID: id, displayName: fields.displayName, createdAt: clock.now)
