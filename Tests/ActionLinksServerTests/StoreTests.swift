@@ -8,6 +8,7 @@ struct StoreUnderTest: Sendable {
     let name: String
     let codes: any CodeStore
     let accounts: any AccountStore
+    let tenants: any TenantStore
 }
 
 /// Makes a fresh, empty store for each test: an SQLite file, or a new database on the test
@@ -21,10 +22,10 @@ enum StoreFactory {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-store-\(UUID().uuidString)/test.sqlite")
                 .path
             let database = try SQLiteDatabase(path: path)
-            return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts)
+            return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts, tenants: database.tenants)
         case "postgres":
             let database = try await PostgresTestServer.freshStore()
-            return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts)
+            return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts, tenants: database.tenants)
         default:
             throw CocoaError(.featureUnsupported)
         }
@@ -169,167 +170,144 @@ struct StoreTests {
 
     // MARK: Accounts
 
-    @Test("accounts: create, find by ID and address, refuse a taken address", arguments: StoreFactory.kinds)
+    /// An account with a password and a linked provider.
+    func account(_ id: String, email: String? = nil, tenant: String = "", phone: String? = nil, identity: String? = nil) -> Account {
+        Account(
+            localID: id, tenantID: tenant, email: email, passwordHash: "$scrypt$x", phoneNumber: phone, createdAt: now,
+            customAttributes: #"{"role":"admin"}"#,
+            federatedIdentities: identity.map { [FederatedIdentity(providerID: "yahoo.com", rawID: $0, email: email)] } ?? [])
+    }
+
+    @Test("accounts: every field round-trips; found by ID, address, phone and provider identity, each within its tenant", arguments: StoreFactory.kinds)
     func accounts(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", createdAt: now))
-        #expect(try await store.accounts.account(id: "u1", tenantID: "")?.email == "ann@example.com")
-        #expect(try await store.accounts.account(email: "ann@example.com", tenantID: "")?.localID == "u1")
+        var ann = account("u1", email: "ann@example.com", phone: "+15555550100", identity: "yahoo-1")
+        ann.displayName = "Ann"
+        ann.photoURL = "https://example.com/ann.png"
+        ann.lastLoginAt = now + 1
+        ann.lastRefreshAt = now + 2
+        ann.validSince = 1_800_000
+        ann.initialEmail = "old@example.com"
+        ann.emailLinkSignin = true
+        ann.customAuth = true
+        try await store.accounts.transaction(tenantID: "", now: now) { [ann] tx in try tx.insert(ann) }
+        #expect(try await store.accounts.account(id: "u1", tenantID: "") == ann)
+        #expect(try await store.accounts.account(email: "ann@example.com", tenantID: "") == ann)
         #expect(try await store.accounts.account(email: "ann@example.com", tenantID: "t1") == nil)
-        await #expect(throws: AccountStoreError.emailExists) {
-            try await store.accounts.create(Account(localID: "u2", email: "ann@example.com", createdAt: self.now))
+        let found = try await store.accounts.transaction(tenantID: "", now: now) { tx in
+            [
+                try tx.account(phoneNumber: "+15555550100"), try tx.account(providerID: "yahoo.com", rawID: "yahoo-1"),
+                try tx.accounts(providerEmail: "ann@example.com").first,
+            ]
         }
-        try await store.accounts.create(Account(localID: "u2", tenantID: "t1", email: "ann@example.com", createdAt: now))
-    }
-
-    @Test("email-link sign-in creates a verified account, or not when sign-up is off", arguments: StoreFactory.kinds)
-    func signInCreates(kind: String) async throws {
-        let store = try await StoreFactory.make(kind)
-        #expect(
-            try await store.accounts.signInWithEmailLink(
-                email: "new@example.com", tenantID: "", newAccountID: "n1", createIfMissing: false, now: now) == nil)
-        let result = try #require(
-            try await store.accounts.signInWithEmailLink(
-                email: "new@example.com", tenantID: "", newAccountID: "n1", createIfMissing: true, now: now))
-        #expect(result.isNewUser && result.account.emailVerified && result.account.localID == "n1")
-        let again = try #require(
-            try await store.accounts.signInWithEmailLink(
-                email: "new@example.com", tenantID: "", newAccountID: "n2", createIfMissing: true, now: now))
-        #expect(!again.isNewUser && again.account.localID == "n1")
-    }
-
-    @Test("email-link sign-in removes an unverified password and revokes sessions", arguments: StoreFactory.kinds)
-    func signInRemovesImpostorPassword(kind: String) async throws {
-        let store = try await StoreFactory.make(kind)
-        try await store.accounts.create(
-            Account(localID: "u1", email: "ann@example.com", emailVerified: false, passwordHash: "$scrypt$x", createdAt: now))
-        try await store.accounts.addRefreshToken(hash: Data("impostor".utf8), accountID: "u1", tenantID: "", now: now)
-        #expect(try await store.accounts.accountForRefreshToken(hash: Data("impostor".utf8))?.localID == "u1")
-        let result = try #require(
-            try await store.accounts.signInWithEmailLink(
-                email: "ann@example.com", tenantID: "", newAccountID: "x", createIfMissing: true, now: now + 5000))
-        #expect(result.removedUnverifiedPassword)
-        #expect(result.account.passwordHash == nil && result.account.emailVerified && result.account.validSince == (now + 5000) / 1000)
-        #expect(try await store.accounts.accountForRefreshToken(hash: Data("impostor".utf8)) == nil)
-        let stored = try #require(try await store.accounts.account(id: "u1", tenantID: ""))
-        #expect(stored.passwordHash == nil && stored.emailVerified)
-    }
-
-    @Test("a verified password survives email-link sign-in", arguments: StoreFactory.kinds)
-    func signInKeepsVerifiedPassword(kind: String) async throws {
-        let store = try await StoreFactory.make(kind)
-        try await store.accounts.create(
-            Account(localID: "u1", email: "ann@example.com", emailVerified: true, passwordHash: "$scrypt$x", createdAt: now))
-        let result = try #require(
-            try await store.accounts.signInWithEmailLink(
-                email: "ann@example.com", tenantID: "", newAccountID: "x", createIfMissing: true, now: now))
-        #expect(!result.removedUnverifiedPassword && result.account.passwordHash == "$scrypt$x")
-    }
-
-    @Test("a password reset sets the hash, verifies, revokes sessions and retires codes", arguments: StoreFactory.kinds)
-    func resetPassword(kind: String) async throws {
-        let store = try await StoreFactory.make(kind)
-        try await store.accounts.create(Account(localID: "acct-1", email: "ann@example.com", createdAt: now))
-        try await store.accounts.addRefreshToken(hash: Data("session".utf8), accountID: "acct-1", tenantID: "", now: now)
-        try await store.codes.issue(record("other", mode: .verifyEmail))
-        let account = try await store.accounts.resetPassword(
-            accountID: "acct-1", tenantID: "", passwordHash: "$scrypt$new", now: now + 1000)
-        #expect(account.passwordHash == "$scrypt$new" && account.emailVerified && account.passwordUpdatedAt == now + 1000)
-        #expect(try await store.accounts.accountForRefreshToken(hash: Data("session".utf8)) == nil)
-        #expect(try await store.codes.lookup(hashes: [Data("other".utf8)], now: now) == .invalid)
-        await #expect(throws: AccountStoreError.accountNotFound) {
-            _ = try await store.accounts.resetPassword(accountID: "nobody", tenantID: "", passwordHash: "h", now: self.now)
+        #expect(found.allSatisfy { $0?.localID == "u1" })
+        // The same address, phone and identity in another tenant are another account's.
+        try await store.accounts.transaction(tenantID: "t1", now: now) { tx in
+            try tx.insert(self.account("u1", email: "ann@example.com", tenant: "t1", phone: "+15555550100", identity: "yahoo-1"))
         }
+        #expect(try await store.accounts.countAccounts(tenantID: "") == 1)
+        #expect(try await store.accounts.countAccounts(tenantID: "t1") == 1)
     }
 
-    @Test("verifying needs the address the code was issued for", arguments: StoreFactory.kinds)
-    func verify(kind: String) async throws {
+    @Test("a clash on an ID, an address, a phone number or a provider identity is refused", arguments: StoreFactory.kinds)
+    func clashes(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", createdAt: now))
-        await #expect(throws: AccountStoreError.emailChanged) {
-            _ = try await store.accounts.verifyEmail(accountID: "u1", tenantID: "", email: "old@example.com", now: self.now)
+        try await store.accounts.transaction(tenantID: "", now: now) { tx in
+            try tx.insert(self.account("u1", email: "ann@example.com", phone: "+15555550100", identity: "yahoo-1"))
         }
-        #expect(try await store.accounts.verifyEmail(accountID: "u1", tenantID: "", email: "ann@example.com", now: now).emailVerified)
+        let clashing: [(Account, AccountStoreError)] = [
+            (account("u1", email: "other@example.com"), .localIDExists), (account("u2", email: "ann@example.com"), .emailExists),
+            (account("u3", phone: "+15555550100"), .phoneNumberExists), (account("u4", identity: "yahoo-1"), .federatedIdentityExists),
+        ]
+        for (candidate, expected) in clashing {
+            await #expect(throws: expected) {
+                try await store.accounts.transaction(tenantID: "", now: self.now) { tx in try tx.insert(candidate) }
+            }
+        }
+        #expect(try await store.accounts.countAccounts(tenantID: "") == 1)
     }
 
-    @Test("an email change moves the address, refuses a taken one, and retires both addresses' codes", arguments: StoreFactory.kinds)
-    func changeEmail(kind: String) async throws {
+    @Test("a unit of work sees its own writes; one that throws changes nothing, a consumed code included", arguments: StoreFactory.kinds)
+    func transactions(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", createdAt: now))
-        try await store.accounts.create(Account(localID: "u2", email: "taken@example.com", createdAt: now))
-        await #expect(throws: AccountStoreError.emailExists) {
-            _ = try await store.accounts.changeEmail(
-                accountID: "u1", tenantID: "", from: "ann@example.com", to: "taken@example.com", now: self.now)
+        try await store.codes.issue(record("h1", account: "u1"))
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await store.accounts.transaction(tenantID: "", now: self.now) { tx in
+                guard case .live(let code) = try tx.code(hashes: [Data("h1".utf8)]) else { return }
+                try tx.consume(code, by: "test")
+                try tx.insert(self.account("u1", email: "ann@example.com"))
+                #expect(try tx.account(email: "ann@example.com")?.localID == "u1")
+                throw Refused()
+            }
         }
-        try await store.codes.issue(record("old-address-code", email: "ann@example.com", account: "u1"))
-        let changed = try await store.accounts.changeEmail(
-            accountID: "u1", tenantID: "", from: "ann@example.com", to: "new@example.com", now: now)
-        #expect(changed.email == "new@example.com" && changed.emailVerified)
-        #expect(try await store.accounts.account(email: "ann@example.com", tenantID: "") == nil)
-        #expect(try await store.codes.lookup(hashes: [Data("old-address-code".utf8)], now: now) == .invalid)
-        await #expect(throws: AccountStoreError.emailChanged) {
-            _ = try await store.accounts.changeEmail(
-                accountID: "u1", tenantID: "", from: "ann@example.com", to: "x@example.com", now: self.now)
+        #expect(try await store.accounts.account(id: "u1", tenantID: "") == nil)
+        guard case .live = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now) else {
+            Issue.record("the code should be live"); return
+        }
+        // The same work without the refusal keeps everything.
+        let consumed = try await store.accounts.transaction(tenantID: "", now: now) { tx -> Bool in
+            guard case .live(let code) = try tx.code(hashes: [Data("h1".utf8)]) else { return false }
+            try tx.consume(code, by: "test")
+            try tx.insert(self.account("u1", email: "ann@example.com"))
+            return try tx.code(hashes: [Data("h1".utf8)]) == .invalid
+        }
+        #expect(consumed)
+        #expect(try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now) == .invalid)
+        #expect(try await store.accounts.account(id: "u1", tenantID: "") != nil)
+    }
+
+    @Test("update replaces the fields and identities; delete removes the account, its identities and its sessions", arguments: StoreFactory.kinds)
+    func updateAndDelete(kind: String) async throws {
+        let store = try await StoreFactory.make(kind)
+        let session = Session(hash: Data("s".utf8), tenantID: "", accountID: "u1", createdAt: now, signInProvider: "password", authTime: now / 1000)
+        try await store.accounts.transaction(tenantID: "", now: now) { tx in
+            try tx.insert(self.account("u1", email: "ann@example.com", identity: "yahoo-1"))
+            try tx.addSession(session)
+        }
+        #expect(try await store.accounts.session(hash: Data("s".utf8))?.session == session)
+        var changed = try #require(try await store.accounts.account(id: "u1", tenantID: ""))
+        changed.email = "new@example.com"
+        changed.federatedIdentities = [FederatedIdentity(providerID: "oidc.corp", rawID: "corp-1")]
+        try await store.accounts.transaction(tenantID: "", now: now) { [changed] tx in try tx.update(changed) }
+        #expect(try await store.accounts.account(id: "u1", tenantID: "") == changed)
+        let gone = try await store.accounts.transaction(tenantID: "", now: now) { tx in try tx.account(providerID: "yahoo.com", rawID: "yahoo-1") }
+        #expect(gone == nil)
+        try await store.accounts.transaction(tenantID: "", now: now) { tx in try tx.delete(id: "u1") }
+        #expect(try await store.accounts.account(id: "u1", tenantID: "") == nil)
+        #expect(try await store.accounts.session(hash: Data("s".utf8)) == nil)
+        // The identity is free again.
+        try await store.accounts.transaction(tenantID: "", now: now) { tx in
+            try tx.insert(self.account("u2", identity: "corp-1"))
         }
     }
 
-    @Test("completing consumes and applies in one transaction: a failed effect leaves the code live", arguments: StoreFactory.kinds)
-    func completeIsAtomic(kind: String) async throws {
+    @Test("pages of accounts by ID, counts, and deleting a tenant's accounts", arguments: StoreFactory.kinds)
+    func paging(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        try await store.accounts.create(Account(localID: "u1", email: "ann@example.com", createdAt: now))
-        try await store.accounts.create(Account(localID: "u2", email: "taken@example.com", createdAt: now))
-        var change = record("change", mode: .verifyAndChangeEmail, account: "u1")
-        change.newEmail = "taken@example.com"
-        try await store.codes.issue(change)
-        let hashes = [Data("change".utf8)]
-        let effect = CodeEffect.changeEmail(recoveryHash: Data("recover".utf8), recoveryExpiresAt: now + 7_200_000)
-        await #expect(throws: AccountStoreError.emailExists) {
-            _ = try await store.accounts.complete(
-                hashes: hashes, modes: [.verifyAndChangeEmail], effect: effect, now: self.now + 1, by: "test")
+        try await store.accounts.transaction(tenantID: "", now: now) { tx in
+            try tx.prefetch((0..<25).map { .id(String(format: "u%02d", $0)) })
+            for index in 0..<25 { try tx.insert(self.account(String(format: "u%02d", index), email: "u\(index)@example.com")) }
         }
-        guard case .live = try await store.codes.lookup(hashes: hashes, now: now + 2) else {
-            Issue.record("the code must still be live after its effect failed"); return
-        }
-        #expect(try await store.accounts.account(id: "u1", tenantID: "")?.email == "ann@example.com")
-        #expect(try await store.codes.lookup(hashes: [Data("recover".utf8)], now: now + 2) == .invalid, "no recovery code either")
-
-        var free = record("change-2", mode: .verifyAndChangeEmail, account: "u1")
-        free.newEmail = "new@example.com"
-        try await store.codes.issue(free)
-        let outcome = try await store.accounts.complete(
-            hashes: [Data("change-2".utf8)], modes: [.verifyAndChangeEmail], effect: effect, now: now + 3, by: "test")
-        guard case .completed(let done) = outcome else { Issue.record("expected completion, got \(outcome)"); return }
-        #expect(done.account.email == "new@example.com" && done.record.consumedAt == now + 3)
-        guard case .live(let recovery) = try await store.codes.lookup(hashes: [Data("recover".utf8)], now: now + 4) else {
-            Issue.record("the recovery code is stored with the change"); return
-        }
-        #expect(recovery.mode == .recoverEmail && recovery.email == "ann@example.com" && recovery.newEmail == "new@example.com")
-        #expect(try await store.codes.lookup(hashes: hashes, now: now + 4) == .invalid, "the change retired the other change code")
-        #expect(
-            try await store.accounts.complete(
-                hashes: [Data("change-2".utf8)], modes: [.verifyAndChangeEmail], effect: effect, now: now + 5, by: "t")
-                == .invalid)
+        let first = try await store.accounts.accounts(tenantID: "", after: nil, limit: 10)
+        #expect(first.map(\.localID) == (0..<10).map { String(format: "u%02d", $0) })
+        let last = try await store.accounts.accounts(tenantID: "", after: "u19", limit: 10)
+        #expect(last.map(\.localID) == (20..<25).map { String(format: "u%02d", $0) })
+        #expect(try await store.accounts.countAccounts(tenantID: "") == 25)
+        try await store.accounts.deleteAllAccounts(tenantID: "")
+        #expect(try await store.accounts.countAccounts(tenantID: "") == 0)
     }
 
-    @Test("a completed sign-in creates the account and its session with the consumption, or nothing", arguments: StoreFactory.kinds)
-    func completeSignIn(kind: String) async throws {
+    @Test("tenants made through the API: saved, read, listed by ID, deleted", arguments: StoreFactory.kinds)
+    func tenants(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        try await store.codes.issue(record("sign-in", mode: .signIn, email: "new@example.com", account: nil))
-        let hashes = [Data("sign-in".utf8)]
-        let refused = CodeEffect.signIn(newAccountID: "n1", createIfMissing: false, refreshTokenHash: Data("r0".utf8))
-        await #expect(throws: AccountStoreError.signUpNotAllowed) {
-            _ = try await store.accounts.complete(hashes: hashes, modes: [.signIn], effect: refused, now: self.now + 1, by: "test")
-        }
-        guard case .live = try await store.codes.lookup(hashes: hashes, now: now + 2) else { Issue.record("still live"); return }
-        let effect = CodeEffect.signIn(newAccountID: "n1", createIfMissing: true, refreshTokenHash: Data("r1".utf8))
-        let outcome = try await store.accounts.complete(hashes: hashes, modes: [.signIn], effect: effect, now: now + 3, by: "test")
-        guard case .completed(let done) = outcome else { Issue.record("expected completion, got \(outcome)"); return }
-        #expect(done.isNewUser && done.account.localID == "n1" && done.account.emailVerified)
-        #expect(try await store.accounts.accountForRefreshToken(hash: Data("r1".utf8))?.localID == "n1")
-        #expect(try await store.accounts.complete(hashes: hashes, modes: [.signIn], effect: effect, now: now + 4, by: "t") == .invalid)
-        try await store.codes.issue(record("late", mode: .signIn, email: "new@example.com", account: nil, lifetime: 10))
-        #expect(
-            try await store.accounts.complete(hashes: [Data("late".utf8)], modes: [.signIn], effect: effect, now: now + 11, by: "t")
-                == .expired)
+        let tenant = TenantRecord(tenantID: "team-a1b2c", displayName: "Team", allowPasswordSignup: true, createdAt: now)
+        try await store.tenants.save(tenant)
+        try await store.tenants.save(TenantRecord(tenantID: "other", createdAt: now))
+        #expect(try await store.tenants.tenant(id: "team-a1b2c") == tenant)
+        #expect(try await store.tenants.tenants(after: nil, limit: 10).map(\.tenantID) == ["other", "team-a1b2c"])
+        #expect(try await store.tenants.tenants(after: "other", limit: 10).map(\.tenantID) == ["team-a1b2c"])
+        #expect(try await store.tenants.deleteTenant(id: "other"))
+        #expect(try await store.tenants.tenant(id: "other") == nil)
     }
 }

@@ -263,6 +263,7 @@ final class PostgresAccountTransaction: AccountTransaction {
 
     func update(_ account: Account) throws {
         guard account.tenantID == tenantID else { throw StoreInconsistency(description: "an account written in another tenant") }
+        try require(.id(account.localID))
         guard accounts[account.localID] != nil else { throw AccountStoreError.accountNotFound }
         accounts[account.localID] = account
         changes.append(.update(account))

@@ -143,12 +143,12 @@ public final class PostgresStore: Sendable {
             } onCancel: {
                 race.cancel()
             }
-        } catch let error as PostgresStoreError {
-            throw error
-        } catch let error as AccountStoreError {
-            throw error
-        } catch {
+        } catch let error as PSQLError {
             throw PostgresStoreError(error)
+        } catch {
+            // The store's own errors and a unit of work's refusals (an ActionError, say) pass as
+            // they are; only the database's are described for the log.
+            throw error
         }
     }
 
