@@ -94,8 +94,10 @@ public final class ActionCompleter: Sendable {
                 case .expired(let expired) where modes.contains(expired.mode): return .expired
                 default: return .invalid
                 }
-                let (account, signedIn) = try effect(tx, record)
+                // Consumed first: an effect that retires the account's codes must not retire this
+                // one under it; an effect that throws undoes the consumption with everything else.
                 try tx.consume(record, by: consumer)
+                let (account, signedIn) = try effect(tx, record)
                 return .done(record, account, signedIn)
             }
         }
