@@ -79,7 +79,8 @@ struct FederatedUnitTests {
             return
         }
         // Signed by another key under the right kid: the signature fails.
-        guard case .failure(.invalid) = await Self.verify(named, keys: [JWK.ecdsa(.es256, identifier: JWKIdentifier(string: "k1"), x: other.x, y: other.y, curve: .p256)]) else {
+        let impostor = JWK.ecdsa(.es256, identifier: JWKIdentifier(string: "k1"), x: other.x, y: other.y, curve: .p256)
+        guard case .failure(.invalid) = await Self.verify(named, keys: [impostor]) else {
             Issue.record("a token verified with the wrong key")
             return
         }
