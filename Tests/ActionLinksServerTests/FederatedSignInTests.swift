@@ -85,6 +85,29 @@ struct FederatedSignInTests {
         }
     }
 
+    @Test("a tenant's flow (tid) signs in to the tenant, and the answer may come back as a form_post")
+    func tenantAndFormPost() async throws {
+        let sub = try await App.subject(["email": "pia@example.com", "email_verified": true])
+        try await App.test { client in
+            let session = App.session()
+            let start = try await client.execute(
+                uri: App.iOSHandlerPath(provider: "oidc.mock", sessionHash: session.hash, extra: [("tid", "team-a")]), method: .get)
+            let back = try await OIDCProviderMock.logIn(at: start.headers[.location] ?? "", sub: sub)
+            let query = String(back.split(separator: "?", maxSplits: 1)[1])
+            let posted = try await client.execute(
+                uri: "/__/auth/handler", method: .post,
+                headers: [.cookie: Browser.cookie(start) ?? "", .contentType: "application/x-www-form-urlencoded"],
+                body: ByteBuffer(string: query))
+            let link = try #require(App.link(in: posted.headers[.location] ?? "").link, "\(posted.status)")
+            #expect(link == "https://links.test.example/__/auth/handler?" + query)
+            let (other, otherJSON) = try await App.signInWithIdp(client, ["requestUri": link, "sessionId": session.secret])
+            #expect(other == .badRequest && App.errorMessage(otherJSON).hasPrefix("TENANT_ID_MISMATCH"), "\(otherJSON)")
+            let (status, json) = try await App.signInWithIdp(
+                client, ["requestUri": link, "sessionId": session.secret, "tenantId": "team-a"])
+            #expect(status == .ok && json["tenantId"] as? String == "team-a", "\(json)")
+        }
+    }
+
     // MARK: - Account rules
 
     @Test(
