@@ -41,3 +41,7 @@ if ! python3 -c "import selenium, axe_selenium_python, axe_core_python" >/dev/nu
     echo "installing selenium, axe-selenium-python and axe-core-python (pip)"
     python3 -m pip install --quiet -r Tests/Browser/requirements.txt
 fi
+
+# --- Federated sign-in tests: oidc-provider-mock (PyPI) in a virtual environment of its own, which
+# scripts/test.sh starts on a free loopback port.
+bash scripts/oidc-provider-mock.sh install

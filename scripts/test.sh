@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite as CI does: installs what the tests need beyond Swift, starts a
-# throw-away PostgreSQL cluster on loopback for the PostgreSQL store tests (POSTGRES_TEST_URL),
-# runs `swift test` (arguments are passed on, e.g. --filter Stores), and stops the cluster.
+# throw-away PostgreSQL cluster on loopback for the PostgreSQL store tests (POSTGRES_TEST_URL) and
+# an OpenID Connect provider for the federated sign-in tests (OIDC_PROVIDER_MOCK_URL), runs
+# `swift test` (arguments are passed on, e.g. --filter Stores), and stops both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,10 +10,20 @@ bash scripts/install-test-dependencies.sh
 
 cluster=$(mktemp -d /tmp/actionlinks-test-pg.XXXXXX)
 port=${POSTGRES_TEST_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
-cleanup() { bash scripts/postgres-test-cluster.sh stop "$cluster" || true; rm -rf "$cluster"; }
+provider=$(mktemp -d /tmp/actionlinks-test-oidc.XXXXXX)
+cleanup() {
+    bash scripts/postgres-test-cluster.sh stop "$cluster" || true
+    rm -rf "$cluster"
+    bash scripts/oidc-provider-mock.sh stop "$provider" || true
+    rm -rf "$provider"
+}
 trap cleanup EXIT
 POSTGRES_TEST_URL=$(bash scripts/postgres-test-cluster.sh start "$cluster" "$port")
 export POSTGRES_TEST_URL
 echo "PostgreSQL for the tests: ${POSTGRES_TEST_URL/:actionlinks-test@/:***@} (cluster in $cluster)"
+# The OpenID Connect provider the federated sign-in tests sign in with (oidc-provider-mock).
+OIDC_PROVIDER_MOCK_URL=$(bash scripts/oidc-provider-mock.sh start "$provider")
+export OIDC_PROVIDER_MOCK_URL
+echo "OpenID provider for the tests: $OIDC_PROVIDER_MOCK_URL"
 
 swift test "$@"

@@ -24,6 +24,7 @@ public enum LinkDomainServer {
         let codes: any CodeStore
         let accounts: any AccountStore
         let tenants: any TenantStore
+        let flows: any FederatedFlowStore
         var storeServices: [any Service] = []
         var postgres: PostgresStore?
         switch settings.store {
@@ -31,6 +32,7 @@ public enum LinkDomainServer {
             do {
                 let database = try SQLiteDatabase(path: path)
                 (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
+                flows = database.federatedFlows
             } catch {
                 throw ServerStartError("store: cannot open the SQLite database at \(path): \(error)")
             }
@@ -38,6 +40,7 @@ public enum LinkDomainServer {
             do {
                 let database = try PostgresStore(location: location, logger: logger)
                 (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
+                flows = database.federatedFlows
                 storeServices.append(database.client)
                 postgres = database
             } catch {
@@ -64,7 +67,8 @@ public enum LinkDomainServer {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }
         let services = LinkDomainServices(
-            configuration: configuration, codes: codes, accounts: accounts, tenants: tenants, keys: keys, mailer: mailer, metrics: metrics,
+            configuration: configuration, codes: codes, accounts: accounts, tenants: tenants, flows: flows, keys: keys, mailer: mailer,
+            metrics: metrics,
             clock: clock, logger: logger)
         do {
             try await services.signingKeys.refresh(now: clock.now)

@@ -25,12 +25,14 @@ public struct LinkDomainServices: Sendable {
     let signIn: SignInService
     let issuer: CodeIssuer
     let completer: ActionCompleter
+    let federated: FederatedSignInService
     let clock: any ServiceClock
 
     /// The services over the given stores, keys and mail delivery.
     public init(
         configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, tenants tenantStore: any TenantStore,
-        keys: ServerKeys, passwords: PasswordHasher = PasswordHasher(), mailer: Mailer, metrics: ServerMetrics = ServerMetrics(),
+        flows: any FederatedFlowStore, keys: ServerKeys, passwords: PasswordHasher = PasswordHasher(), mailer: Mailer,
+        metrics: ServerMetrics = ServerMetrics(),
         clock: any ServiceClock = SystemServiceClock(), logger: Logger
     ) {
         let settings = configuration.service
@@ -67,5 +69,9 @@ public struct LinkDomainServices: Sendable {
         completer = ActionCompleter(
             settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens, tenants: tenants,
             issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
+        federated = FederatedSignInService(
+            settings: settings, policy: policy, flows: flows, accounts: accounts, accountService: self.accounts, tokens: tokens,
+            formKey: keys.formKey,
+            store: store, clock: clock, logger: logger)
     }
 }

@@ -20,6 +20,7 @@ public enum LinkDomainRouter {
         router.add(middleware: FallbackMiddleware(staticFiles: staticFiles, pages: pages))
         router.addRoutes(associations.collection)
         router.addRoutes(PageRoutes(pages: pages).collection)
+        router.addRoutes(FederatedHandlerRoutes(services: services, pages: pages).collection)
         IdentityToolkitRoutes(api: IdentityToolkitAPI.all(services), settings: services.settings, origins: services.origins).add(to: router)
         if services.settings.server.development {
             router.addRoutes(EmulatorRoutes(services: services).collection, atPath: "/emulator/v1/projects/{project}")

@@ -348,6 +348,7 @@ public final class PostgresStore: Sendable {
                 """,
             ]
         ),
+        ("v3: federated sign-in flows", federatedFlowsSchema),
     ]
 }
 

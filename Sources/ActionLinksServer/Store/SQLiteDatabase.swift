@@ -127,6 +127,7 @@ public final class SQLiteDatabase: Sendable {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v3: federated sign-in flows") { db in try db.execute(sql: federatedFlowsSchema) }
         return migrator
     }
 }

@@ -54,6 +54,7 @@ struct IdentityToolkitAPI: Sendable {
         api.addAccountOperations(services)
         api.addImportOperations(services)
         api.addTenantOperations(services)
+        api.addFederatedOperations(services)
         return api
     }
 }

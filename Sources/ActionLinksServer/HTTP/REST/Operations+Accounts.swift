@@ -177,7 +177,10 @@ extension IdentityToolkitAPI {
             try tenant.checkEnabled()
             let sessionID = fields.sessionId ?? Secrets.sessionID()
             if let providerID = fields.providerId, !providerID.isEmpty {
-                throw ActionError(.operationNotAllowed, "no provider '\(providerID.prefix(100))' is configured")
+                let authURI = try await services.federated.authURI(
+                    providerID: providerID, continueURI: fields.continueUri, sessionID: sessionID,
+                    customParameters: fields.customParameter ?? [:], scopes: fields.oauthScope, tenantID: tenant.tenantID)
+                return CreateAuthURIResponse(authUri: authURI, providerId: providerID, sessionId: sessionID)
             }
             guard let identifier = fields.identifier, !identifier.isEmpty else { throw ActionError(.missingIdentifier) }
             guard let continueURI = fields.continueUri, !continueURI.isEmpty else { throw ActionError(.missingContinueURI) }
@@ -385,6 +388,8 @@ struct CreateAuthURIRequest: Decodable, Sendable {
     var continueUri: String?
     var providerId: String?
     var sessionId: String?
+    var customParameter: [String: String]?
+    var oauthScope: String?
     var tenantId: String?
 }
 

@@ -1,0 +1,179 @@
+import ActionLinksConfiguration
+import AsyncHTTPClient
+import Foundation
+import JWTKit
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// The fields of a provider's `/.well-known/openid-configuration` this server uses.
+struct OpenIDConfiguration: Decodable, Sendable {
+    var issuer: String
+    var authorizationEndpoint: String
+    var tokenEndpoint: String
+    var jwksURI: String
+    var codeChallengeMethodsSupported: [String]?
+    var tokenEndpointAuthMethodsSupported: [String]?
+    var authorizationResponseIssParameterSupported: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case jwksURI = "jwks_uri"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+    }
+
+    /// Whether the provider takes PKCE with S256.
+    var supportsPKCE: Bool { codeChallengeMethodsSupported?.contains("S256") == true }
+}
+
+/// What a provider's token endpoint answers.
+struct ProviderTokens: Sendable {
+    var idToken: String?
+    var accessToken: String?
+    var expiresIn: Int?
+}
+
+/// Speaks to the configured providers over HTTP: discovery and keys are fetched on first use and
+/// cached (an hour; the keys again at once, at most every ten seconds, when a token names a key
+/// they lack), the code is exchanged at the token endpoint. Every call has a deadline.
+final class OpenIDProviders: Sendable {
+    let client: HTTPClient
+    /// How long one call to a provider may take.
+    let timeout: TimeAmount
+    /// How long discovery and keys are kept.
+    static let cacheLifetime: Duration = .seconds(3600)
+    /// The least time between two fetches of one provider's keys for an unknown `kid`.
+    static let refetchInterval: Duration = .seconds(10)
+
+    private struct Cached: Sendable {
+        var configuration: OpenIDConfiguration?
+        var configurationFetched: ContinuousClock.Instant?
+        var keys: [JWK] = []
+        var keysFetched: ContinuousClock.Instant?
+    }
+    private let cache = Mutex<[String: Cached]>([:])
+
+    init(client: HTTPClient = .shared, timeout: TimeAmount = .seconds(10)) {
+        self.client = client
+        self.timeout = timeout
+    }
+
+    /// The provider's discovery document, whose `issuer` must be the configured one exactly.
+    func configuration(for provider: ProviderSettings) async throws(ActionError) -> OpenIDConfiguration {
+        let now = ContinuousClock.now
+        if let cached = cache.withLock({ $0[provider.issuer] }), let configuration = cached.configuration,
+            let fetched = cached.configurationFetched, now - fetched < Self.cacheLifetime
+        {
+            return configuration
+        }
+        let url =
+            provider.issuer.hasSuffix("/")
+            ? provider.issuer + ".well-known/openid-configuration"
+            : provider.issuer + "/.well-known/openid-configuration"
+        let data = try await get(url, what: "the discovery document of \(provider.id)")
+        let configuration: OpenIDConfiguration
+        do {
+            configuration = try JSONDecoder().decode(OpenIDConfiguration.self, from: data)
+        } catch {
+            throw ActionError(.unavailable, "the discovery document of \(provider.id) cannot be read", cause: error)
+        }
+        guard configuration.issuer == provider.issuer else {
+            throw ActionError(
+                .unavailable,
+                "the discovery document of \(provider.id) names the issuer '\(configuration.issuer)', not '\(provider.issuer)'")
+        }
+        cache.withLock { cache in
+            cache[provider.issuer, default: Cached()].configuration = configuration
+            cache[provider.issuer, default: Cached()].configurationFetched = now
+        }
+        return configuration
+    }
+
+    /// The provider's signing keys; `refresh` fetches them again (at most every ten seconds).
+    func keys(for provider: ProviderSettings, configuration: OpenIDConfiguration, refresh: Bool) async throws(ActionError) -> [JWK] {
+        let now = ContinuousClock.now
+        if let cached = cache.withLock({ $0[provider.issuer] }), let fetched = cached.keysFetched {
+            let age = now - fetched
+            if refresh ? age < Self.refetchInterval : age < Self.cacheLifetime { return cached.keys }
+        }
+        let data = try await get(configuration.jwksURI, what: "the keys of \(provider.id)")
+        guard let set = try? JSONDecoder().decode(LenientJWKS.self, from: data) else {
+            throw ActionError(.unavailable, "the keys of \(provider.id) cannot be read")
+        }
+        let keys = set.keys.compactMap(\.key)
+        cache.withLock { cache in
+            cache[provider.issuer, default: Cached()].keys = keys
+            cache[provider.issuer, default: Cached()].keysFetched = now
+        }
+        return keys
+    }
+
+    /// Exchanges an authorization code at the token endpoint (client_secret_basic unless the
+    /// provider takes only client_secret_post).
+    func exchange(
+        code: String, provider: ProviderSettings, configuration: OpenIDConfiguration, redirectURI: String, codeVerifier: String?
+    ) async throws(ActionError) -> ProviderTokens {
+        var fields = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
+        if let codeVerifier { fields.append(("code_verifier", codeVerifier)) }
+        var request = HTTPClientRequest(url: configuration.tokenEndpoint)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Accept", value: "application/json")
+        let methods = configuration.tokenEndpointAuthMethodsSupported ?? ["client_secret_basic"]
+        if methods.contains("client_secret_basic") || !methods.contains("client_secret_post") {
+            // RFC 6749 §2.3.1: the ID and secret are form-encoded before they are joined.
+            let credentials = Self.formEncode(provider.clientID) + ":" + Self.formEncode(provider.clientSecret)
+            request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
+        } else {
+            fields += [("client_id", provider.clientID), ("client_secret", provider.clientSecret)]
+        }
+        request.body = .bytes(ByteBuffer(string: fields.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
+        let (status, data) = try await send(request, what: "the token endpoint of \(provider.id)")
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        guard (200..<300).contains(status), let object else {
+            let error = (object?["error"] as? String).map { String($0.prefix(100)) } ?? "HTTP \(status)"
+            throw ActionError(.invalidIDPResponse, "the provider refused the authorization code (\(error))")
+        }
+        let expiresIn = (object["expires_in"] as? Int) ?? (object["expires_in"] as? String).flatMap { Int($0) }
+        return ProviderTokens(idToken: object["id_token"] as? String, accessToken: object["access_token"] as? String, expiresIn: expiresIn)
+    }
+
+    /// `application/x-www-form-urlencoded` encoding of one name or value.
+    static func formEncode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    private func get(_ url: String, what: String) async throws(ActionError) -> Data {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        let (status, data) = try await send(request, what: what)
+        guard status == 200 else { throw ActionError(.unavailable, "\(what) could not be fetched (HTTP \(status))") }
+        return data
+    }
+
+    private func send(_ request: HTTPClientRequest, what: String) async throws(ActionError) -> (Int, Data) {
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return (Int(response.status.code), Data(buffer: body))
+        } catch {
+            throw ActionError(.unavailable, "\(what) could not be reached", cause: error)
+        }
+    }
+}
+
+/// A JWKS whose keys this server cannot use (another key type, a curve jwt-kit lacks) are skipped,
+/// not fatal: a provider may publish keys for others beside its signing keys.
+private struct LenientJWKS: Decodable {
+    struct Entry: Decodable {
+        var key: JWK?
+        init(from decoder: any Decoder) throws { key = try? JWK(from: decoder) }
+    }
+    var keys: [Entry]
+}

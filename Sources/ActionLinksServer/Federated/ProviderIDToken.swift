@@ -1,0 +1,194 @@
+import Crypto
+import Foundation
+import JWTKit
+
+/// The claims of a provider's ID token this server reads. Every check is made by
+/// ``ProviderIDToken/verify(_:keys:issuer:clientID:nonce:now:)``, not by jwt-kit.
+struct ProviderClaims: JWTPayload, Sendable {
+    var iss: String?
+    var sub: String?
+    var aud: Audience?
+    var azp: String?
+    var exp: NumericDate?
+    var iat: NumericDate?
+    var nonce: String?
+    var email: String?
+    var emailVerified: FlexibleBool?
+    var name: String?
+    var givenName: String?
+    var familyName: String?
+    var picture: String?
+    var preferredUsername: String?
+    var screenName: String?
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, azp, exp, iat, nonce, email, name, picture
+        case emailVerified = "email_verified"
+        case givenName = "given_name"
+        case familyName = "family_name"
+        case preferredUsername = "preferred_username"
+        case screenName = "screen_name"
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+
+    /// `aud`: one string or an array of them (OpenID Connect Core §2).
+    struct Audience: Codable, Sendable {
+        var values: [String]
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(values)
+        }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let one = try? container.decode(String.self) {
+                values = [one]
+            } else {
+                values = try container.decode([String].self)
+            }
+        }
+    }
+
+    /// Seconds since 1970, as a number (or, leniently, a string of digits).
+    struct NumericDate: Codable, Sendable {
+        var seconds: Double
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(seconds)
+        }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Double.self) {
+                seconds = number
+            } else if let text = try? container.decode(String.self), let number = Double(text) {
+                seconds = number
+            } else {
+                throw DecodingError.typeMismatch(Double.self, .init(codingPath: decoder.codingPath, debugDescription: "not a time"))
+            }
+        }
+    }
+
+    /// `email_verified`: a boolean, or the strings "true" and "false" some providers send. Anything
+    /// else reads as false.
+    struct FlexibleBool: Codable, Sendable {
+        var value: Bool
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let flag = try? container.decode(Bool.self) {
+                value = flag
+            } else {
+                value = (try? container.decode(String.self)) == "true"
+            }
+        }
+    }
+}
+
+/// A provider's ID token, checked: its signature with one of the provider's keys (RS256 or ES256
+/// only), then `iss`, `aud`, `exp`, `iat` and `nonce`.
+struct ProviderIDToken: Sendable {
+    /// The checked claims.
+    var claims: ProviderClaims
+    /// The payload as the provider wrote it (a JSON object): `rawUserInfo`.
+    var payload: String
+
+    /// Why a token was refused.
+    enum Rejection: Error, Equatable {
+        /// The token names a key the set does not have (fetch the keys again, once).
+        case unknownKey
+        /// Anything else, said for the log and the error's detail.
+        case invalid(String)
+        /// The nonce is missing or not the one expected (`MISSING_OR_INVALID_NONCE`).
+        case nonce
+    }
+
+    /// What the token's `nonce` must be.
+    enum NonceExpectation: Sendable {
+        /// Exactly this value (a flow this server started).
+        case exactly(String)
+        /// The raw nonce an app gave with its token, or its SHA-256 in hex (as Apple and Firebase's
+        /// SDKs send it); `nil`: the token must carry none.
+        case given(String?)
+    }
+
+    /// The algorithms accepted: none of `none`, HMAC or anything else a key could be confused with.
+    static let algorithms: Set<String> = ["RS256", "ES256"]
+    /// Clock skew tolerated on `exp` and `iat`, in seconds.
+    static let leeway: Double = 60
+
+    /// Checks `token` against `keys`; `now` in milliseconds.
+    static func verify(_ token: String, keys: [JWK], issuer: String, clientID: String, nonce: NonceExpectation, now: Timestamp)
+        async throws(Rejection) -> ProviderIDToken
+    {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
+            let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
+            (try? JSONSerialization.jsonObject(with: payloadData)) is [String: Any]
+        else { throw .invalid("the id_token is not a JWS") }
+        guard let alg = header["alg"] as? String, algorithms.contains(alg) else {
+            throw .invalid("the id_token's algorithm '\(String(describing: header["alg"] ?? "none").prefix(20))' is not RS256 or ES256")
+        }
+        let usable = keys.filter { key in
+            let type = alg == "RS256" ? JWK.KeyType.rsa : JWK.KeyType.ecdsa
+            return key.keyType == type && (key.algorithm == nil || key.algorithm?.rawValue == alg)
+        }
+        var key: JWK
+        if let kid = header["kid"] as? String {
+            guard let named = usable.first(where: { $0.keyIdentifier?.string == kid }) else { throw .unknownKey }
+            key = named
+        } else {
+            // A token without `kid` (oidc-provider-mock's) is checked against the only key there is.
+            guard keys.count == 1, usable.count == 1 else { throw .invalid("the id_token names no key and the provider has several") }
+            key = usable[0]
+        }
+        key.algorithm = JWK.Algorithm(rawValue: alg)
+        key.keyIdentifier = JWKIdentifier(string: "provider-key")
+        let claims: ProviderClaims
+        do {
+            let collection = JWTKeyCollection()
+            try await collection.add(jwk: key, isDefault: true)
+            claims = try await collection.verify(token, as: ProviderClaims.self)
+        } catch {
+            throw .invalid("the id_token's signature does not verify with the provider's key (\(error))")
+        }
+        guard claims.iss == issuer else { throw .invalid("the id_token was issued by '\(claims.iss ?? "")', not '\(issuer)'") }
+        guard let audiences = claims.aud?.values, audiences.contains(clientID) else {
+            throw .invalid("the id_token is not meant for this client")
+        }
+        if audiences.count > 1, let azp = claims.azp, azp != clientID { throw .invalid("the id_token was presented by another client") }
+        let seconds = Double(now) / 1000
+        guard let exp = claims.exp?.seconds, exp + leeway > seconds else { throw .invalid("the id_token has expired") }
+        if let iat = claims.iat?.seconds, iat > seconds + leeway { throw .invalid("the id_token was issued in the future") }
+        guard let sub = claims.sub, !sub.isEmpty else { throw .invalid("the id_token has no subject") }
+        switch nonce {
+        case .exactly(let expected):
+            guard let given = claims.nonce, ConstantTime.equal(Array(given.utf8), Array(expected.utf8)) else { throw .nonce }
+        case .given(let raw?):
+            guard let given = claims.nonce, given == raw || given == FederatedFlow.hash(raw) else { throw .nonce }
+        case .given(nil):
+            if claims.nonce != nil { throw .nonce }
+        }
+        return ProviderIDToken(claims: claims, payload: String(decoding: payloadData, as: UTF8.self))
+    }
+
+    /// The claims of an unsigned token as Firebase's Auth emulator accepts them (a development server
+    /// only, for providers that are not configured): a JWT with any or no signature, or the claims as
+    /// a JSON object.
+    static func unverified(_ token: String) -> ProviderIDToken? {
+        let payload: Data
+        if token.hasPrefix("{") {
+            payload = Data(token.utf8)
+        } else {
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count >= 2, let data = Base64URL.decode(parts[1]) else { return nil }
+            payload = data
+        }
+        guard (try? JSONSerialization.jsonObject(with: payload)) is [String: Any],
+            let claims = try? JSONDecoder().decode(ProviderClaims.self, from: payload)
+        else { return nil }
+        return ProviderIDToken(claims: claims, payload: String(decoding: payload, as: UTF8.self))
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import GRDB
+
+/// ``FederatedFlowStore`` on the embedded SQLite database.
+public struct SQLiteFederatedFlowStore: FederatedFlowStore {
+    let pool: DatabasePool
+
+    public func saveFlow(_ flow: FederatedFlow) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM federated_flows WHERE expires_at < ?", arguments: [flow.createdAt - 86_400_000])
+            try db.execute(
+                sql: "INSERT INTO federated_flows (state_hash, tenant_id, expires_at, details) VALUES (?, ?, ?, ?)",
+                arguments: [flow.stateHash, flow.tenantID, flow.expiresAt, flow.details])
+        }
+    }
+
+    public func flow(stateHash: String) async throws -> FederatedFlow? {
+        try await pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM federated_flows WHERE state_hash = ?", arguments: [stateHash]) else {
+                return nil
+            }
+            return FederatedFlow(
+                stateHash: row["state_hash"], tenantID: row["tenant_id"], expiresAt: row["expires_at"], returnedAt: row["returned_at"],
+                codeHash: row["code_hash"], consumedAt: row["consumed_at"], details: row["details"])
+        }
+    }
+
+    public func markReturned(stateHash: String, codeHash: String?, now: Timestamp) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE federated_flows SET returned_at = ?, code_hash = ?
+                    WHERE state_hash = ? AND returned_at IS NULL AND consumed_at IS NULL AND expires_at > ?
+                    """, arguments: [now, codeHash, stateHash, now])
+            return db.changesCount == 1
+        }
+    }
+
+    public func consumeFlow(stateHash: String, now: Timestamp) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE federated_flows SET consumed_at = ?
+                    WHERE state_hash = ? AND returned_at IS NOT NULL AND consumed_at IS NULL AND expires_at > ?
+                    """, arguments: [now, stateHash, now])
+            return db.changesCount == 1
+        }
+    }
+}
+
+extension SQLiteDatabase {
+    /// The federated sign-in flows on this database.
+    public var federatedFlows: SQLiteFederatedFlowStore { SQLiteFederatedFlowStore(pool: pool) }
+
+    /// Migration v3: the flows of federated sign-in.
+    static let federatedFlowsSchema = """
+        CREATE TABLE federated_flows (
+            state_hash TEXT PRIMARY KEY NOT NULL,
+            tenant_id TEXT NOT NULL,
+            expires_at INTEGER NOT NULL,
+            returned_at INTEGER,
+            code_hash TEXT,
+            consumed_at INTEGER,
+            details TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX federated_flows_expiry ON federated_flows (expires_at);
+        """
+}

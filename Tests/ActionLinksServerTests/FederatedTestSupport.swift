@@ -1,0 +1,312 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@testable import ActionLinksServer
+
+/// The OpenID Connect provider the federated tests sign in with: oidc-provider-mock, which
+/// `scripts/test.sh` starts on a loopback port and names in `OIDC_PROVIDER_MOCK_URL`.
+enum OIDCProviderMock {
+    static let variable = "OIDC_PROVIDER_MOCK_URL"
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String {
+            "\(OIDCProviderMock.variable) is not set: run the tests with `bash scripts/test.sh`, or start the provider with "
+                + "`bash scripts/oidc-provider-mock.sh install && export \(OIDCProviderMock.variable)=$(bash scripts/oidc-provider-mock.sh start /tmp/opm)`"
+        }
+    }
+
+    /// The provider's issuer (`http://127.0.0.1:<port>`, the exact host its tokens name).
+    static func url() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
+        return url
+    }
+
+    /// Sets the claims the provider gives `sub` (it keeps them until it stops).
+    static func setClaims(_ sub: String, _ claims: [String: Any]) async throws {
+        var request = URLRequest(url: URL(string: try url() + "/users/" + sub)!)
+        request.httpMethod = "PUT"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: claims)
+        let (_, response) = try await Browser.session.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 204)
+    }
+
+    /// Logs `sub` in at an authorization URL (the mock's form: a POST of `sub` to the same URL) and
+    /// returns where the provider sends the browser.
+    static func logIn(at authorizationURL: String, sub: String) async throws -> String {
+        var request = URLRequest(url: URL(string: authorizationURL)!)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data("sub=\(PercentEncoding.encodeComponent(sub))".utf8)
+        let (_, response) = try await Browser.session.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        return try #require(http.value(forHTTPHeaderField: "Location"), "the provider answered \(http.statusCode)")
+    }
+
+    /// An ID token the provider issues to `clientID` for `sub` with `nonce` (the test plays the
+    /// client: authorization, login, token endpoint).
+    static func idToken(sub: String, clientID: String, nonce: String) async throws -> String {
+        let redirect = "https://links.test.example/__/auth/handler"
+        let query = [
+            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirect), ("scope", "openid email profile"),
+            ("state", "s"), ("nonce", nonce),
+        ].map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+        let back = try await logIn(at: try url() + "/oauth2/authorize?" + query, sub: sub)
+        let code = try #require(Browser.query(back)["code"])
+        var request = URLRequest(url: URL(string: try url() + "/oauth2/token")!)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect), ("client_id", clientID),
+                ("client_secret", "x"),
+            ]
+            .map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&").utf8)
+        let (data, _) = try await Browser.session.data(for: request)
+        let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try #require(answer["id_token"] as? String, "\(answer)")
+    }
+}
+
+/// What a test needs of HTTP beyond the application's own client: a session that never follows
+/// redirects (each hop is looked at), and query parsing as the iOS SDK does it.
+enum Browser {
+    final class NoRedirects: NSObject, URLSessionTaskDelegate {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest,
+            completionHandler: @escaping (URLRequest?) -> Void
+        ) {
+            completionHandler(nil)
+        }
+    }
+
+    nonisolated(unsafe) static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+
+    /// The query of `url` split on `&` and `=` and decoded once (`+` as a space), the first of a
+    /// repeated name winning, as `AuthWebUtils.dictionary(withHttpArgumentsString:)` reads it.
+    static func query(_ url: String) -> [String: String] {
+        guard let start = url.firstIndex(of: "?") else { return [:] }
+        var query = url[url.index(after: start)...]
+        if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
+        var items: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            let name = decode(parts[0])
+            if items[name] == nil { items[name] = parts.count > 1 ? decode(parts[1]) : "" }
+        }
+        return items
+    }
+
+    /// The path and query of an absolute URL (what the in-process client is given).
+    static func pathAndQuery(_ url: String) -> String {
+        guard let scheme = url.range(of: "://"), let slash = url[scheme.upperBound...].firstIndex(of: "/") else { return url }
+        return String(url[slash...])
+    }
+
+    /// The `name=value` of a `Set-Cookie` header.
+    static func cookie(_ response: TestResponse) -> String? {
+        response.headers[.setCookie].map { String($0.prefix { $0 != ";" }) }
+    }
+}
+
+/// A server configured for federated sign-in against the mock provider: `yahoo.com` (the Yahoo
+/// preset pointed at the mock), `oidc.mock` (trusted for corp.example), `oidc.off` (disabled), an
+/// iOS app with both callback schemes, an Android app and a tenant.
+enum FederatedApp {
+    static let bundleID = "com.example.app"
+    static let clientID = "1234567890-abc.apps.googleusercontent.com"
+    static let googleAppID = "1:1234567890:ios:0123456789abcdef"
+    static let clientIDScheme = "com.googleusercontent.apps.1234567890-abc"
+    static let appIDScheme = "app-1-1234567890-ios-0123456789abcdef"
+    /// The stores every flow test runs on.
+    static let stores = ["sqlite", "postgres"]
+    static let json: HTTPFields = [.contentType: "application/json"]
+    static let admin: HTTPFields = [.contentType: "application/json", .authorization: "Bearer owner"]
+
+    static func configuration(provider: String, data: URL, store: String) -> String {
+        """
+        server:
+          host: 127.0.0.1
+          port: 0
+          development: true
+        project:
+          id: demo-actionlinks
+          apiKey: demo-api-key
+          appName: Example App
+        linkDomains: [https://links.test.example]
+        dataDirectory: \(data.path)
+        store: "\(store)"
+        users:
+          emailEnumerationProtection: false
+        continueUrls:
+          allow: [https://app.example.com/]
+          defaultOrigin: https://app.example.com
+        tenants: [team-a]
+        apps:
+          ios:
+            - teamId: ABCDE12345
+              bundleId: \(bundleID)
+              googleAppId: "\(googleAppID)"
+              clientId: \(clientID)
+          android:
+            - packageName: com.example.app
+              sha256CertFingerprints:
+                - "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+        providers:
+          - id: yahoo.com
+            preset: yahoo
+            issuer: \(provider)
+            clientId: actionlinks-yahoo
+            clientSecret: yahoo-secret
+          - id: oidc.mock
+            issuer: \(provider)
+            clientId: actionlinks-oidc
+            clientSecret: oidc-secret
+            trustedEmailDomains: [corp.example]
+          - id: oidc.off
+            issuer: \(provider)
+            clientId: actionlinks-off
+            clientSecret: off-secret
+            enabled: false
+        """
+    }
+
+    /// Runs `body` against the application on a fresh SQLite file or PostgreSQL database, with
+    /// `environment` overrides (`ACTIONLINKS_USERS_ONE_ACCOUNT_PER_EMAIL`, ...).
+    static func test<Value: Sendable>(
+        store kind: String = "sqlite", environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(),
+        _ body: @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
+        let provider = try OIDCProviderMock.url()
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-federated-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        let store =
+            kind == "postgres"
+            ? try await PostgresTestServer.freshDatabaseURL() : "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path
+        let file = data.appendingPathComponent("actionlinks.yaml")
+        try configuration(provider: provider, data: data, store: store).write(to: file, atomically: true, encoding: .utf8)
+        let loaded = try ActionLinksConfiguration.load(file: file.path, environment: environment)
+        var logger = Logger(label: "federated")
+        logger.logLevel = .warning
+        let app = try await LinkDomainServer.buildApplication(
+            configuration: loaded, www: InProcessApp.root.appendingPathComponent("www").path, logger: logger, clock: clock)
+        return try await app.test(.router, body)
+    }
+
+    /// A new subject at the provider with these claims (a fresh one per test: the provider is shared).
+    static func subject(_ claims: [String: Any]) async throws -> String {
+        let sub = "sub-" + UUID().uuidString.lowercased()
+        try await OIDCProviderMock.setClaims(sub, claims)
+        return sub
+    }
+
+    /// A session secret as the iOS SDK makes it (10 capital letters) and its SHA-256 in hex.
+    static func session() -> (secret: String, hash: String) {
+        let secret = String((0..<10).map { _ in "ABCDEFGHIJKLMNOPQRSTUVWXYZ".randomElement()! })
+        return (secret, FederatedFlow.hash(secret))
+    }
+
+    /// The iOS SDK's handler URL (`getHeadfulLiteUrl`), with the client-ID scheme by default.
+    static func iOSHandlerPath(
+        provider: String, sessionHash: String, eventID: String = "QWERTYUIOP", path: String = "/__/auth/handler",
+        appID: Bool = false, bundleID: String = bundleID, clientID: String = clientID, apiKey: String = "demo-api-key",
+        extra: [(String, String)] = []
+    ) -> String {
+        var items = [
+            ("apiKey", apiKey), ("authType", "signInWithRedirect"), ("ibi", bundleID), ("sessionId", sessionHash),
+            ("v", "FirebaseAuth.iOS/12.0.0 test"), ("eventId", eventID), ("providerId", provider),
+        ]
+        items.append(appID ? ("appId", googleAppID) : ("clientId", clientID))
+        items.append(("scopes", ""))
+        items += extra
+        return path + "?" + items.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+    }
+
+    /// One iOS-shaped round trip up to the app: the handler, the provider's login form, the
+    /// handler again. Returns the URL the app is opened with.
+    struct Trip: Sendable {
+        var start: TestResponse
+        var cookie: String?
+        var providerReturn: String?
+        var appURL: String?
+    }
+
+    static func iOSTrip(
+        _ client: any TestClientProtocol, provider: String, sub: String, sessionHash: String, appID: Bool = false,
+        path: String = "/__/auth/handler", eventID: String = "QWERTYUIOP"
+    ) async throws -> Trip {
+        let start = try await client.execute(
+            uri: iOSHandlerPath(provider: provider, sessionHash: sessionHash, eventID: eventID, path: path, appID: appID), method: .get)
+        var trip = Trip(start: start, cookie: Browser.cookie(start))
+        guard start.status == .found, let authorize = start.headers[.location], authorize.hasPrefix(try OIDCProviderMock.url()) else {
+            return trip
+        }
+        let back = try await OIDCProviderMock.logIn(at: authorize, sub: sub)
+        trip.providerReturn = back
+        var headers: HTTPFields = [:]
+        if let cookie = trip.cookie { headers[.cookie] = cookie }
+        let returned = try await client.execute(uri: Browser.pathAndQuery(back), method: .get, headers: headers)
+        trip.appURL = returned.headers[.location]
+        return trip
+    }
+
+    /// The `link` (the SDK's `requestUri`) inside an app URL, read as the iOS SDK reads it.
+    static func link(in appURL: String) -> (link: String?, inner: [String: String]) {
+        let outer = Browser.query(appURL)
+        let inner = Browser.query(outer["deep_link_id"] ?? "")
+        return (inner["link"], inner)
+    }
+
+    /// `accounts:signInWithIdp` with a JSON body; the answer's status and object.
+    static func signInWithIdp(
+        _ client: any TestClientProtocol, _ body: [String: Any], path: String = "/v1/accounts:signInWithIdp?key=demo-api-key"
+    ) async throws -> (status: HTTPResponse.Status, json: [String: Any]) {
+        try await post(client, path, body)
+    }
+
+    static func post(_ client: any TestClientProtocol, _ path: String, _ body: [String: Any], headers: HTTPFields = json) async throws -> (
+        status: HTTPResponse.Status, json: [String: Any]
+    ) {
+        let response = try await client.execute(
+            uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
+        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
+        return (response.status, object)
+    }
+
+    /// The Firebase error message (`CODE : detail`) of an answer.
+    static func errorMessage(_ json: [String: Any]) -> String {
+        ((json["error"] as? [String: Any])?["message"] as? String) ?? ""
+    }
+
+    /// A user with a password (unverified address), signed in: (localId, idToken, refreshToken).
+    static func passwordUser(_ client: any TestClientProtocol, email: String, password: String = "a good password") async throws -> (
+        String, String, String
+    ) {
+        let (_, json) = try await post(
+            client, "/v1/accounts:signUp?key=demo-api-key", ["email": email, "password": password, "returnSecureToken": true])
+        return (
+            try #require(json["localId"] as? String, "\(json)"), try #require(json["idToken"] as? String),
+            try #require(json["refreshToken"] as? String)
+        )
+    }
+
+    /// The providers of an account, by lookup with its ID token.
+    static func providers(_ client: any TestClientProtocol, idToken: String) async throws -> [String] {
+        let (_, json) = try await post(client, "/v1/accounts:lookup?key=demo-api-key", ["idToken": idToken])
+        let user = (json["users"] as? [[String: Any]])?.first
+        return ((user?["providerUserInfo"] as? [[String: Any]]) ?? []).compactMap { $0["providerId"] as? String }.sorted()
+    }
+}

@@ -1,0 +1,171 @@
+import ActionLinks
+import Foundation
+import JWTKit
+import Testing
+
+@testable import ActionLinksServer
+
+/// The ID-token checks on tokens signed here (ES256, as Yahoo signs them), and the flow store on
+/// both stores.
+@Suite("Federated sign-in units")
+struct FederatedUnitTests {
+    struct Claims: JWTPayload {
+        var iss = "https://login.example"
+        var sub = "user-1"
+        var aud: [String] = ["client-1"]
+        var exp: Double
+        var iat: Double
+        var nonce: String? = "n-1"
+        var email: String? = "ann@example.com"
+        var emailVerified: String? = "true"
+
+        enum CodingKeys: String, CodingKey {
+            case iss, sub, aud, exp, iat, nonce, email
+            case emailVerified = "email_verified"
+        }
+
+        init(now: Timestamp) {
+            exp = Double(now / 1000 + 600)
+            iat = Double(now / 1000)
+        }
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    static let now: Timestamp = 1_800_000_000_000
+
+    /// An ES256 key pair: the signing collection (with or without `kid`) and the public JWK.
+    static func key(kid: String?) async throws -> (JWTKeyCollection, JWK) {
+        let key = ES256PrivateKey()
+        let collection = JWTKeyCollection()
+        await collection.add(ecdsa: key, kid: kid.map { JWKIdentifier(string: $0) })
+        let parameters = try #require(key.parameters)
+        let jwk = JWK.ecdsa(.es256, identifier: JWKIdentifier(string: kid ?? "only"), x: parameters.x, y: parameters.y, curve: .p256)
+        return (collection, jwk)
+    }
+
+    static func verify(_ token: String, keys: [JWK], nonce: ProviderIDToken.NonceExpectation = .exactly("n-1"), now: Timestamp = now)
+        async -> Result<ProviderIDToken, ProviderIDToken.Rejection>
+    {
+        do throws(ProviderIDToken.Rejection) {
+            return .success(
+                try await ProviderIDToken.verify(
+                    token, keys: keys, issuer: "https://login.example", clientID: "client-1", nonce: nonce, now: now))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    @Test("an ES256 token with its kid verifies; its claims are read (aud an array, email_verified a string)")
+    func es256() async throws {
+        let (signer, jwk) = try await Self.key(kid: "k1")
+        let token = try await signer.sign(Claims(now: Self.now), kid: JWKIdentifier(string: "k1"))
+        let verified = try await Self.verify(token, keys: [jwk]).get()
+        #expect(verified.claims.sub == "user-1" && verified.claims.emailVerified?.value == true)
+        #expect(ProviderAssertion(providerID: "oidc.x", token: verified).emailVerified)
+    }
+
+    @Test("a kid the keys lack asks for the keys again; without a kid the only key is used, and with several keys none")
+    func keySelection() async throws {
+        let (signer, jwk) = try await Self.key(kid: "k1")
+        let (_, other) = try await Self.key(kid: "k2")
+        let named = try await signer.sign(Claims(now: Self.now), kid: JWKIdentifier(string: "k1"))
+        #expect(await Self.verify(named, keys: [other]).rejection == .unknownKey)
+        let (unnamedSigner, unnamedKey) = try await Self.key(kid: nil)
+        let unnamed = try await unnamedSigner.sign(Claims(now: Self.now))
+        #expect((try? await Self.verify(unnamed, keys: [unnamedKey]).get()) != nil)
+        guard case .failure(.invalid) = await Self.verify(unnamed, keys: [unnamedKey, jwk]) else {
+            Issue.record("a token without kid was checked against one of several keys")
+            return
+        }
+        // Signed by another key under the right kid: the signature fails.
+        let impostor = JWK.ecdsa(.es256, identifier: JWKIdentifier(string: "k1"), x: other.x, y: other.y, curve: .p256)
+        guard case .failure(.invalid) = await Self.verify(named, keys: [impostor]) else {
+            Issue.record("a token verified with the wrong key")
+            return
+        }
+    }
+
+    @Test("iss, aud, exp and nonce are each checked; a raw nonce matches its SHA-256")
+    func claims() async throws {
+        let (signer, jwk) = try await Self.key(kid: "k1")
+        func token(_ change: (inout Claims) -> Void) async throws -> String {
+            var claims = Claims(now: Self.now)
+            change(&claims)
+            return try await signer.sign(claims, kid: JWKIdentifier(string: "k1"))
+        }
+        let cases: [(String, (inout Claims) -> Void)] = [
+            ("iss", { $0.iss = "https://evil.example" }), ("aud", { $0.aud = ["client-2"] }),
+            ("exp", { $0.exp = Double(Self.now / 1000 - 120) }), ("iat", { $0.iat = Double(Self.now / 1000 + 3600) }),
+        ]
+        for (name, change) in cases {
+            guard case .failure(.invalid) = await Self.verify(try await token(change), keys: [jwk]) else {
+                Issue.record("\(name) was not checked")
+                continue
+            }
+        }
+        #expect(await Self.verify(try await token { $0.nonce = "n-2" }, keys: [jwk]).rejection == .nonce)
+        #expect(await Self.verify(try await token { $0.nonce = nil }, keys: [jwk]).rejection == .nonce)
+        #expect(await Self.verify(try await token { $0.nonce = nil }, keys: [jwk], nonce: .given(nil)).isSuccess)
+        let hashed = try await token { $0.nonce = FederatedFlow.hash("raw") }
+        #expect(await Self.verify(hashed, keys: [jwk], nonce: .given("raw")).isSuccess)
+        #expect(await Self.verify(hashed, keys: [jwk], nonce: .given(nil)).rejection == .nonce)
+    }
+
+    @Test("a pending token carries its assertion for an hour and nothing altered passes")
+    func pendingTokens() async throws {
+        let tokens = PendingTokens(formKey: .init(size: .bits256))
+        var assertion = ProviderAssertion(providerID: "oidc.x", token: ProviderIDToken.unverified(#"{"sub":"s","email":"a@b.example"}"#)!)
+        assertion.displayName = "Ann"
+        let token = tokens.token(for: assertion, tenantID: "t", now: Self.now)
+        #expect(tokens.assertion(from: token, now: Self.now + 1000)?.assertion == assertion)
+        #expect(tokens.assertion(from: token, now: Self.now + 3_601_000) == nil)
+        #expect(tokens.assertion(from: "x" + token, now: Self.now) == nil)
+        #expect(PendingTokens(formKey: .init(size: .bits256)).assertion(from: token, now: Self.now) == nil)
+    }
+
+    static func store(_ kind: String) async throws -> any FederatedFlowStore {
+        if kind == "postgres" { return try await PostgresTestServer.freshStore().federatedFlows }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-flows-\(UUID().uuidString)/test.sqlite").path
+        return try SQLiteDatabase(path: path).federatedFlows
+    }
+
+    static func flow(_ state: String, expires: Timestamp = now + FederatedFlow.lifetime) -> FederatedFlow {
+        FederatedFlow(
+            stateHash: FederatedFlow.hash(state), tenantID: "", providerID: "yahoo.com", kind: .iOSApp, returnTo: "app-1-2-ios-3",
+            eventID: "E", authType: "signInWithRedirect", sessionHash: FederatedFlow.hash("secret"), bindingHash: "b", nonce: "n",
+            codeVerifier: nil, redirectURI: "https://links.example/__/auth/handler", createdAt: now, expiresAt: expires)
+    }
+
+    @Test("a flow returns once and is consumed once, only after its return and before its expiry", arguments: FederatedApp.stores)
+    func flowStore(kind: String) async throws {
+        let store = try await Self.store(kind)
+        try await store.saveFlow(Self.flow("s1"))
+        try await store.saveFlow(Self.flow("s2", expires: Self.now + 10))
+        let hash = FederatedFlow.hash("s1")
+        #expect(try await store.flow(stateHash: hash) == Self.flow("s1"))
+        #expect(try await store.consumeFlow(stateHash: hash, now: Self.now + 1) == false, "consumed before the provider answered")
+        #expect(try await store.markReturned(stateHash: hash, codeHash: "c", now: Self.now + 1))
+        #expect(try await store.markReturned(stateHash: hash, codeHash: "d", now: Self.now + 2) == false)
+        #expect(try await store.flow(stateHash: hash)?.codeHash == "c")
+        #expect(try await store.consumeFlow(stateHash: hash, now: Self.now + 3))
+        #expect(try await store.consumeFlow(stateHash: hash, now: Self.now + 4) == false)
+        #expect(try await store.flow(stateHash: hash)?.consumedAt == Self.now + 3)
+        let late = FederatedFlow.hash("s2")
+        #expect(try await store.markReturned(stateHash: late, codeHash: nil, now: Self.now + 10) == false)
+        #expect(try await store.flow(stateHash: FederatedFlow.hash("unknown")) == nil)
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+
+    /// Why it was refused, if it was.
+    var rejection: ProviderIDToken.Rejection? {
+        if case .failure(let error as ProviderIDToken.Rejection) = self { return error }
+        return nil
+    }
+}

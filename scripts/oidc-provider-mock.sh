@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A real OpenID Connect provider for the federated sign-in tests: oidc-provider-mock (PyPI), in a
+# virtual environment of its own, on a free loopback port.
+#
+#   bash scripts/oidc-provider-mock.sh install      # once: the venv (OIDC_PROVIDER_MOCK_VENV)
+#   url=$(bash scripts/oidc-provider-mock.sh start /tmp/opm)   # prints http://127.0.0.1:<port>
+#   bash scripts/oidc-provider-mock.sh stop /tmp/opm
+#
+# It requires a nonce in every authorization request, as the server always sends one; its issuer is
+# the URL printed (it follows the Host header, so always use that exact host and port).
+set -euo pipefail
+
+version=0.3.4
+venv=${OIDC_PROVIDER_MOCK_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/actionlinks/oidc-provider-mock-$version}
+
+case "${1:-}" in
+install)
+    if [ ! -x "$venv/bin/oidc-provider-mock" ]; then
+        echo "installing oidc-provider-mock $version (pip, in $venv)"
+        mkdir -p "$(dirname "$venv")"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install --quiet "oidc-provider-mock==$version"
+    fi
+    ;;
+start)
+    directory=${2:?usage: oidc-provider-mock.sh start DIRECTORY}
+    mkdir -p "$directory"
+    # Its own session, output to a file and no terminal: `$(... start ...)` returns at once.
+    setsid "$venv/bin/oidc-provider-mock" --host 127.0.0.1 --port 0 --require-nonce true \
+        </dev/null >"$directory/log" 2>&1 &
+    echo $! >"$directory/pid"
+    for _ in $(seq 1 300); do
+        url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$directory/log" | head -n 1 || true)
+        if [ -n "$url" ]; then
+            echo "$url"
+            exit 0
+        fi
+        if ! kill -0 "$(cat "$directory/pid")" 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+    echo "oidc-provider-mock did not start:" >&2
+    cat "$directory/log" >&2
+    exit 1
+    ;;
+stop)
+    directory=${2:?usage: oidc-provider-mock.sh stop DIRECTORY}
+    if [ -f "$directory/pid" ]; then
+        kill "$(cat "$directory/pid")" 2>/dev/null || true
+        rm -f "$directory/pid"
+    fi
+    ;;
+*)
+    echo "usage: oidc-provider-mock.sh install | start DIRECTORY | stop DIRECTORY" >&2
+    exit 64
+    ;;
+esac
