@@ -105,4 +105,16 @@ struct InProcessTests {
             #expect(page.status == .gone)
         }
     }
+
+    @Test("README's example: an expired reset link, mailed and read from the mailbox, shows the expired page")
+    func readmeExample() async throws {
+        let clock = ManualClock()
+        try await TestApp.router(environment: ["ACTIONLINKS_CODES_LIFETIMES_RESET_PASSWORD": "30m"], clock: clock) { app in
+            try await app.createAccount(email: "ann@example.com")
+            _ = try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "ann@example.com"])
+            let link = try await app.mailbox.nextLink(to: "ann@example.com")
+            clock.advance(seconds: 31 * 60)
+            #expect(try await app.request("GET", try app.local(link)).status == 410)
+        }
+    }
 }
