@@ -87,16 +87,32 @@ let package = Package(
         .testTarget(
             name: "ActionLinksConfigurationTests",
             dependencies: ["ActionLinks", "ActionLinksConfiguration", "ActionLinksHeaders", .product(name: "Yams", package: "Yams")]),
+        // What the server and command-line tests share: the application in process (router or live
+        // socket) with a mailbox, a hand-moved clock and captured logs; the built binary for the
+        // end-to-end suites; PostgreSQL clusters, raw sockets and loopback peers.
+        .target(
+            name: "ActionLinksTestSupport",
+            dependencies: [
+                "ActionLinksConfiguration", "ActionLinksServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/ActionLinksTestSupport"
+        ),
         .testTarget(
             name: "ActionLinksServerTests",
             dependencies: [
-                "ActionLinksServer", "actionlinks", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "ActionLinksServer", "ActionLinksTestSupport", "actionlinks", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksCLITests",
-            dependencies: ["actionlinks", "ActionLinksLinkageProbe"]
+            dependencies: ["ActionLinksTestSupport", "actionlinks", "ActionLinksLinkageProbe"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,59 +1,14 @@
+import ActionLinksTestSupport
 import Foundation
 import Testing
 
 /// Runs the built `actionlinks` binary the way a person would, and checks what it prints and exits with.
 @Suite("The actionlinks command line")
 struct CLITests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let productsDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-    static let defaultConfig = root.appendingPathComponent("config/actionlinks.yaml").path
-
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-
-        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any] }
-        var results: [[String: Any]] { json?["results"] as? [[String: Any]] ?? [] }
-    }
-
-    static func binary(_ name: String) throws -> URL {
-        var directory = productsDirectory
-        // Swift Testing may run from the .xctest bundle itself on some platforms; walk up to the products.
-        for _ in 0..<3 {
-            let candidate = directory.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: productsDirectory.appendingPathComponent(name).path])
-    }
-
-    static func run(_ arguments: [String], stdin: String? = nil, executable: String = "actionlinks") async throws -> Run {
-        let process = Process()
-        process.executableURL = try binary(executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = root
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes before waiting, so a large output cannot block the child.
-        async let stderrData = err.fileHandleForReading.readDataToEndOfFile()
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let errorData = await stderrData
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-            stderr: String(decoding: errorData, as: UTF8.self))
-    }
-
     static func vectors() throws -> [[String: Any]] {
         let file =
             ProcessInfo.processInfo.environment["ACTIONLINKS_VECTORS"].map(URL.init(fileURLWithPath:))
-            ?? root.deletingLastPathComponent().appendingPathComponent("shared/vectors/links.jsonl")
+            ?? Repository.root.deletingLastPathComponent().appendingPathComponent("shared/vectors/links.jsonl")
         return try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
         }
@@ -62,7 +17,7 @@ struct CLITests {
     @Test("inspect --json reports every vector as the vectors expect")
     func inspectJSON() async throws {
         let vectors = try Self.vectors()
-        let run = try await Self.run(["inspect", "--json"] + vectors.map { $0["input"] as! String })
+        let run = try await Command.run(["inspect", "--json"] + vectors.map { $0["input"] as! String })
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.results.count == vectors.count)
         for (vector, result) in zip(vectors, run.results) {
@@ -91,8 +46,8 @@ struct CLITests {
             "https://l.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K&continueUrl=https%3A%2F%2Fevil.com%2F",
             "https://l.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K",
         ]
-        let run = try await Self.run(
-            ["inspect", "--json", "--config", Self.defaultConfig, "-"], stdin: links.joined(separator: "\r\n") + "\n\n")
+        let run = try await Command.run(
+            ["inspect", "--json", "--config", Repository.configFile, "-"], stdin: links.joined(separator: "\r\n") + "\n\n")
         #expect(run.status == 0, "\(run.stderr)")
         let allowed = run.results.map { $0["continueUrlAllowed"] }
         #expect(allowed.count == 3)
@@ -105,7 +60,7 @@ struct CLITests {
     func inspectHuman() async throws {
         let mobile =
             "https://links.example.com/__/auth/links?link=https%3A%2F%2Flinks.example.com%2F__%2Fauth%2Faction%3FapiKey%3DK%26mode%3DrecoverEmail%26oobCode%3DR1"
-        let run = try await Self.run(["inspect", mobile, "hello world"])
+        let run = try await Command.run(["inspect", mobile, "hello world"])
         #expect(run.status == 0)
         #expect(run.stdout.contains("layer 1  mobile link wrapper (/__/auth/links); the next layer is its 'link' parameter"))
         #expect(run.stdout.contains("layer 2  action link"))
@@ -115,20 +70,20 @@ struct CLITests {
 
     @Test("policy --json prints one result per URL and exits 1 when any is rejected")
     func policy() async throws {
-        let good = try await Self.run(["policy", "--config", Self.defaultConfig, "--json", "/done", "https://x.example.org/a"])
+        let good = try await Command.run(["policy", "--config", Repository.configFile, "--json", "/done", "https://x.example.org/a"])
         #expect(good.status == 0, "\(good.stderr)")
         #expect(good.results.map { $0["url"] as? String } == ["https://app.example.com/done", "https://x.example.org/a"])
         let first = try #require(good.results.first)
         #expect(Set(first.keys).isSuperset(of: ["input", "allowed", "url", "reason"]))
         #expect(first["reason"] is NSNull)
 
-        let bad = try await Self.run(["policy", "--config", Self.defaultConfig, "--json", "/done", "javascript:alert(1)"])
+        let bad = try await Command.run(["policy", "--config", Repository.configFile, "--json", "/done", "javascript:alert(1)"])
         #expect(bad.status == 1)
         #expect(bad.results.map { $0["allowed"] as? Bool } == [true, false])
         #expect((bad.results.last?["reason"] as? String)?.contains("never allowed") == true)
         #expect(bad.results.last?["url"] is NSNull)
 
-        let human = try await Self.run(["policy", "--config", Self.defaultConfig, "https://evil.com/"])
+        let human = try await Command.run(["policy", "--config", Repository.configFile, "https://evil.com/"])
         #expect(human.status == 1)
         #expect(human.stdout.hasPrefix("rejected  https://evil.com/"))
     }
@@ -140,7 +95,7 @@ struct CLITests {
             ["inspect", "--bogus", "x"], ["frobnicate"],
         ])
     func usageErrors(arguments: [String]) async throws {
-        let run = try await Self.run(arguments)
+        let run = try await Command.run(arguments)
         #expect(run.status == 64, "\(arguments): \(run.stderr)")
         #expect(run.stderr.contains("Error:"))
         #expect(run.stdout.isEmpty)
@@ -153,30 +108,23 @@ struct CLITests {
             to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         for arguments in [["policy", "--config", file.path, "/x"], ["inspect", "--config", file.path, "x"]] {
-            let run = try await Self.run(arguments)
+            let run = try await Command.run(arguments)
             #expect(run.status == 1)
             #expect(run.stderr.contains("Error: \(file.path):4:7: continueUrls.allow[1]: expected a domain"), "\(run.stderr)")
             #expect(run.stdout.isEmpty)
         }
-        let missing = try await Self.run(["policy", "--config", "/nonexistent.yaml", "/x"])
+        let missing = try await Command.run(["policy", "--config", "/nonexistent.yaml", "/x"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("/nonexistent.yaml: cannot read the file: No such file or directory"))
     }
 
     @Test("the library links without Foundation, so it can live inside an app")
     func libraryLinkage() async throws {
-        let probe = try Self.binary("ActionLinksLinkageProbe")
-        let ldd = Process()
-        ldd.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
-        ldd.arguments = [probe.path]
-        let pipe = Pipe()
-        ldd.standardOutput = pipe
-        try ldd.run()
-        let libraries = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        ldd.waitUntilExit()
+        let probe = try Repository.executable("ActionLinksLinkageProbe")
+        let libraries = try await Command.run(program: URL(fileURLWithPath: "/usr/bin/ldd"), [probe.path]).stdout
         #expect(libraries.contains("libswiftCore"), "ldd did not list the Swift runtime: \(libraries)")
         #expect(!libraries.contains("Foundation"), "the library pulls in Foundation:\n\(libraries)")
-        let run = try await Self.run([], executable: "ActionLinksLinkageProbe")
+        let run = try await Command.run([], executable: "ActionLinksLinkageProbe")
         #expect(run.stdout == "true\n")
     }
 }

@@ -1,3 +1,4 @@
+import ActionLinksTestSupport
 import Foundation
 import Testing
 
@@ -5,18 +6,18 @@ import Testing
 @Suite("The check command")
 struct CheckCommandTests {
     static func generated(_ command: String) async throws -> Data {
-        let run = try await CLITests.run([command, "generate", "--config", CLITests.defaultConfig])
+        let run = try await Command.run([command, "generate", "--config", Repository.configFile])
         #expect(run.status == 0)
         return Data(run.stdout.utf8)
     }
 
-    func check(_ server: LoopbackHTTPServer, cdn: Bool = true) async throws -> CLITests.Run {
+    func check(_ server: LoopbackHTTPServer, cdn: Bool = true) async throws -> CommandResult {
         var arguments = ["check", "links.example.com", "--json", "--origin", server.origin]
         arguments += cdn ? ["--apple-cdn", server.origin + "/cdn/"] : ["--skip-apple-cdn"]
-        return try await CLITests.run(arguments)
+        return try await Command.run(arguments)
     }
 
-    func file(_ run: CLITests.Run, _ key: String) -> [String: Any] { run.json?[key] as? [String: Any] ?? [:] }
+    func file(_ run: CommandResult, _ key: String) -> [String: Any] { run.json?[key] as? [String: Any] ?? [:] }
 
     @Test("good files served directly pass, and the CDN copy matches")
     func goodFiles() async throws {
@@ -102,7 +103,7 @@ struct CheckCommandTests {
 
     @Test("a target that is neither a domain nor a URL is a usage error")
     func badTarget() async throws {
-        let run = try await CLITests.run(["check", "not a domain"])
+        let run = try await Command.run(["check", "not a domain"])
         #expect(run.status == 64)
     }
 }

@@ -1,3 +1,4 @@
+import ActionLinksTestSupport
 import Foundation
 import Testing
 
@@ -5,13 +6,13 @@ import Testing
 @Suite("inspect on emails")
 struct InspectEmailCLITests {
     static func fixture(_ name: String) -> String {
-        CLITests.root.appendingPathComponent("Tests/ActionLinksEmailTests/Fixtures/\(name)").path
+        Repository.root.appendingPathComponent("Tests/ActionLinksEmailTests/Fixtures/\(name)").path
     }
 
     @Test("an .eml file: one result per link with its source, and a document summary")
     func emlJSON() async throws {
-        let run = try await CLITests.run([
-            "inspect", "--json", "--config", CLITests.defaultConfig, Self.fixture("multipart-alternative-ru.eml"),
+        let run = try await Command.run([
+            "inspect", "--json", "--config", Repository.configFile, Self.fixture("multipart-alternative-ru.eml"),
         ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.results.count == 2)
@@ -33,7 +34,7 @@ struct InspectEmailCLITests {
 
     @Test("rewriting layers: the chain starts at the link as found, the target is the unwrapped link")
     func rewritingJSON() async throws {
-        let run = try await CLITests.run(["inspect", "--json", Self.fixture("safelinks-signin.eml")])
+        let run = try await Command.run(["inspect", "--json", Self.fixture("safelinks-signin.eml")])
         #expect(run.status == 0, "\(run.stderr)")
         let result = try #require(run.results.first)
         let rewriting = try #require(result["rewriting"] as? [[String: Any]])
@@ -48,7 +49,7 @@ struct InspectEmailCLITests {
 
     @Test("an opaque click tracker is reported as hiding the target, with the reason")
     func opaqueTracker() async throws {
-        let json = try await CLITests.run(["inspect", "--json", Self.fixture("sendgrid-tracked.html")])
+        let json = try await Command.run(["inspect", "--json", Self.fixture("sendgrid-tracked.html")])
         #expect(json.status == 0, "\(json.stderr)")
         let first = try #require(json.results.first)
         #expect(first["verdict"] as? String == "hiddenByRewriter")
@@ -57,7 +58,7 @@ struct InspectEmailCLITests {
         let notes = first["notes"] as? [String] ?? []
         #expect(notes.contains { $0.contains("does not open the app") })
 
-        let human = try await CLITests.run(["inspect", Self.fixture("sendgrid-tracked.html")])
+        let human = try await Command.run(["inspect", Self.fixture("sendgrid-tracked.html")])
         #expect(human.stdout.contains("rewriter 1: SendGrid click tracking; the target is hidden"))
         #expect(human.stdout.contains("summary  3 links: 1 valid action link, 1 hidden by a rewriter, 1 other link"))
     }
@@ -66,16 +67,16 @@ struct InspectEmailCLITests {
     func opensApp() async throws {
         let aasa = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: aasa) }
-        let generated = try await CLITests.run(["aasa", "generate", "--config", CLITests.defaultConfig])
+        let generated = try await Command.run(["aasa", "generate", "--config", Repository.configFile])
         try generated.stdout.write(to: aasa, atomically: true, encoding: .utf8)
         let app = ["--aasa", aasa.path, "--app", "ABCDE12345.com.example.app"]
 
-        let wrapped = try await CLITests.run(["inspect", "--json"] + app + [Self.fixture("safelinks-signin.eml")])
+        let wrapped = try await Command.run(["inspect", "--json"] + app + [Self.fixture("safelinks-signin.eml")])
         #expect((wrapped.results.first?["opensApp"] as? [String: Any])?["ios"] as? Bool == false)
-        let direct = try await CLITests.run(["inspect", "--json"] + app + [Self.fixture("postmark-bulletproof.html")])
+        let direct = try await Command.run(["inspect", "--json"] + app + [Self.fixture("postmark-bulletproof.html")])
         #expect(direct.results.prefix(2).map { ($0["opensApp"] as? [String: Any])?["ios"] as? Bool } == [true, true])
         #expect((direct.results.first?["appleAppSiteAssociation"] as? [[String: Any]])?.count == 2)
-        let human = try await CLITests.run(["inspect"] + app + [Self.fixture("safelinks-signin.eml")])
+        let human = try await Command.run(["inspect"] + app + [Self.fixture("safelinks-signin.eml")])
         #expect(
             human.stdout.contains(
                 "iOS      does not open the app: URL host \"eur02.safelinks.protection.outlook.com\" is not \"links.example.com\""))
@@ -83,47 +84,47 @@ struct InspectEmailCLITests {
 
     @Test("a broken action link or a refused continue URL in an email exits 1")
     func exitStatus() async throws {
-        let bad = try await CLITests.run(["inspect", "--config", CLITests.defaultConfig, Self.fixture("invalid-links.html")])
+        let bad = try await Command.run(["inspect", "--config", Repository.configFile, Self.fixture("invalid-links.html")])
         #expect(bad.status == 1)
         #expect(bad.stdout.contains("verdict  BROKEN action link"))
         #expect(bad.stdout.contains("mode 'signin' is not known"))
-        let good = try await CLITests.run(["inspect", "--config", CLITests.defaultConfig, Self.fixture("firebase-default.html")])
+        let good = try await Command.run(["inspect", "--config", Repository.configFile, Self.fixture("firebase-default.html")])
         #expect(good.status == 0, "\(good.stderr)")
     }
 
     @Test("standard input: a whole email is recognised; --format-in overrides; a list of links stays a list")
     func standardInput() async throws {
         let email = try String(contentsOfFile: Self.fixture("iso-2022-jp-base64.eml"), encoding: .utf8)
-        let detected = try await CLITests.run(["inspect", "--json", "-"], stdin: email)
+        let detected = try await Command.run(["inspect", "--json", "-"], stdin: email)
         #expect(detected.status == 0, "\(detected.stderr)")
         #expect(detected.results.count == 1)
         #expect((detected.results.first?["source"] as? [String: Any])?["input"] as? String == "-")
         #expect((detected.json?["documents"] as? [[String: Any]])?.first?["format"] as? String == "eml")
 
         let html = "<p>Reset: <a href=\"https://links.example.com/__/auth/action?mode=resetPassword&amp;oobCode=R1\">here</a></p>"
-        let forced = try await CLITests.run(["inspect", "--json", "--format-in", "text", "-"], stdin: html)
+        let forced = try await Command.run(["inspect", "--json", "--format-in", "text", "-"], stdin: html)
         #expect(forced.results.first?["input"] as? String == "https://links.example.com/__/auth/action?mode=resetPassword&amp;oobCode=R1")
-        let asHTML = try await CLITests.run(["inspect", "--json", "--format-in", "html", "-"], stdin: html)
+        let asHTML = try await Command.run(["inspect", "--json", "--format-in", "html", "-"], stdin: html)
         #expect(asHTML.results.first?["input"] as? String == "https://links.example.com/__/auth/action?mode=resetPassword&oobCode=R1")
         #expect(asHTML.results.first?["text"] as? String == "here")
 
-        let list = try await CLITests.run(["inspect", "--json", "-"], stdin: "https://a.example.com/x\nhttps://b.example.com/y\n")
+        let list = try await Command.run(["inspect", "--json", "-"], stdin: "https://a.example.com/x\nhttps://b.example.com/y\n")
         #expect(list.results.map { $0["input"] as? String } == ["https://a.example.com/x", "https://b.example.com/y"])
         #expect(list.json?["documents"] == nil)
     }
 
     @Test("links and files mix; a missing email file is an error that names it")
     func mixed() async throws {
-        let run = try await CLITests.run(["inspect", "--json", "https://x.example.com/", Self.fixture("firebase-default.html")])
+        let run = try await Command.run(["inspect", "--json", "https://x.example.com/", Self.fixture("firebase-default.html")])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.results.count == 2)
         #expect(run.results[0]["source"] == nil)
         #expect(run.results[1]["source"] is [String: Any])
 
-        let missing = try await CLITests.run(["inspect", "no-such-message.eml"])
+        let missing = try await Command.run(["inspect", "no-such-message.eml"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("no-such-message.eml: no such file"))
-        let forcedMissing = try await CLITests.run(["inspect", "--format-in", "eml", "no-such-file"])
+        let forcedMissing = try await Command.run(["inspect", "--format-in", "eml", "no-such-file"])
         #expect(forcedMissing.status == 1)
         #expect(forcedMissing.stderr.contains("no-such-file: cannot read the file"))
     }

@@ -1,80 +1,26 @@
-import ActionLinksConfiguration
+import ActionLinksTestSupport
 import Foundation
-import Logging
 import Testing
 
 @testable import ActionLinksServer
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The association files answered on the event loop are byte for byte what the responder answers.
 @Suite("Association fast path")
 struct AssociationFastPathTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     /// Runs the real server on a free loopback port while `body` talks to it.
-    func withServer(_ body: @escaping @Sendable (UInt16) throws -> Void) async throws {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-fastpath-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: data) }
-        let configuration = try ActionLinksConfiguration.load(
-            file: Self.repository.appendingPathComponent("config/actionlinks.yaml").path,
-            environment: [
-                "ACTIONLINKS_SERVER_PORT": "0", "ACTIONLINKS_DATA_DIRECTORY": data, "ACTIONLINKS_STORE": "sqlite:\(data)/test.sqlite",
-            ])
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical  // cancelling the server at the end logs an error
-        let (running, continuation) = AsyncStream<String>.makeStream()
-        let app = try await LinkDomainServer.buildApplication(
-            configuration: configuration, www: Self.repository.appendingPathComponent("www").path, logger: logger,
-            onRunning: { continuation.yield($0) })
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var urls = running.makeAsyncIterator()
-            let url = try #require(await urls.next())
-            let port = try #require(UInt16(url.split(separator: ":").last ?? ""))
+    func withServer(_ body: @escaping @Sendable (Int) throws -> Void) async throws {
+        try await TestApp.live { app in
+            let port = app.port
             // A blocking client on its own thread, so the server's tasks keep every pool thread.
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-                Thread {
-                    do {
-                        try body(port)
-                        done.resume()
-                    } catch {
-                        done.resume(throwing: error)
-                    }
-                }.start()
+                Thread { done.resume(with: Result { try body(port) }) }.start()
             }
-            group.cancelAll()
         }
     }
 
     /// Sends `requests` on one connection (the last must close it) and returns everything read.
-    static func exchange(port: UInt16, _ requests: [String]) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        let bytes = Array(requests.joined().utf8)
-        guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { throw POSIXError(.EIO) }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-        }
-        return String(decoding: received, as: UTF8.self)
+    static func exchange(port: Int, _ requests: [String]) throws -> String {
+        String(decoding: try RawHTTP.exchange(host: "127.0.0.1", port: port, Array(requests.joined().utf8)), as: UTF8.self)
     }
 
     static func request(_ method: String, _ target: String, _ headers: [String] = []) -> String {

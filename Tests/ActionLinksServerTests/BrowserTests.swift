@@ -1,3 +1,4 @@
+import ActionLinksTestSupport
 import Foundation
 import Testing
 
@@ -12,91 +13,84 @@ import Testing
 /// server: every flow by clicking, in every language, at 320 px, with JavaScript off; axe on every
 /// page; screenshots in English and Arabic written to `.build/browser-screenshots` (or
 /// `$BROWSER_SCREENSHOTS_DIR`).
-extension HeavyTests {
-    @Suite("Pages in a real browser")
-    struct BrowserTests {
-        static let script = TestServer.root.appendingPathComponent("Tests/Browser/pages_test.py").path
-        static let install =
-            "the browser tests need Debian's chromium and chromium-driver and pip's selenium, axe-selenium-python and axe-core-python; "
-            + "run `bash scripts/install-test-dependencies.sh` (or `apt-get install chromium chromium-driver` and "
-            + "`python3 -m pip install -r Tests/Browser/requirements.txt`)"
+@Suite("Pages in a real browser")
+struct BrowserTests {
+    static let script = Repository.root.appendingPathComponent("Tests/Browser/pages_test.py").path
+    static let install =
+        "the browser tests need Debian's chromium and chromium-driver and pip's selenium, axe-selenium-python and axe-core-python; "
+        + "run `bash scripts/install-test-dependencies.sh` (or `apt-get install chromium chromium-driver` and "
+        + "`python3 -m pip install -r Tests/Browser/requirements.txt`)"
 
-        /// A server whose link domain is itself (`http://localhost:<port>`), so a browser can follow every link.
-        static func server(_ environment: [String: String] = [:]) async throws -> (TestServer, String) {
-            var lastError: (any Error)?
-            for _ in 0..<3 {
-                let port = try TestServer.freePort()
-                var all = environment
-                all["ACTIONLINKS_SERVER_PORT"] = String(port)
-                all["ACTIONLINKS_LINK_DOMAINS"] = "http://localhost:\(port)"
-                do {
-                    return (try await TestServer(environment: all), "http://localhost:\(port)")
-                } catch {
-                    lastError = error
-                }
-            }
-            throw lastError!
-        }
-
-        static func checkDependencies() throws {
-            let chromium = ProcessInfo.processInfo.environment["CHROMIUM"] ?? "/usr/bin/chromium"
-            let driver = ProcessInfo.processInfo.environment["CHROMEDRIVER"] ?? "/usr/bin/chromedriver"
-            for path in [chromium, driver] where !FileManager.default.isExecutableFile(atPath: path) {
-                throw TestServerError(message: "\(path) is missing: " + install)
-            }
-            let probe = Process()
-            probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            probe.arguments = ["python3", "-c", "import selenium, axe_selenium_python, axe_core_python"]
-            probe.standardOutput = FileHandle.nullDevice
-            probe.standardError = FileHandle.nullDevice
-            try probe.run()
-            probe.waitUntilExit()
-            if probe.terminationStatus != 0 {
-                throw TestServerError(message: "Python cannot import selenium, axe_selenium_python and axe_core_python: " + install)
+    /// A server whose link domain is itself (`http://localhost:<port>`), so a browser can follow every link.
+    static func server(_ environment: [String: String] = [:]) async throws -> (TestServer, String) {
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            let port = try LoopbackPort.free()
+            var all = environment
+            all["ACTIONLINKS_SERVER_PORT"] = String(port)
+            all["ACTIONLINKS_LINK_DOMAINS"] = "http://localhost:\(port)"
+            do {
+                return (try await TestServer(environment: all), "http://localhost:\(port)")
+            } catch {
+                lastError = error
             }
         }
+        throw lastError!
+    }
 
-        @Test("every flow by clicking in en, ru, ja and ar at 320 px without JavaScript; axe finds nothing on any page; screenshots")
-        func browser() async throws {
-            try Self.checkDependencies()
-            let (server, origin) = try await Self.server()
-            let (expiring, expiringOrigin) = try await Self.server(["ACTIONLINKS_CODES_LIFETIMES_VERIFY_EMAIL": "1s"])
-            let screenshots =
-                ProcessInfo.processInfo.environment["BROWSER_SCREENSHOTS_DIR"]
-                ?? TestServer.root.appendingPathComponent(".build/browser-screenshots").path
-
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "python3", Self.script, "--origin", origin, "--expiring-origin", expiringOrigin, "--screenshots", screenshots,
-            ]
-            process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ACTIONLINKS_") }
-            // One pipe for both streams, read to the end: the script's output is shown when it fails.
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let watchdog = Task {
-                try await Task.sleep(for: .seconds(900))
-                if process.isRunning { process.terminate() }
-            }
-            // The script runs for minutes: read and wait on a thread of its own, not on one of the few
-            // cooperative threads every other test in this process needs (blocking one starved them).
-            let text: String = await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    let data = output.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    continuation.resume(returning: String(decoding: data, as: UTF8.self))
-                }
-            }
-            watchdog.cancel()
-            withExtendedLifetime((server, expiring)) {}
-            if process.terminationStatus == 3 { throw TestServerError(message: Self.install + "\n" + text) }
-            #expect(process.terminationStatus == 0, "pages_test.py failed (exit \(process.terminationStatus)):\n\(text)")
-            #expect(text.contains(" passed, 0 failed"), "\(text)")
-            let pngs = (try? FileManager.default.contentsOfDirectory(atPath: screenshots))?.filter { $0.hasSuffix(".png") } ?? []
-            #expect(pngs.contains("en-reset-weak.png") && pngs.contains("ar-reset-weak.png"), "screenshots in \(screenshots)")
+    static func checkDependencies() async throws {
+        let chromium = ProcessInfo.processInfo.environment["CHROMIUM"] ?? "/usr/bin/chromium"
+        let driver = ProcessInfo.processInfo.environment["CHROMEDRIVER"] ?? "/usr/bin/chromedriver"
+        for path in [chromium, driver] where !FileManager.default.isExecutableFile(atPath: path) {
+            throw TestSupportError("\(path) is missing: " + install)
         }
+        let probe = try await Command.run(
+            program: URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import selenium, axe_selenium_python, axe_core_python"])
+        if probe.status != 0 {
+            throw TestSupportError("Python cannot import selenium, axe_selenium_python and axe_core_python: " + install)
+        }
+    }
+
+    @Test("every flow by clicking in en, ru, ja and ar at 320 px without JavaScript; axe finds nothing on any page; screenshots")
+    func browser() async throws {
+        try await Self.checkDependencies()
+        let (server, origin) = try await Self.server()
+        let (expiring, expiringOrigin) = try await Self.server(["ACTIONLINKS_CODES_LIFETIMES_VERIFY_EMAIL": "1s"])
+        let screenshots =
+            ProcessInfo.processInfo.environment["BROWSER_SCREENSHOTS_DIR"]
+            ?? Repository.root.appendingPathComponent(".build/browser-screenshots").path
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", Self.script, "--origin", origin, "--expiring-origin", expiringOrigin, "--screenshots", screenshots,
+        ]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ACTIONLINKS_") }
+        // One pipe for both streams, read to the end: the script's output is shown when it fails.
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(900))
+            if process.isRunning { process.terminate() }
+        }
+        // The script runs for minutes: read and wait on a thread of its own, not on one of the few
+        // cooperative threads every other test in this process needs (blocking one starved them).
+        let text: String = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+        }
+        watchdog.cancel()
+        withExtendedLifetime((server, expiring)) {}
+        if process.terminationStatus == 3 { throw TestSupportError(Self.install + "\n" + text) }
+        #expect(process.terminationStatus == 0, "pages_test.py failed (exit \(process.terminationStatus)):\n\(text)")
+        #expect(text.contains(" passed, 0 failed"), "\(text)")
+        let pngs = (try? FileManager.default.contentsOfDirectory(atPath: screenshots))?.filter { $0.hasSuffix(".png") } ?? []
+        #expect(pngs.contains("en-reset-weak.png") && pngs.contains("ar-reset-weak.png"), "screenshots in \(screenshots)")
     }
 }

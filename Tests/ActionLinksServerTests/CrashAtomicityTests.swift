@@ -1,3 +1,4 @@
+import ActionLinksTestSupport
 import Foundation
 import GRDB
 import Synchronization

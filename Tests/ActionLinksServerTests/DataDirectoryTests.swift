@@ -1,3 +1,4 @@
+import ActionLinksTestSupport
 import Foundation
 import Testing
 
@@ -22,39 +23,38 @@ struct DataDirectoryTests {
         "an empty data directory gets 0700 folders and 0600 files (database, -wal, -shm, keys); a key opened to others stops the next start"
     )
     func permissions() async throws {
-        let server = try await TestServer()
-        try await server.createAccount(email: "perm@example.com", password: "a-long-password")
-        let modes = try Self.modes(under: server.dataDirectory)
-        let names = Set(modes.keys.map { ($0 as NSString).lastPathComponent })
-        for expected in [
-            "actionlinks.sqlite", "actionlinks.sqlite-wal", "actionlinks.sqlite-shm", "1.key", "forms.key", "id-token-es256.pem", "keys",
-            "codes",
-        ] {
-            #expect(names.contains(expected), "no \(expected) in \(modes.keys.sorted())")
+        let data = TestProject.temporaryDirectory("actionlinks-permissions")
+        defer { try? FileManager.default.removeItem(at: data) }
+        try await TestApp.router(dataDirectory: data) { app in
+            try await app.createAccount(email: "perm@example.com", password: "a-long-password")
+            let modes = try Self.modes(under: app.dataDirectory)
+            let names = Set(modes.keys.map { ($0 as NSString).lastPathComponent })
+            for expected in [
+                "actionlinks.sqlite", "actionlinks.sqlite-wal", "actionlinks.sqlite-shm", "1.key", "forms.key", "id-token-es256.pem",
+                "keys",
+                "codes",
+            ] {
+                #expect(names.contains(expected), "no \(expected) in \(modes.keys.sorted())")
+            }
+            for (path, mode) in modes.sorted(by: { $0.key < $1.key }) {
+                var isDirectory: ObjCBool = false
+                _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+                #expect(mode == (isDirectory.boolValue ? 0o700 : 0o600), "\(path) has mode \(String(mode, radix: 8))")
+            }
         }
-        for (path, mode) in modes.sorted(by: { $0.key < $1.key }) {
-            var isDirectory: ObjCBool = false
-            _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            #expect(mode == (isDirectory.boolValue ? 0o700 : 0o600), "\(path) has mode \(String(mode, radix: 8))")
-        }
-        server.process.terminate()
-        server.process.waitUntilExit()
 
-        let formKey = server.dataDirectory.appendingPathComponent("keys/forms.key").path
+        let formKey = data.appendingPathComponent("keys/forms.key").path
         #expect(chmod(formKey, 0o644) == 0)
-        let environment = [
-            "ACTIONLINKS_DATA_DIRECTORY": server.dataDirectory.path,
-            "ACTIONLINKS_STORE": "sqlite:" + server.dataDirectory.appendingPathComponent("actionlinks.sqlite").path,
-        ]
-        do {
-            _ = try await TestServer(environment: environment)
-            Issue.record("the server started with a key file readable by others")
-        } catch let error as TestServerError {
-            #expect(error.message.contains("\(formKey): the file is open to other users (mode 644)"), "\(error.message)")
-            #expect(error.message.contains("run `chmod 600 \(formKey)`"), "\(error.message)")
+        let refused = await #expect(throws: (any Error).self, "the server started with a key file readable by others") {
+            try await TestApp.router(dataDirectory: data) { _ in }
         }
+        let message = refused.map { "\($0)" } ?? ""
+        #expect(message.contains("\(formKey): the file is open to other users (mode 644)"), "\(message)")
+        #expect(message.contains("run `chmod 600 \(formKey)`"), "\(message)")
         #expect(chmod(formKey, 0o600) == 0)
-        let restarted = try await TestServer(environment: environment)
-        #expect(try await restarted.lookup(email: "perm@example.com") != nil)
+        try await TestApp.router(dataDirectory: data) { restarted in
+            let account = try await restarted.lookup(email: "perm@example.com")
+            #expect(account != nil)
+        }
     }
 }

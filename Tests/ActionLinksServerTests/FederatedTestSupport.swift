@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import ActionLinksTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -202,7 +203,7 @@ enum FederatedApp {
         var logger = Logger(label: "federated")
         logger.logLevel = .warning
         let app = try await LinkDomainServer.buildApplication(
-            configuration: loaded, www: InProcessApp.root.appendingPathComponent("www").path, logger: logger, clock: clock)
+            configuration: loaded, www: Repository.www, logger: logger, clock: clock)
         return try await app.test(.router, body)
     }
 

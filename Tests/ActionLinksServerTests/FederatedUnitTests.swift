@@ -1,6 +1,7 @@
 import ActionLinks
 import Foundation
 import JWTKit
+import ActionLinksTestSupport
 import Testing
 
 @testable import ActionLinksServer

@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksTestSupport
 import Foundation
 import Testing
 
@@ -6,28 +7,18 @@ import Testing
 /// as a backend that used Firebase Auth would run it with FIREBASE_AUTH_EMULATOR_HOST.
 @Suite("firebase-admin against the server")
 struct FirebaseAdminTests {
-    static let script = TestServer.root.appendingPathComponent("Tests/FirebaseAdmin/admin_links.py").path
+    static let script = Repository.root.appendingPathComponent("Tests/FirebaseAdmin/admin_links.py").path
 
-    func python(_ arguments: [String], server: TestServer) throws -> [String: Any] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script] + arguments
+    func python(_ arguments: [String], server: TestServer) async throws -> [String: Any] {
         var environment = ProcessInfo.processInfo.environment
         environment["FIREBASE_AUTH_EMULATOR_HOST"] = String(server.base.dropFirst("http://".count))
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let stderr = String(decoding: errors, as: UTF8.self)
-        if stderr.contains("No module named 'firebase_admin'") {
-            throw TestServerError(message: "firebase-admin is not installed: pip install -r Tests/FirebaseAdmin/requirements.txt")
+        let run = try await Command.run(
+            program: URL(fileURLWithPath: "/usr/bin/env"), ["python3", Self.script] + arguments, environment: environment)
+        if run.stderr.contains("No module named 'firebase_admin'") {
+            throw TestSupportError("firebase-admin is not installed: pip install -r Tests/FirebaseAdmin/requirements.txt")
         }
-        guard process.terminationStatus == 0, let object = try? JSONSerialization.jsonObject(with: output) as? [String: Any] else {
-            throw TestServerError(message: "admin_links.py \(arguments) failed (\(process.terminationStatus)):\n\(stderr)")
+        guard run.status == 0, let object = run.json else {
+            throw TestSupportError("admin_links.py \(arguments) failed (\(run.status)):\n\(run.stderr)")
         }
         return object
     }
@@ -36,7 +27,7 @@ struct FirebaseAdminTests {
     func adminLinks() async throws {
         let server = try await TestServer()
         let email = "admin-sdk@example.com"
-        let result = try python(["links", email], server: server)
+        let result = try await python(["links", email], server: server)
         let uid = try #require(result["uid"] as? String)
         #expect(result["lookupUid"] as? String == uid && result["lookupEmail"] as? String == email)
         #expect(result["unknownUser"] as? String == "EmailNotFoundError", "EMAIL_NOT_FOUND, as Firebase answers")
@@ -47,7 +38,7 @@ struct FirebaseAdminTests {
         let verifyLink = try #require(result["verify"] as? String)
         let signIn = try #require(ActionCodeLink.parse(signInLink))
         #expect(signInLink.hasPrefix("https://links.test.example/__/auth/links?link="), "a mobile link for the app")
-        #expect(signIn.mode == .signIn && signIn.continueURL == "https://app.example.com/finish" && signIn.apiKey == TestServer.apiKey)
+        #expect(signIn.mode == .signIn && signIn.continueURL == "https://app.example.com/finish" && signIn.apiKey == TestProject.apiKey)
         let reset = try #require(ActionCodeLink.parse(resetLink))
         #expect(reset.mode == .resetPassword && reset.continueURL == "https://app.example.com/reset")
         let verify = try #require(ActionCodeLink.parse(verifyLink))
@@ -62,7 +53,7 @@ struct FirebaseAdminTests {
         #expect(resetDone.json["email"] as? String == email, "\(resetDone.text)")
 
         let idToken = try #require(signedIn.json["idToken"] as? String)
-        let claims = try python(["verify", idToken], server: server)
+        let claims = try await python(["verify", idToken], server: server)
         #expect(claims["uid"] as? String == uid && claims["email"] as? String == email && claims["email_verified"] as? Bool == true)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import ActionLinksTestSupport
 import Testing
 
 @testable import ActionLinksServer
@@ -366,7 +367,8 @@ struct IdpSpecTests {
     @Test("in production, a provider that is not configured is OPERATION_NOT_ALLOWED: no token is taken on its word")
     func productionRefusesUnconfigured() async throws {
         let production = ["ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": String(repeating: "t", count: 40)]
-        try await InProcessApp.test(environment: production) { client in
+        try await TestApp.router(environment: production) { app in
+            let client = app.client
             let (status, json) = try await App.signInWithIdp(
                 client, ["requestUri": "http://localhost", "postBody": "providerId=google.com&id_token=\(Self.fakeGoogleIDToken)"])
             #expect(status == .badRequest && App.errorMessage(json).hasPrefix("OPERATION_NOT_ALLOWED"), "\(json)")

@@ -5,38 +5,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import ActionLinksTestSupport
 import Testing
 
 @testable import ActionLinksServer
-
-/// The application `actionlinks serve` builds, tested in process through Hummingbird's router test
-/// framework: no socket, no child process, no waiting for a start line.
-enum InProcessApp {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// Runs `body` against the application of the shipped configuration with `environment` overrides,
-    /// on a fresh data directory (deleted afterwards).
-    static func test<Value: Sendable>(
-        environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(),
-        _ body: @Sendable (any TestClientProtocol) async throws -> Value
-    ) async throws -> Value {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-inprocess-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: data) }
-        var overrides = [
-            "ACTIONLINKS_DATA_DIRECTORY": data.path,
-            "ACTIONLINKS_STORE": "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path,
-            "ACTIONLINKS_LINK_DOMAINS": "links.test.example", "ACTIONLINKS_SERVER_PORT": "0",
-        ]
-        for (key, value) in environment { overrides[key] = value }
-        let configuration = try ActionLinksConfiguration.load(
-            file: root.appendingPathComponent("config/actionlinks.yaml").path, environment: overrides)
-        var logger = Logger(label: "in-process")
-        logger.logLevel = .warning
-        let app = try await LinkDomainServer.buildApplication(
-            configuration: configuration, www: root.appendingPathComponent("www").path, logger: logger, clock: clock)
-        return try await app.test(.router, body)
-    }
-}
 
 @Suite("The application in process")
 struct InProcessTests {
@@ -45,55 +17,56 @@ struct InProcessTests {
 
     @Test("each surface's routes: 405 with Allow on a known path, Firebase's NOT_FOUND under the API, www/ and the 404 page elsewhere")
     func routes() async throws {
-        try await InProcessApp.test { client in
-            let put = try await client.execute(uri: "/__/auth/action", method: .put)
+        try await TestApp.router { app in
+            let put = try await app.client.execute(uri: "/__/auth/action", method: .put)
             #expect(put.status == .methodNotAllowed && put.headers[.allow] == "GET, HEAD, POST")
-            #expect(try await client.execute(uri: "/.well-known/assetlinks.json", method: .delete).headers[.allow] == "GET, HEAD")
-            let missing = try await client.execute(uri: "/v1/accounts:nothing?key=demo-api-key", method: .post, headers: Self.json)
+            #expect(try await app.client.execute(uri: "/.well-known/assetlinks.json", method: .delete).headers[.allow] == "GET, HEAD")
+            let missing = try await app.client.execute(uri: "/v1/accounts:nothing?key=demo-api-key", method: .post, headers: Self.json)
             #expect(missing.status == .notFound && String(buffer: missing.body).contains("NOT_FOUND"))
-            let unrouted = try await client.execute(uri: "/v1/nothing/at/all", method: .get)
+            let unrouted = try await app.client.execute(uri: "/v1/nothing/at/all", method: .get)
             #expect(unrouted.status == .notFound && unrouted.headers[.contentType]?.hasPrefix("application/json") == true)
-            let index = try await client.execute(uri: "/", method: .get)
+            let index = try await app.client.execute(uri: "/", method: .get)
             #expect(
                 index.status == .ok && index.headers[HTTPField.Name("Content-Security-Policy")!]?.contains("default-src 'none'") == true)
-            let page = try await client.execute(uri: "/__/nothing", method: .get)
+            let page = try await app.client.execute(uri: "/__/nothing", method: .get)
             #expect(page.status == .notFound && page.headers[.contentType] == "text/html; charset=utf-8")
-            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
-            let aasa = try await client.execute(uri: "/.well-known/apple-app-site-association", method: .get)
+            #expect(try await app.client.execute(uri: "/healthz", method: .get).status == .ok)
+            let aasa = try await app.client.execute(uri: "/.well-known/apple-app-site-association", method: .get)
             #expect(aasa.status == .ok && String(buffer: aasa.body).contains("ABCDE12345.com.example.app"))
         }
     }
 
     @Test("a reset link issued, inspected, used and refused a second time, through the REST API")
     func resetRoundTrip() async throws {
-        try await InProcessApp.test { client in
-            let create = try await client.execute(
+        try await TestApp.router { app in
+            let create = try await app.client.execute(
                 uri: "/v1/projects/demo-actionlinks/accounts", method: .post, headers: Self.admin,
                 body: ByteBuffer(string: #"{"email":"ann@example.com"}"#))
             #expect(create.status == .ok, "\(String(buffer: create.body))")
-            let sent = try await client.execute(
+            let sent = try await app.client.execute(
                 uri: "/v1/projects/demo-actionlinks/accounts:sendOobCode", method: .post, headers: Self.admin,
                 body: ByteBuffer(string: #"{"requestType":1,"email":"Ann@Example.com","returnOobLink":true}"#))
             let answer = try JSONDecoder().decode([String: String].self, from: Data(buffer: sent.body))
             let code = try #require(answer["oobCode"], "\(answer)")
             #expect(answer["email"] == "ann@example.com" && ActionCodeLink.parse(answer["oobLink"] ?? "")?.mode == .resetPassword)
             let path = "/v1/accounts:resetPassword?key=demo-api-key"
-            let inspect = try await client.execute(
+            let inspect = try await app.client.execute(
                 uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: #"{"oobCode":"\#(code)"}"#))
             #expect(String(buffer: inspect.body).contains(#""requestType":"PASSWORD_RESET""#))
             let body = ByteBuffer(string: #"{"oobCode":"\#(code)","newPassword":"a long new password"}"#)
-            #expect(try await client.execute(uri: path, method: .post, headers: Self.json, body: body).status == .ok)
-            let again = try await client.execute(uri: path, method: .post, headers: Self.json, body: body)
+            #expect(try await app.client.execute(uri: path, method: .post, headers: Self.json, body: body).status == .ok)
+            let again = try await app.client.execute(uri: path, method: .post, headers: Self.json, body: body)
             #expect(again.status == .badRequest && String(buffer: again.body).contains("INVALID_OOB_CODE"))
         }
     }
 
     @Test("bad bodies: wrong field types named, malformed JSON, the wrong content type, an unknown tenant")
     func badBodies() async throws {
-        try await InProcessApp.test { client in
+        try await TestApp.router { app in
             let path = "/v1/accounts:sendOobCode?key=demo-api-key"
             func send(_ body: String, headers: HTTPFields = Self.json) async throws -> String {
-                String(buffer: try await client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: body)).body)
+                String(
+                    buffer: try await app.client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: body)).body)
             }
             let cases: [(body: String, headers: HTTPFields, expected: String)] = [
                 (#"{"requestType":"PASSWORD_RESET","email":7}"#, Self.json, "INVALID_ARGUMENT : 'email'"),
@@ -111,11 +84,11 @@ struct InProcessTests {
     @Test("expiry with a clock moved by hand: a verification code lasts 72 hours, then answers EXPIRED_OOB_CODE and the expired page")
     func expiryWithoutSleeping() async throws {
         let clock = ManualClock()
-        try await InProcessApp.test(clock: clock) { client in
-            _ = try await client.execute(
+        try await TestApp.router(clock: clock) { app in
+            _ = try await app.client.execute(
                 uri: "/v1/projects/demo-actionlinks/accounts", method: .post, headers: Self.admin,
                 body: ByteBuffer(string: #"{"email":"tim@example.com"}"#))
-            let sent = try await client.execute(
+            let sent = try await app.client.execute(
                 uri: "/v1/projects/demo-actionlinks/accounts:sendOobCode", method: .post, headers: Self.admin,
                 body: ByteBuffer(string: #"{"requestType":"VERIFY_EMAIL","email":"tim@example.com","returnOobLink":true}"#))
             let answer = try JSONDecoder().decode([String: String].self, from: Data(buffer: sent.body))
@@ -123,12 +96,25 @@ struct InProcessTests {
             let check = #"{"oobCode":"\#(code)"}"#
             let path = "/v1/accounts:resetPassword?key=demo-api-key"
             clock.advance(seconds: 72 * 3600 - 60)
-            #expect(try await client.execute(uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: check)).status == .ok)
+            #expect(
+                try await app.client.execute(uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: check)).status == .ok)
             clock.advance(seconds: 120)
-            let late = try await client.execute(uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: check))
+            let late = try await app.client.execute(uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: check))
             #expect(String(buffer: late.body).contains("EXPIRED_OOB_CODE"), "\(String(buffer: late.body))")
-            let page = try await client.execute(uri: String(link.dropFirst("https://links.test.example".count)), method: .get)
+            let page = try await app.client.execute(uri: String(link.dropFirst("https://links.test.example".count)), method: .get)
             #expect(page.status == .gone)
+        }
+    }
+
+    @Test("README's example: an expired reset link, mailed and read from the mailbox, shows the expired page")
+    func readmeExample() async throws {
+        let clock = ManualClock()
+        try await TestApp.router(environment: ["ACTIONLINKS_CODES_LIFETIMES_RESET_PASSWORD": "30m"], clock: clock) { app in
+            try await app.createAccount(email: "ann@example.com")
+            _ = try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "ann@example.com"])
+            let link = try await app.mailbox.nextLink(to: "ann@example.com")
+            clock.advance(seconds: 31 * 60)
+            #expect(try await app.request("GET", try app.local(link)).status == 410)
         }
     }
 }

@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksTestSupport
 import Foundation
 import Testing
 
@@ -13,32 +14,37 @@ struct MailDeliveryTests {
         try "#!/bin/sh\n[ \"$1\" = \"-t\" ] || exit 3\ncat > \"$(dirname \"$0\")/message.eml\"\n".write(
             to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        let server = try await TestServer(environment: [
-            "ACTIONLINKS_MAIL_BACKEND": "sendmail", "ACTIONLINKS_MAIL_SENDMAIL_COMMAND": script.path + " -t -i",
-            "ACTIONLINKS_MAIL_FROM": "Example App <noreply@example.com>",
-        ])
-        try await server.createAccount(email: "pia@example.com")
-        #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "pia@example.com"]).status == 200)
-        let file = folder.appendingPathComponent("message.eml")
-        var message = ""
-        for _ in 0..<100 where message.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            message = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+        try await TestApp.router(
+            environment: [
+                "ACTIONLINKS_MAIL_BACKEND": "sendmail", "ACTIONLINKS_MAIL_SENDMAIL_COMMAND": script.path + " -t -i",
+                "ACTIONLINKS_MAIL_FROM": "Example App <noreply@example.com>",
+            ], mail: .configuredBackend
+        ) { app in
+            try await app.createAccount(email: "pia@example.com")
+            #expect(try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "pia@example.com"]).status == 200)
+            let file = folder.appendingPathComponent("message.eml")
+            var message = ""
+            for _ in 0..<100 where message.isEmpty {
+                try await Task.sleep(for: .milliseconds(50))
+                message = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+            }
+            #expect(message.contains("To: pia@example.com\r\n"))
+            #expect(message.contains("From: Example App <noreply@example.com>\r\n"))
+            #expect(message.contains("Subject: Reset your password for Example App\r\n"))
+            #expect(message.contains("Content-Type: multipart/alternative; boundary="))
+            let parts = message.components(separatedBy: "Content-Transfer-Encoding: base64\r\n\r\n").dropFirst().map {
+                String(
+                    decoding: Data(base64Encoded: $0.components(separatedBy: "\r\n--")[0].replacingOccurrences(of: "\r\n", with: ""))
+                        ?? Data(),
+                    as: UTF8.self)
+            }
+            #expect(parts.count == 2)
+            let listing = try await app.request("GET", "/emulator/v1/projects/\(TestProject.id)/oobCodes")
+            let link = try #require((listing.json["oobCodes"] as? [[String: Any]])?.first?["oobLink"] as? String)
+            #expect(parts.first?.contains(link) == true, "the text part carries the link")
+            #expect(
+                parts.last?.contains(link.replacingOccurrences(of: "&", with: "&amp;")) == true, "the HTML part carries the escaped link")
         }
-        #expect(message.contains("To: pia@example.com\r\n"))
-        #expect(message.contains("From: Example App <noreply@example.com>\r\n"))
-        #expect(message.contains("Subject: Reset your password for Example App\r\n"))
-        #expect(message.contains("Content-Type: multipart/alternative; boundary="))
-        let parts = message.components(separatedBy: "Content-Transfer-Encoding: base64\r\n\r\n").dropFirst().map {
-            String(
-                decoding: Data(base64Encoded: $0.components(separatedBy: "\r\n--")[0].replacingOccurrences(of: "\r\n", with: "")) ?? Data(),
-                as: UTF8.self)
-        }
-        #expect(parts.count == 2)
-        let listing = try await server.request("GET", "/emulator/v1/projects/\(TestServer.project)/oobCodes")
-        let link = try #require((listing.json["oobCodes"] as? [[String: Any]])?.first?["oobLink"] as? String)
-        #expect(parts.first?.contains(link) == true, "the text part carries the link")
-        #expect(parts.last?.contains(link.replacingOccurrences(of: "&", with: "&amp;")) == true, "the HTML part carries the escaped link")
     }
 
     @Test("webhook: a failed delivery is retried, and the code it carries stays valid")
@@ -61,28 +67,33 @@ struct MailDeliveryTests {
         }
         let receiverPort = try #require(port, "the receiver did not start")
 
-        let server = try await TestServer(environment: [
-            "ACTIONLINKS_MAIL_BACKEND": "webhook", "ACTIONLINKS_MAIL_WEBHOOK_URL": "http://127.0.0.1:\(receiverPort)/send",
-            "ACTIONLINKS_MAIL_WEBHOOK_TOKEN": "relay-secret",
-        ])
-        try await server.createAccount(email: "quinn@example.com")
-        #expect(
-            try await server.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "quinn@example.com"], admin: true).status == 200)
-        var lines: [String] = []
-        for _ in 0..<200 where lines.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            lines = ((try? String(contentsOf: received, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        try await TestApp.router(
+            environment: [
+                "ACTIONLINKS_MAIL_BACKEND": "webhook", "ACTIONLINKS_MAIL_WEBHOOK_URL": "http://127.0.0.1:\(receiverPort)/send",
+                "ACTIONLINKS_MAIL_WEBHOOK_TOKEN": "relay-secret",
+            ], mail: .configuredBackend
+        ) { app in
+            try await app.createAccount(email: "quinn@example.com")
+            #expect(
+                try await app.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "quinn@example.com"], admin: true).status == 200)
+            var lines: [String] = []
+            for _ in 0..<200 where lines.isEmpty {
+                try await Task.sleep(for: .milliseconds(50))
+                lines = ((try? String(contentsOf: received, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            }
+            let body = try #require(lines.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            #expect(body["to"] as? String == "quinn@example.com" && body["mode"] as? String == "verifyEmail")
+            #expect(body["authorization"] as? String == "Bearer relay-secret")
+            let text = try #require(body["text"] as? String)
+            let linkLine = try #require(text.split(separator: "\n").first { $0.hasPrefix("https://links.test.example/") })
+            let code = try #require(ActionCodeLink.parse(String(linkLine))?.oobCode)
+            // The mailer logs the delivery once the receiver has answered.
+            for _ in 0..<100 where !app.logs.text.contains("mail delivered") { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(app.logs.text.contains("attempt=2") && app.logs.text.contains("mail delivery failed"))
+            #expect(app.logs.text.contains("mail delivered"))
+            #expect(!app.logs.text.contains(code), "logs never contain a code")
+            #expect(try await app.api("update", ["oobCode": code]).json["emailVerified"] as? Bool == true)
         }
-        let body = try #require(lines.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
-        #expect(body["to"] as? String == "quinn@example.com" && body["mode"] as? String == "verifyEmail")
-        #expect(body["authorization"] as? String == "Bearer relay-secret")
-        let text = try #require(body["text"] as? String)
-        let linkLine = try #require(text.split(separator: "\n").first { $0.hasPrefix("https://links.test.example/") })
-        let code = try #require(ActionCodeLink.parse(String(linkLine))?.oobCode)
-        #expect(server.standardError.contains("attempt=2") && server.standardError.contains("mail delivery failed"))
-        #expect(server.standardError.contains("mail delivered"))
-        #expect(!server.standardError.contains(code), "logs never contain a code")
-        #expect(try await server.api("update", ["oobCode": code]).json["emailVerified"] as? Bool == true)
     }
 
     /// Answers 500 to the first N POSTs, then records each body (with its Authorization header) and answers 204;

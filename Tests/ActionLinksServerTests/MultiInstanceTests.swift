@@ -1,4 +1,5 @@
 import ActionLinksServer
+import ActionLinksTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -32,7 +33,7 @@ extension HeavyTests {
             let (a, b, shared, _) = try await Self.pair()
             defer { try? FileManager.default.removeItem(at: shared) }
             try await a.createAccount(email: "race@example.com")
-            let path = "/v1/accounts:update?key=\(TestServer.apiKey)"
+            let path = "/v1/accounts:update?key=\(TestProject.apiKey)"
             for round in 1...20 {
                 let (_, code) = try await (round.isMultiple(of: 2) ? a : b).link("VERIFY_EMAIL", email: "race@example.com")
                 let body = #"{"oobCode":"\#(code)"}"#
@@ -160,7 +161,7 @@ extension HeavyTests {
             do {
                 return try await body()
             } catch {
-                throw TestServerError(message: "\(kind) request in phase \(phase) failed after \(ContinuousClock.now - start): \(error)")
+                throw TestSupportError("\(kind) request in phase \(phase) failed after \(ContinuousClock.now - start): \(error)")
             }
         }
 
@@ -280,13 +281,13 @@ extension HeavyTests {
 
         @Test("an instance whose PostgreSQL is unreachable at start says so and exits")
         func unreachableAtStart() async throws {
-            let port = try TestServer.freePort()
+            let port = try LoopbackPort.free()
             do {
                 _ = try await TestServer(environment: [
                     "ACTIONLINKS_STORE": "postgres://links:secret@127.0.0.1:\(port)/links?connect_timeout=0.5"
                 ])
                 Issue.record("the server started without its store")
-            } catch let error as TestServerError {
+            } catch let error as TestSupportError {
                 #expect(
                     error.message.contains("cannot prepare the PostgreSQL database postgres://links:***@127.0.0.1:\(port)/links"),
                     "\(error.message)")
@@ -294,14 +295,4 @@ extension HeavyTests {
             }
         }
     }
-}
-
-/// A value shared by the tasks of a test, behind a lock.
-final class Locked<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
-    var value: Value { storage.withLock { $0 } }
-    func set(_ value: Value) { storage.withLock { $0 = value } }
-    @discardableResult
-    func withLock<T: Sendable>(_ body: (inout sending Value) -> sending T) -> T { storage.withLock(body) }
 }

@@ -1,4 +1,5 @@
 @testable import ActionLinksServer
+import ActionLinksTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// the language is chosen by `lang`, then `Accept-Language`, then the configured default.
 @Suite("Page strings")
 struct PageStringTests {
-    static let www = TestServer.root.appendingPathComponent("www")
+    static let www = Repository.root.appendingPathComponent("www")
 
     static func table(_ language: String) throws -> [String: String] {
         let data = try Data(contentsOf: www.appendingPathComponent("strings/\(language).json"))

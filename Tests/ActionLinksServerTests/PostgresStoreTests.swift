@@ -1,6 +1,7 @@
 import ActionLinks
 import ActionLinksConfiguration
 @testable import ActionLinksServer
+import ActionLinksTestSupport
 import Foundation
 import Logging
 import Testing
@@ -70,7 +71,7 @@ struct PostgresStoreTests {
 
     @Test("with no server listening, a call fails as unavailable within connect_timeout instead of waiting")
     func noServer() async throws {
-        let port = try TestServer.freePort()
+        let port = try LoopbackPort.free()
         let store = try PostgresStore(
             location: try PostgresLocation(url: "postgres://nobody:x@127.0.0.1:\(port)/none?connect_timeout=0.5"),
             logger: Logger(label: "down"))

@@ -1,71 +1,6 @@
+import ActionLinksTestSupport
 import Foundation
 import Testing
-
-/// A plain TCP connection to a test server that sends what it is told, when it is told, and
-/// polls for the answer without blocking a thread.
-final class RawConnection: @unchecked Sendable {
-    let socket: Int32
-    /// Guards `received` and `closed`: the trickling task and the waiting one both poll.
-    private let lock = NSLock()
-    private var received: [UInt8] = []
-    private var isClosed = false
-    var closed: Bool { lock.withLock { isClosed } }
-    /// Whether any bytes of an answer have arrived.
-    var hasAnswer: Bool { lock.withLock { !received.isEmpty } }
-
-    init(base: String) throws {
-        guard let url = URL(string: base), let host = url.host, let port = url.port else {
-            throw TestServerError(message: "bad base \(base)")
-        }
-        guard let socket = RawHTTP.connect(host: host, port: port) else { throw TestServerError(message: "cannot connect to \(base)") }
-        self.socket = socket
-        _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
-    }
-
-    deinit { close(socket) }
-
-    /// Sends `text`; false once the server has closed the connection.
-    @discardableResult
-    func send(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        return bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
-    }
-
-    /// Reads whatever has arrived; notes when the server closed the connection.
-    func poll() {
-        lock.withLock {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while !isClosed {
-                let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-                if count > 0 {
-                    received += buffer[0..<count]
-                } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
-                    isClosed = true
-                } else {
-                    return
-                }
-            }
-        }
-    }
-
-    /// Everything received so far.
-    var text: String {
-        poll()
-        return lock.withLock { String(decoding: received, as: UTF8.self) }
-    }
-
-    /// Waits (without blocking a thread) until `condition` holds or `timeout` passes; returns the time it took, or nil.
-    func wait(upTo timeout: Duration, until condition: (RawConnection) -> Bool) async throws -> Duration? {
-        let clock = ContinuousClock()
-        let start = clock.now
-        while clock.now - start < timeout {
-            poll()
-            if condition(self) { return clock.now - start }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return nil
-    }
-}
 
 /// Slow clients (slowloris): header, body and idle timeouts, and the connection cap.
 @Suite("Slow clients")
@@ -85,85 +20,90 @@ struct SlowClientTests {
 
     @Test("a head trickled one byte a second is cut off with 408 after the header timeout")
     func headerTimeout() async throws {
-        let server = try await TestServer(environment: ["ACTIONLINKS_SERVER_HEADER_TIMEOUT": "2s"])
-        let connection = try RawConnection(base: server.base)
-        // The first byte goes out at once: a connection with no byte of a request when the time is
-        // up is closed without a 408 (browsers open connections ahead of use), and a trickling task
-        // that a loaded test process starts late would test that instead.
-        #expect(connection.send(String(Self.request.prefix(1))))
-        let trickling = Task { try await Self.trickle(String(Self.request.dropFirst()), on: connection) }
-        defer { trickling.cancel() }
-        let elapsed = try await connection.wait(upTo: .seconds(15)) { $0.closed }
-        let closedAfter = try #require(elapsed, "the connection was still open after 15 s")
-        #expect(closedAfter >= .seconds(1.5) && closedAfter < .seconds(10), "closed after \(closedAfter)")
-        #expect(connection.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(connection.text)")
+        try await TestApp.live(environment: ["ACTIONLINKS_SERVER_HEADER_TIMEOUT": "2s"]) { app in
+            let connection = try RawConnection(base: app.base)
+            // The first byte goes out at once: a connection with no byte of a request when the time is
+            // up is closed without a 408 (browsers open connections ahead of use), and a trickling task
+            // that a loaded test process starts late would test that instead.
+            #expect(connection.send(String(Self.request.prefix(1))))
+            let trickling = Task { try await Self.trickle(String(Self.request.dropFirst()), on: connection) }
+            defer { trickling.cancel() }
+            let elapsed = try await connection.wait(upTo: .seconds(15)) { $0.closed }
+            let closedAfter = try #require(elapsed, "the connection was still open after 15 s")
+            #expect(closedAfter >= .seconds(1.5) && closedAfter < .seconds(10), "closed after \(closedAfter)")
+            #expect(connection.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(connection.text)")
+        }
     }
 
     @Test("a body trickled after its head is cut off with 408 after the body timeout")
     func bodyTimeout() async throws {
-        let server = try await TestServer(environment: ["ACTIONLINKS_SERVER_BODY_TIMEOUT": "2s"])
-        let connection = try RawConnection(base: server.base)
-        let body = String(repeating: "x", count: 60)
-        connection.send(
-            "POST /v1/accounts:signUp?key=\(TestServer.apiKey) HTTP/1.1\r\nHost: links.test.example\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
-        )
-        let trickling = Task { try await Self.trickle(body, on: connection) }
-        defer { trickling.cancel() }
-        let elapsed = try await connection.wait(upTo: .seconds(15)) { $0.closed }
-        let closedAfter = try #require(elapsed, "the connection was still open after 15 s")
-        #expect(closedAfter >= .seconds(1.5) && closedAfter < .seconds(10), "closed after \(closedAfter)")
-        #expect(connection.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(connection.text)")
+        try await TestApp.live(environment: ["ACTIONLINKS_SERVER_BODY_TIMEOUT": "2s"]) { app in
+            let connection = try RawConnection(base: app.base)
+            let body = String(repeating: "x", count: 60)
+            connection.send(
+                "POST /v1/accounts:signUp?key=\(TestProject.apiKey) HTTP/1.1\r\nHost: links.test.example\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+            )
+            let trickling = Task { try await Self.trickle(body, on: connection) }
+            defer { trickling.cancel() }
+            let elapsed = try await connection.wait(upTo: .seconds(15)) { $0.closed }
+            let closedAfter = try #require(elapsed, "the connection was still open after 15 s")
+            #expect(closedAfter >= .seconds(1.5) && closedAfter < .seconds(10), "closed after \(closedAfter)")
+            #expect(connection.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(connection.text)")
+        }
     }
 
     @Test("between requests the idle timeout applies, not the header timeout")
     func idleTimeout() async throws {
-        let server = try await TestServer(environment: [
+        try await TestApp.live(environment: [
             "ACTIONLINKS_SERVER_HEADER_TIMEOUT": "1s", "ACTIONLINKS_SERVER_IDLE_TIMEOUT": "10s",
-        ])
-        let connection = try RawConnection(base: server.base)
-        connection.send(Self.request)
-        #expect(try await connection.wait(upTo: .seconds(5)) { $0.text.contains("\r\n\r\nok") || $0.closed } != nil)
-        #expect(connection.text.hasPrefix("HTTP/1.1 200"), "\(connection.text)")
-        // Idle for three header timeouts (with room to spare before the idle timeout on a loaded machine).
-        try await Task.sleep(for: .seconds(3))
-        connection.poll()
-        #expect(!connection.closed, "an idle keep-alive connection was closed early: \(connection.text)\n\(server.standardError)")
-        connection.send(Self.request)
-        #expect(
-            try await connection.wait(upTo: .seconds(5)) { $0.text.components(separatedBy: "HTTP/1.1 200").count == 3 || $0.closed } != nil)
-        #expect(connection.text.components(separatedBy: "HTTP/1.1 200").count == 3, "\(connection.text)")
-        let elapsed = try await connection.wait(upTo: .seconds(25)) { $0.closed }
-        // The idle timer starts when the server last heard from the connection, before this test
-        // noticed the answer (late, on a loaded machine: once 2.2 s late), so only a close well
-        // past the 1 s header timeout is asked for.
-        #expect(elapsed != nil && elapsed! > .seconds(4), "closed after \(String(describing: elapsed)), expected the 10 s idle timeout")
+        ]) { app in
+            let connection = try RawConnection(base: app.base)
+            connection.send(Self.request)
+            #expect(try await connection.wait(upTo: .seconds(5)) { $0.text.contains("\r\n\r\nok") || $0.closed } != nil)
+            #expect(connection.text.hasPrefix("HTTP/1.1 200"), "\(connection.text)")
+            // Idle for three header timeouts (with room to spare before the idle timeout on a loaded machine).
+            try await Task.sleep(for: .seconds(3))
+            connection.poll()
+            #expect(!connection.closed, "an idle keep-alive connection was closed early: \(connection.text)\n\(app.logs.text)")
+            connection.send(Self.request)
+            #expect(
+                try await connection.wait(upTo: .seconds(5)) { $0.text.components(separatedBy: "HTTP/1.1 200").count == 3 || $0.closed }
+                    != nil)
+            #expect(connection.text.components(separatedBy: "HTTP/1.1 200").count == 3, "\(connection.text)")
+            let elapsed = try await connection.wait(upTo: .seconds(25)) { $0.closed }
+            // The idle timer starts when the server last heard from the connection, before this test
+            // noticed the answer (late, on a loaded machine: once 2.2 s late), so only a close well
+            // past the 1 s header timeout is asked for.
+            #expect(elapsed != nil && elapsed! > .seconds(4), "closed after \(String(describing: elapsed)), expected the 10 s idle timeout")
+        }
     }
 
     @Test("more slow connections than the cap hold it only until the header timeout; a fresh connection is then served")
     func connectionCap() async throws {
-        let server = try await TestServer(environment: [
+        try await TestApp.live(environment: [
             "ACTIONLINKS_SERVER_MAXIMUM_CONNECTIONS": "4", "ACTIONLINKS_SERVER_HEADER_TIMEOUT": "5s",
-        ])
-        var slow: [RawConnection] = []
-        for _ in 0..<8 { slow.append(try RawConnection(base: server.base)) }
-        let trickling = slow.map { connection in Task { try await Self.trickle(Self.request, on: connection) } }
-        defer { for task in trickling { task.cancel() } }
-        try await Task.sleep(for: .milliseconds(300))
+        ]) { app in
+            var slow: [RawConnection] = []
+            for _ in 0..<8 { slow.append(try RawConnection(base: app.base)) }
+            let trickling = slow.map { connection in Task { try await Self.trickle(Self.request, on: connection) } }
+            defer { for task in trickling { task.cancel() } }
+            try await Task.sleep(for: .milliseconds(300))
 
-        let fresh = try RawConnection(base: server.base)
-        fresh.send(Self.request)
-        // While the slow connections hold every slot the fresh one waits in the listen queue...
-        try await Task.sleep(for: .seconds(1))
-        #expect(fresh.text.isEmpty, "served while the cap was full: \(fresh.text)")
-        // ...and is served once the header timeout has closed them.
-        let served = try await fresh.wait(upTo: .seconds(20)) { $0.text.contains("\r\n\r\nok") || $0.closed }
-        #expect(served != nil, "the fresh connection was not served within 20 s")
-        #expect(fresh.text.hasPrefix("HTTP/1.1 200"), "\(fresh.text)")
+            let fresh = try RawConnection(base: app.base)
+            fresh.send(Self.request)
+            // While the slow connections hold every slot the fresh one waits in the listen queue...
+            try await Task.sleep(for: .seconds(1))
+            #expect(fresh.text.isEmpty, "served while the cap was full: \(fresh.text)")
+            // ...and is served once the header timeout has closed them.
+            let served = try await fresh.wait(upTo: .seconds(20)) { $0.text.contains("\r\n\r\nok") || $0.closed }
+            #expect(served != nil, "the fresh connection was not served within 20 s")
+            #expect(fresh.text.hasPrefix("HTTP/1.1 200"), "\(fresh.text)")
 
-        for connection in slow {
-            #expect(try await connection.wait(upTo: .seconds(20)) { $0.closed } != nil, "a slow connection stayed open")
-            #expect(!connection.text.contains("200 OK"), "a slow connection was served: \(connection.text)")
+            for connection in slow {
+                #expect(try await connection.wait(upTo: .seconds(20)) { $0.closed } != nil, "a slow connection stayed open")
+                #expect(!connection.text.contains("200 OK"), "a slow connection was served: \(connection.text)")
+            }
+            #expect(try await app.request("GET", "/healthz").status == 200)
         }
-        #expect(try await server.request("GET", "/healthz").status == 200)
     }
 }

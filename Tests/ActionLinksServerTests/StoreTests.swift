@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksServer
+import ActionLinksTestSupport
 import Foundation
 import Testing
 

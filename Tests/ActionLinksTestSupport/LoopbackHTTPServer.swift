@@ -6,19 +6,28 @@ import Foundation
 
 /// A minimal HTTP/1.1 server on 127.0.0.1 for tests that need a real peer: it answers each request
 /// from a fixed table of routes and closes the connection. Nothing leaves the loopback interface.
-final class LoopbackHTTPServer: @unchecked Sendable {
-    struct Route {
-        var status: Int = 200
-        var headers: [String: String] = ["Content-Type": "application/json"]
-        var body: Data
+public final class LoopbackHTTPServer: @unchecked Sendable {
+    /// One canned answer.
+    public struct Route: Sendable {
+        public var status: Int = 200
+        public var headers: [String: String] = ["Content-Type": "application/json"]
+        public var body: Data
+
+        public init(status: Int = 200, headers: [String: String] = ["Content-Type": "application/json"], body: Data) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
     }
 
-    let port: UInt16
+    /// The port it listens on.
+    public let port: UInt16
     private let socketFD: Int32
     private let routes: [String: Route]
     private let thread: Thread
 
-    init(routes: [String: Route]) throws {
+    /// Starts answering `routes` (paths with their query) at once.
+    public init(routes: [String: Route]) throws {
         self.routes = routes
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
@@ -54,9 +63,11 @@ final class LoopbackHTTPServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    var origin: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:<port>`.
+    public var origin: String { "http://127.0.0.1:\(port)" }
 
-    func stop() {
+    /// Stops listening.
+    public func stop() {
         shutdown(socketFD, Int32(SHUT_RDWR))
         close(socketFD)
     }

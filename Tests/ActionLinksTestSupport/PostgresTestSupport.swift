@@ -3,28 +3,27 @@ import ActionLinksServer
 import Foundation
 import Logging
 import PostgresNIO
-import Testing
 
 /// The PostgreSQL server the tests use: `POSTGRES_TEST_URL`, which `scripts/test.sh` (and so
 /// `.ci/run`) sets after starting a throw-away cluster. Each test gets a database of its own.
-enum PostgresTestServer {
-    static let variable = "POSTGRES_TEST_URL"
+public enum PostgresTestServer {
+    public static let variable = "POSTGRES_TEST_URL"
 
-    struct Missing: Error, CustomStringConvertible {
-        var description: String {
+    public struct Missing: Error, CustomStringConvertible {
+        public var description: String {
             "\(PostgresTestServer.variable) is not set: run the tests with `bash scripts/test.sh` (it starts a throw-away PostgreSQL cluster), "
                 + "or start one with `bash scripts/postgres-test-cluster.sh start /tmp/pg 55432` and export \(PostgresTestServer.variable) with the URL it prints"
         }
     }
 
     /// The server's URL, or an error that says how to get one.
-    static func baseURL() throws -> String {
+    public static func baseURL() throws -> String {
         guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
         return url
     }
 
     /// A client on the base database, for creating test databases; runs for the whole test process.
-    static let adminClient: Result<PostgresClient, any Error> = {
+    public static let adminClient: Result<PostgresClient, any Error> = {
         do {
             let location = try PostgresLocation(url: try baseURL())
             var configuration = PostgresClient.Configuration(
@@ -41,7 +40,7 @@ enum PostgresTestServer {
     }()
 
     /// The URL of a new, empty database on the test server.
-    static func freshDatabaseURL() async throws -> String {
+    public static func freshDatabaseURL() async throws -> String {
         let base = try baseURL()
         let client = try adminClient.get()
         let name = "actionlinks_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
@@ -55,7 +54,7 @@ enum PostgresTestServer {
     }
 
     /// A migrated store on a new, empty database; its pool runs until the test process ends.
-    static func freshStore() async throws -> PostgresStore {
+    public static func freshStore() async throws -> PostgresStore {
         let location = try PostgresLocation(url: try await freshDatabaseURL())
         let database = try PostgresStore(location: location, logger: Logger(label: "test-store"))
         Task.detached { await database.client.run() }
@@ -64,7 +63,7 @@ enum PostgresTestServer {
     }
 
     /// Runs one SQL statement on the database at `url` and returns the rows' first column as text.
-    static func column(_ sql: String, url: String) async throws -> [String] {
+    public static func column(_ sql: String, url: String) async throws -> [String] {
         let location = try PostgresLocation(url: url)
         let configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password, database: location.database,
@@ -82,33 +81,38 @@ enum PostgresTestServer {
 }
 
 /// A private PostgreSQL cluster for a test that stops or kills the server (the shared one must stay up).
-final class PrivatePostgresCluster: Sendable {
-    let directory: URL
-    let port: Int
-    let url: String
+public final class PrivatePostgresCluster: Sendable {
+    /// The cluster's files.
+    public let directory: URL
+    /// Its loopback port.
+    public let port: Int
+    /// Its URL, as `postgres-test-cluster.sh start` printed it.
+    public let url: String
 
     /// Starts a new cluster; with `tls`, it also accepts TLS with a self-signed certificate (``certificate``).
-    init(tls: Bool = false) async throws {
+    public init(tls: Bool = false) async throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("actionlinks-pg-\(UUID().uuidString.prefix(8))")
-        port = try TestServer.freePort()
+        port = try LoopbackPort.free()
         url = try await Self.script(["start", directory.path, String(port)], environment: tls ? ["SSL": "1"] : [:])
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The server's self-signed certificate (a cluster started with `tls`).
-    var certificate: String { directory.appendingPathComponent("server.crt").path }
+    public var certificate: String { directory.appendingPathComponent("server.crt").path }
 
-    func stop() async throws { _ = try await Self.script(["stop", directory.path]) }
-    func start() async throws { _ = try await Self.script(["start", directory.path, String(port)]) }
+    /// Stops the server, keeping its files.
+    public func stop() async throws { _ = try await Self.script(["stop", directory.path]) }
+    /// Starts the server again.
+    public func start() async throws { _ = try await Self.script(["start", directory.path, String(port)]) }
 
     /// Stops the cluster and removes its files.
-    func remove() async {
+    public func remove() async {
         _ = try? await Self.script(["stop", directory.path])
         try? FileManager.default.removeItem(at: directory)
     }
 
     @discardableResult
-    static func script(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> String {
+    public static func script(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> String {
         let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("pg-script-\(UUID().uuidString).out")
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("pg-script-\(UUID().uuidString).err")
         defer {
@@ -126,7 +130,7 @@ final class PrivatePostgresCluster: Sendable {
         let argv =
             [
                 "/bin/bash", "-c", #"bash "$0" "$@"; echo $? > "$STATUS_FILE.tmp"; mv "$STATUS_FILE.tmp" "$STATUS_FILE""#,
-                TestServer.root.appendingPathComponent("scripts/postgres-test-cluster.sh").path,
+                Repository.root.appendingPathComponent("scripts/postgres-test-cluster.sh").path,
             ] + arguments
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -146,7 +150,7 @@ final class PrivatePostgresCluster: Sendable {
         }
         let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, cArguments, cEnvironment)
         guard spawned == 0 else {
-            throw TestServerError(message: "cannot run postgres-test-cluster.sh: \(String(cString: strerror(spawned)))")
+            throw TestSupportError("cannot run postgres-test-cluster.sh: \(String(cString: strerror(spawned)))")
         }
         var exitStatus: Int32?
         for _ in 0..<2400 {
@@ -163,31 +167,10 @@ final class PrivatePostgresCluster: Sendable {
         let output = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
         guard exitStatus == 0 else {
-            throw TestServerError(
-                message:
-                    "postgres-test-cluster.sh \(arguments.joined(separator: " ")) failed (exit status \(exitStatus.map(String.init) ?? "unknown after 120 s")):\n\(errors)"
+            throw TestSupportError(
+                "postgres-test-cluster.sh \(arguments.joined(separator: " ")) failed (exit status \(exitStatus.map(String.init) ?? "unknown after 120 s")):\n\(errors)"
             )
         }
         return output
     }
-}
-
-extension TestServer {
-    /// A loopback port nobody listens on now (for a server whose address must be known before it
-    /// starts: a link domain naming its port, a PostgreSQL cluster).
-    static func freePort() throws -> Int {
-        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-        }
-        guard bound else { throw TestServerError(message: "cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
 }

@@ -1,0 +1,135 @@
+import Foundation
+
+/// One HTTP answer, however it was fetched (router, live socket or the binary).
+public struct HTTPReply: Sendable {
+    /// The status code.
+    public let status: Int
+    /// The header fields; a field sent several times is joined with `, `.
+    public let headers: [String: String]
+    /// The body.
+    public let body: Data
+
+    public init(status: Int, headers: [String: String], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The body as UTF-8 text.
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    /// The body as a JSON object (empty when it is not one).
+    public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    /// The Firebase error code name (before `" : "`), if the body is an error.
+    public var errorCode: String? {
+        ((json["error"] as? [String: Any])?["message"] as? String).map { String($0.split(separator: " : ", maxSplits: 1)[0]) }
+    }
+    /// The value of the header `name`, whatever its case.
+    public func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
+}
+
+/// Anything that answers the link domain's HTTP requests: the application in process or the binary.
+/// The REST and form helpers are written once on top of ``request(_:_:body:headers:)``.
+public protocol LinkDomainClient: Sendable {
+    /// Sends one request; redirects are never followed and no cookie is kept.
+    func request(_ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply
+}
+
+extension LinkDomainClient {
+    /// Sends one request with no body, or with no extra header.
+    public func request(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> HTTPReply {
+        try await request(method, path, body: body, headers: headers)
+    }
+
+    /// A REST call: as the admin (`Bearer owner`), or as a client with the API key.
+    public func api(
+        _ operation: String, _ fields: [String: Any], admin: Bool = false, tenant: String? = nil, headers: [String: String] = [:]
+    )
+        async throws -> HTTPReply
+    {
+        var path = "/v1/"
+        if admin || tenant != nil { path += "projects/\(TestProject.id)/" }
+        if let tenant { path += "tenants/\(tenant)/" }
+        path += operation == "create" ? "accounts" : "accounts:" + operation
+        if !admin { path += "?key=" + TestProject.apiKey }
+        var all = ["Content-Type": "application/json"]
+        if admin { all["Authorization"] = "Bearer \(TestProject.adminToken)" }
+        for (name, value) in headers { all[name] = value }
+        return try await request("POST", path, body: try JSONSerialization.data(withJSONObject: fields), headers: all)
+    }
+
+    /// The path and query of a link on the test link domain, to request from this server.
+    public func local(_ link: String) throws -> String {
+        guard link.hasPrefix(TestProject.linkOrigin) else { throw TestSupportError("not a link on the test domain: \(link)") }
+        return String(link.dropFirst(TestProject.linkOrigin.count))
+    }
+
+    /// Admin: a link for `email`, returned rather than mailed.
+    public func link(_ requestType: String, email: String, extra: [String: Any] = [:]) async throws -> (link: String, code: String) {
+        var fields: [String: Any] = ["requestType": requestType, "email": email, "returnOobLink": true]
+        for (key, value) in extra { fields[key] = value }
+        let reply = try await api("sendOobCode", fields, admin: true)
+        guard reply.status == 200, let link = reply.json["oobLink"] as? String, let code = reply.json["oobCode"] as? String else {
+            throw TestSupportError("sendOobCode failed: \(reply.status) \(reply.text)")
+        }
+        return (link, code)
+    }
+
+    /// Admin: creates an account.
+    @discardableResult
+    public func createAccount(email: String, password: String? = nil, verified: Bool = false) async throws -> String {
+        var fields: [String: Any] = ["email": email, "emailVerified": verified]
+        if let password { fields["password"] = password }
+        let reply = try await api("create", fields, admin: true)
+        guard reply.status == 200, let id = reply.json["localId"] as? String else {
+            throw TestSupportError("create failed: \(reply.text)")
+        }
+        return id
+    }
+
+    /// Admin: the account with `email`, as `accounts:lookup` returns it.
+    public func lookup(email: String) async throws -> [String: Any]? {
+        (try await api("lookup", ["email": [email]], admin: true).json["users"] as? [[String: Any]])?.first
+    }
+
+    /// The links this server issued, as the emulator listing shows them (newest last).
+    public func issuedLinks() async throws -> [[String: Any]] {
+        try await request("GET", "/emulator/v1/projects/\(TestProject.id)/oobCodes").json["oobCodes"] as? [[String: Any]] ?? []
+    }
+
+    /// Submits the form of a landing page with extra fields, as a browser on the link domain would
+    /// (`Origin: https://links.test.example` unless `headers` says otherwise).
+    public func submitForm(of page: HTTPReply, _ fields: [String: String], headers: [String: String] = [:]) async throws -> HTTPReply {
+        var values = HTMLForm.hiddenFields(page.text)
+        for (key, value) in fields { values[key] = value }
+        var all = ["Content-Type": "application/x-www-form-urlencoded", "Origin": TestProject.linkOrigin]
+        for (name, value) in headers { all[name] = value }
+        return try await request("POST", "/__/auth/action", body: Data(HTMLForm.encode(values).utf8), headers: all)
+    }
+}
+
+/// The forms of the pages, read and posted the way a browser does.
+public enum HTMLForm {
+    /// The hidden fields of the page's form, by name.
+    public static func hiddenFields(_ html: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for line in html.split(separator: "\n") where line.contains("type=\"hidden\"") {
+            guard let name = line.range(of: "name=\""), let value = line.range(of: "value=\"") else { continue }
+            let fieldName = line[name.upperBound...].prefix { $0 != "\"" }
+            let fieldValue = line[value.upperBound...].prefix { $0 != "\"" }
+            fields[String(fieldName)] = String(fieldValue)
+        }
+        return fields
+    }
+
+    /// `fields` as an `application/x-www-form-urlencoded` body.
+    public static func encode(_ fields: [String: String]) -> String {
+        fields.map { "\(encode(component: $0.key))=\(encode(component: $0.value))" }.joined(separator: "&")
+    }
+
+    /// One name or value, percent-encoded for a form body or a query.
+    public static func encode(component text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

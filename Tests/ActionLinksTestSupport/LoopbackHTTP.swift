@@ -1,0 +1,39 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Requests to a server on a loopback socket through URLSession, as an app or a browser would send them.
+enum LoopbackHTTP {
+    /// No redirects followed and no cookies kept: a test sends exactly the cookies it means to.
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
+    }()
+
+    static func request(base: String, _ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply {
+        guard let url = URL(string: base + path) else { throw TestSupportError("not a URL: \(base + path)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw TestSupportError("not an HTTP response from \(url)") }
+        var fields: [String: String] = [:]
+        for (key, value) in http.allHeaderFields { fields["\(key)"] = "\(value)" }
+        return HTTPReply(status: http.statusCode, headers: fields, body: data)
+    }
+}
+
+/// Redirects are part of what the tests check, so they are never followed.
+final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Where the repository and the built products are, so tests run the shipped configuration and pages.
+public enum Repository {
+    /// The repository's root, found from this file's path.
+    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    /// The shipped configuration, `config/actionlinks.yaml`.
+    public static let configFile = root.appendingPathComponent("config/actionlinks.yaml").path
+    /// The shipped pages, templates and strings, `www/`.
+    public static let www = root.appendingPathComponent("www").path
+
+    /// A product built next to the tests (`actionlinks`, `ActionLinksLinkageProbe`).
+    public static func executable(_ name: String) throws -> URL {
+        // Swift Testing may run from the .xctest bundle itself on some platforms; walk up to the products.
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        throw TestSupportError("\(name) was not built next to the tests: run `swift build --build-tests`")
+    }
+}
+
+/// The project every test server runs: the shipped configuration's, on a test link domain.
+public enum TestProject {
+    /// `project.id` in the shipped configuration.
+    public static let id = "demo-actionlinks"
+    /// `project.apiKey` in the shipped configuration.
+    public static let apiKey = "demo-api-key"
+    /// The admin credential of a development server.
+    public static let adminToken = "owner"
+    /// The link domain the test servers build links on.
+    public static let linkOrigin = "https://links.test.example"
+
+    /// The overrides every test server starts with: any free port, its own data directory and
+    /// SQLite file, the test link domain, and the emulator listing.
+    public static func overrides(dataDirectory: URL) -> [String: String] {
+        [
+            "ACTIONLINKS_SERVER_PORT": "0", "ACTIONLINKS_DATA_DIRECTORY": dataDirectory.path,
+            "ACTIONLINKS_STORE": "sqlite:" + dataDirectory.appendingPathComponent("actionlinks.sqlite").path,
+            "ACTIONLINKS_LINK_DOMAINS": "links.test.example", "ACTIONLINKS_EMULATOR_LISTING": "true",
+        ]
+    }
+
+    /// A new, not yet existing data directory under the temporary folder.
+    public static func temporaryDirectory(_ prefix: String) -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    }
+}
+
+/// A test harness failure: a server that did not start, a peer that could not be reached.
+public struct TestSupportError: Error, CustomStringConvertible {
+    /// What went wrong, with what the server printed when there is something.
+    public let message: String
+    public var description: String { message }
+    public init(_ message: String) { self.message = message }
+}

@@ -1,0 +1,196 @@
+import ActionLinksConfiguration
+import ActionLinksServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import ServiceLifecycle
+
+/// The application `actionlinks serve` builds, run inside the test process on the shipped
+/// configuration, with a fresh data directory, `ACTIONLINKS_*` overrides, an in-memory
+/// ``Mailbox`` instead of the mail backend, the clock a test chooses (``ManualClock`` to expire
+/// codes without sleeping) and captured logs.
+///
+/// ``router(environment:clock:mail:dataDirectory:_:)`` sends requests straight to the responder
+/// (HummingbirdTesting's `.router`: no socket); ``live(environment:clock:mail:dataDirectory:_:)``
+/// runs the whole server on a loopback port, connection guard and association fast path
+/// included, for tests where the socket matters (raw bytes, slow clients, TLS, the peer address).
+/// Every app has its own data directory and port, so suites run in parallel.
+public final class TestApp: LinkDomainClient {
+    /// Where the app's mail goes.
+    public enum MailDelivery: Sendable {
+        /// To ``TestApp/mailbox``.
+        case mailbox
+        /// To the configured backend (`log`, `sendmail` or `webhook`), as in production.
+        case configuredBackend
+    }
+
+    enum Transport: Sendable {
+        case router(any TestClientProtocol)
+        case live(base: String)
+    }
+
+    /// The mail the app sent (with ``MailDelivery/mailbox``).
+    public let mailbox: Mailbox
+    /// What the app logged.
+    public let logs: CapturedLogs
+    /// The clock the app reads.
+    public let clock: any ServiceClock
+    /// The app's data directory.
+    public let dataDirectory: URL
+    /// The configuration the app runs.
+    public let configuration: ActionLinksConfiguration
+    let transport: Transport
+
+    init(
+        mailbox: Mailbox, logs: CapturedLogs, clock: any ServiceClock, dataDirectory: URL, configuration: ActionLinksConfiguration,
+        transport: Transport
+    ) {
+        self.mailbox = mailbox
+        self.logs = logs
+        self.clock = clock
+        self.dataDirectory = dataDirectory
+        self.configuration = configuration
+        self.transport = transport
+    }
+
+    /// `http://127.0.0.1:<port>` (or `https://`), for URLSession, curl and raw sockets; only a live app has one.
+    public var base: String {
+        guard case .live(let base) = transport else { preconditionFailure("only TestApp.live has a socket") }
+        return base
+    }
+
+    /// HummingbirdTesting's client of a router app, for tests that want typed requests and responses.
+    public var client: any TestClientProtocol {
+        guard case .router(let client) = transport else { preconditionFailure("only TestApp.router has a router client") }
+        return client
+    }
+
+    /// The port a live app listens on.
+    public var port: Int { Int(base.split(separator: ":").last ?? "") ?? 0 }
+
+    public func request(_ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply {
+        switch transport {
+        case .live(let base):
+            return try await LoopbackHTTP.request(base: base, method, path, body: body, headers: headers)
+        case .router(let client):
+            var fields = HTTPFields()
+            for (name, value) in headers {
+                guard let field = HTTPField.Name(name) else { throw TestSupportError("not a header name: \(name)") }
+                fields.append(HTTPField(name: field, value: value))
+            }
+            let response = try await client.execute(
+                uri: path, method: HTTPRequest.Method(method) ?? .get, headers: fields, body: body.map { ByteBuffer(bytes: $0) })
+            var answer: [String: String] = [:]
+            for field in response.headers {
+                answer[field.name.canonicalName] = answer[field.name.canonicalName].map { $0 + ", " + field.value } ?? field.value
+            }
+            return HTTPReply(status: response.status.code, headers: answer, body: Data(buffer: response.body))
+        }
+    }
+
+    /// Runs `body` against the app, requests going straight to its responder.
+    public static func router<Value: Sendable>(
+        environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(), mail: MailDelivery = .mailbox,
+        dataDirectory: URL? = nil, _ body: @Sendable (TestApp) async throws -> Value
+    ) async throws -> Value {
+        let setup = try await Setup(environment: environment, clock: clock, mail: mail, dataDirectory: dataDirectory)
+        defer { setup.removeDataDirectory() }
+        let application = try await setup.build(onRunning: { _ in })
+        return try await application.test(.router) { client in
+            try await body(setup.app(.router(client)))
+        }
+    }
+
+    /// Runs `body` while the app serves on a free loopback port; stops it gracefully afterwards.
+    public static func live<Value: Sendable>(
+        environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(), mail: MailDelivery = .mailbox,
+        dataDirectory: URL? = nil, _ body: @Sendable (TestApp) async throws -> Value
+    ) async throws -> Value {
+        let setup = try await Setup(environment: environment, clock: clock, mail: mail, dataDirectory: dataDirectory)
+        defer { setup.removeDataDirectory() }
+        let (running, continuation) = AsyncThrowingStream.makeStream(of: String.self)
+        let application = try await setup.build(onRunning: { continuation.yield($0) })
+        let services = ServiceGroup(
+            configuration: .init(services: [application], gracefulShutdownSignals: [], logger: setup.logs.logger(level: .critical)))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await services.run()
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                    throw error
+                }
+            }
+            do {
+                var urls = running.makeAsyncIterator()
+                guard let base = try await urls.next() else { throw TestSupportError("the server stopped before it listened") }
+                let value = try await body(setup.app(.live(base: base)))
+                try await stop(services, group: &group)
+                return value
+            } catch {
+                try? await stop(services, group: &group)
+                throw error
+            }
+        }
+    }
+
+    /// Asks the server to finish (requests in flight, queued mail), and cancels it if it has not within 10 s.
+    private static func stop(_ services: ServiceGroup, group: inout ThrowingTaskGroup<Void, any Error>) async throws {
+        await services.triggerGracefulShutdown()
+        group.addTask {
+            try await Task.sleep(for: .seconds(10))
+            throw CancellationError()
+        }
+        defer { group.cancelAll() }
+        // The first to finish: the server (done) or the deadline (then cancel the server).
+        try await group.next()
+    }
+
+    /// The configuration, data directory, mailbox and logs of one app, made before it is built.
+    struct Setup: Sendable {
+        let configuration: ActionLinksConfiguration
+        let dataDirectory: URL
+        let ownsDataDirectory: Bool
+        let clock: any ServiceClock
+        let mail: MailDelivery
+        let mailbox = Mailbox()
+        let logs = CapturedLogs()
+
+        init(environment: [String: String], clock: any ServiceClock, mail: MailDelivery, dataDirectory: URL?) async throws {
+            let directory = dataDirectory ?? TestProject.temporaryDirectory("actionlinks-app")
+            var overrides = TestProject.overrides(dataDirectory: directory)
+            for (key, value) in environment { overrides[key] = value }
+            // As `serve` reads it: the file, the overrides, then what only a server needs.
+            configuration = try ActionLinksConfiguration.load(file: Repository.configFile, environment: overrides)
+            try configuration.service.checkServable(file: Repository.configFile)
+            self.dataDirectory = directory
+            ownsDataDirectory = dataDirectory == nil
+            self.clock = clock
+            self.mail = mail
+        }
+
+        func build(onRunning: @escaping @Sendable (String) -> Void) async throws -> some ApplicationProtocol {
+            do {
+                return try await LinkDomainServer.buildApplication(
+                    configuration: configuration, www: Repository.www, logger: logs.logger(level: .info), clock: clock,
+                    mailTransport: mail == .mailbox ? mailbox.transport : nil, onRunning: onRunning)
+            } catch {
+                removeDataDirectory()
+                throw error
+            }
+        }
+
+        func app(_ transport: Transport) -> TestApp {
+            TestApp(
+                mailbox: mailbox, logs: logs, clock: clock, dataDirectory: dataDirectory, configuration: configuration, transport: transport
+            )
+        }
+
+        func removeDataDirectory() {
+            if ownsDataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
+        }
+    }
+}

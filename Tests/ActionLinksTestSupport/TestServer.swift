@@ -1,0 +1,77 @@
+import Foundation
+import Synchronization
+
+/// A real `actionlinks serve` process on a free loopback port, with its own data directory: for the
+/// end-to-end suites that need a process of their own (several instances, kill -9, SIGTERM, a
+/// browser or the Python SDK against it, start-up errors as `serve` prints them). Everything else
+/// runs in process on ``TestApp``.
+public final class TestServer: LinkDomainClient {
+    /// The running process.
+    public let process: Process
+    /// `http://127.0.0.1:<port>` (or `https://` with TLS), as the server printed it.
+    public let base: String
+    /// The server's data directory (deleted with the server unless the test named it).
+    public let dataDirectory: URL
+    private let ownsDataDirectory: Bool
+    private let output = TextBuffer()
+    private let errors = TextBuffer()
+
+    /// Starts the server with the shipped config plus `environment` overrides, and waits until it listens.
+    public init(environment: [String: String] = [:], config: String = "config/actionlinks.yaml") async throws {
+        let dataDirectory = TestProject.temporaryDirectory("actionlinks-e2e")
+        ownsDataDirectory = environment["ACTIONLINKS_DATA_DIRECTORY"] == nil
+        self.dataDirectory = environment["ACTIONLINKS_DATA_DIRECTORY"].map { URL(fileURLWithPath: $0) } ?? dataDirectory
+        let process = Process()
+        process.executableURL = try Repository.executable("actionlinks")
+        process.arguments = ["serve", "--config", config, "--log-level", "info"]
+        process.currentDirectoryURL = Repository.root
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ACTIONLINKS_") }
+        for (key, value) in TestProject.overrides(dataDirectory: dataDirectory) { env[key] = value }
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let output = self.output, errors = self.errors
+        out.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
+        err.fileHandleForReading.readabilityHandler = { handle in errors.append(handle.availableData) }
+        try process.run()
+        self.process = process
+        var found: String?
+        for _ in 0..<400 {
+            let text = errors.text
+            if let range = text.range(of: "] serving ") {
+                found = String(text[range.upperBound...].prefix { !$0.isWhitespace })
+                break
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        guard let found else {
+            process.terminate()
+            throw TestSupportError("the server did not start:\n" + errors.text)
+        }
+        base = found
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+        if ownsDataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
+    }
+
+    /// Everything the server wrote to standard output (the `log` mail backend's messages).
+    public var standardOutput: String { output.text }
+    /// Everything the server logged.
+    public var standardError: String { errors.text }
+
+    public func request(_ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply {
+        try await LoopbackHTTP.request(base: base, method, path, body: body, headers: headers)
+    }
+}
+
+/// Text a child process writes, collected as it arrives.
+final class TextBuffer: Sendable {
+    private let storage = Mutex("")
+    func append(_ data: Data) { storage.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+    var text: String { storage.withLock { $0 } }
+}
