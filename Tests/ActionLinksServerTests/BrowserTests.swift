@@ -60,11 +60,39 @@ struct BrowserTests {
             ProcessInfo.processInfo.environment["BROWSER_SCREENSHOTS_DIR"]
             ?? Repository.root.appendingPathComponent(".build/browser-screenshots").path
 
+        let (status, text) = try await Self.python([
+            Self.script, "--origin", origin, "--expiring-origin", expiringOrigin, "--screenshots", screenshots,
+        ])
+        withExtendedLifetime((server, expiring)) {}
+        if status == 3 { throw TestSupportError(Self.install + "\n" + text) }
+        #expect(status == 0, "pages_test.py failed (exit \(status)):\n\(text)")
+        #expect(text.contains(" passed, 0 failed"), "\(text)")
+        let pngs = (try? FileManager.default.contentsOfDirectory(atPath: screenshots))?.filter { $0.hasSuffix(".png") } ?? []
+        #expect(pngs.contains("en-reset-weak.png") && pngs.contains("ar-reset-weak.png"), "screenshots in \(screenshots)")
+    }
+
+    @Test(
+        "the real Firebase JS SDK from a web app's own origin: email-link sign-in in the app and on the web (through the link's 303), password accounts, refresh, profile, verification, reset, anonymous upgrade, custom tokens, deletion"
+    )
+    func firebaseJSSDK() async throws {
+        try await Self.checkDependencies()
+        // The app's pages are on http://127.0.0.1:<another port>: a loopback origin, which a development
+        // server's CORS and continue-URL list accept.
+        let (server, origin) = try await Self.server(["ACTIONLINKS_CONTINUE_URLS_ALLOW": "https://app.example.com/,http://127.0.0.1"])
+        let sdk = Repository.root.deletingLastPathComponent().appendingPathComponent("shared/clients/firebase-js-sdk-11.0.2").path
+        let (status, text) = try await Self.python([Self.sdkScript, "--server", origin, "--sdk", sdk])
+        withExtendedLifetime(server) {}
+        if status == 3 { throw TestSupportError(Self.install + "\n" + text) }
+        #expect(status == 0 && text.contains(", 0 failed"), "js_sdk_test.py failed (exit \(status)):\n\(text)")
+    }
+
+    static let sdkScript = Repository.root.appendingPathComponent("Tests/Browser/js_sdk_test.py").path
+
+    /// Runs a Python script to its end; returns its exit status and everything it printed.
+    static func python(_ arguments: [String]) async throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", Self.script, "--origin", origin, "--expiring-origin", expiringOrigin, "--screenshots", screenshots,
-        ]
+        process.arguments = ["python3"] + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ACTIONLINKS_") }
         // One pipe for both streams, read to the end: the script's output is shown when it fails.
         let output = Pipe()
@@ -86,11 +114,6 @@ struct BrowserTests {
             }
         }
         watchdog.cancel()
-        withExtendedLifetime((server, expiring)) {}
-        if process.terminationStatus == 3 { throw TestSupportError(Self.install + "\n" + text) }
-        #expect(process.terminationStatus == 0, "pages_test.py failed (exit \(process.terminationStatus)):\n\(text)")
-        #expect(text.contains(" passed, 0 failed"), "\(text)")
-        let pngs = (try? FileManager.default.contentsOfDirectory(atPath: screenshots))?.filter { $0.hasSuffix(".png") } ?? []
-        #expect(pngs.contains("en-reset-weak.png") && pngs.contains("ar-reset-weak.png"), "screenshots in \(screenshots)")
+        return (process.terminationStatus, text)
     }
 }

@@ -30,12 +30,13 @@ struct DataDirectoryTests {
             let modes = try Self.modes(under: app.dataDirectory)
             let names = Set(modes.keys.map { ($0 as NSString).lastPathComponent })
             for expected in [
-                "actionlinks.sqlite", "actionlinks.sqlite-wal", "actionlinks.sqlite-shm", "1.key", "forms.key", "id-token-es256.pem",
-                "keys",
-                "codes",
+                "actionlinks.sqlite", "actionlinks.sqlite-wal", "actionlinks.sqlite-shm", "1.key", "forms.key", "keys", "codes",
+                "id-tokens",
             ] {
                 #expect(names.contains(expected), "no \(expected) in \(modes.keys.sorted())")
             }
+            // The ID-token signing key, named by when it was made.
+            #expect(modes.keys.contains { $0.contains("/keys/id-tokens/") && $0.hasSuffix(".pem") }, "\(modes.keys.sorted())")
             for (path, mode) in modes.sorted(by: { $0.key < $1.key }) {
                 var isDirectory: ObjCBool = false
                 _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)

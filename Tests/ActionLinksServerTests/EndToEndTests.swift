@@ -124,9 +124,37 @@ struct EndToEndTests {
         }
     }
 
-    @Test("sign-in on the page: the address must match; then the account is signed in")
+    @Test("a sign-in link's GET goes on to the app's page with the code, as Firebase's hosted page does; nothing is consumed")
+    func signInRedirect() async throws {
+        try await TestApp.router(environment: ["ACTIONLINKS_TENANTS": "t-one"]) { app in
+            let (link, code) = try await app.link(
+                "EMAIL_SIGNIN", email: "eve@example.com", extra: ["continueUrl": "https://app.example.com/welcome?from=mail#top"])
+            let reply = try await app.request("GET", try app.local(link))
+            #expect(reply.status == 303 && reply.header("Referrer-Policy") == "no-referrer")
+            let location = try #require(reply.header("Location"))
+            #expect(location == "https://app.example.com/welcome?from=mail&apiKey=demo-api-key&oobCode=\(code)&mode=signIn&lang=en#top")
+            let landed = try #require(ActionCodeLink.parse(location))
+            #expect(landed.mode == .signIn && landed.oobCode == code && landed.apiKey == "demo-api-key")
+            // Nothing was consumed: the app's own SDK completes it.
+            let done = try await app.api("signInWithEmailLink", ["email": "eve@example.com", "oobCode": code])
+            #expect(done.status == 200 && done.json["idToken"] is String, "\(done.text)")
+            // A tenant's link carries its tenant on.
+            let tenant = try await app.api(
+                "sendOobCode",
+                [
+                    "requestType": "EMAIL_SIGNIN", "email": "eve@example.com", "returnOobLink": true,
+                    "continueUrl": "https://app.example.com/",
+                ],
+                admin: true, tenant: "t-one")
+            let tenantLink = try #require(tenant.json["oobLink"] as? String)
+            let tenantReply = try await app.request("GET", try app.local(tenantLink))
+            #expect(tenantReply.header("Location")?.hasSuffix("&tenantId=t-one") == true, "\(tenantReply.headers)")
+        }
+    }
+
+    @Test("pages.signIn confirm: the page asks for the address; then the account is signed in and the web app gets a one-time custom token")
     func signInPage() async throws {
-        try await TestApp.router { app in
+        try await TestApp.router(environment: ["ACTIONLINKS_PAGES_SIGN_IN": "confirm"]) { app in
             let (link, _) = try await app.link(
                 "EMAIL_SIGNIN", email: "fay@example.com", extra: ["continueUrl": "https://app.example.com/welcome"])
             let page = try await app.request("GET", try app.local(link))
@@ -134,9 +162,21 @@ struct EndToEndTests {
             let wrong = try await app.submitForm(of: page, ["email": "someone@example.com"])
             #expect(wrong.status == 400 && wrong.text.contains("different address"))
             let done = try await app.submitForm(of: page, ["email": "FAY@example.com"])
-            #expect(done.status == 200 && done.text.contains("You are signed in"), "\(done.text)")
-            #expect(done.text.contains("https://app.example.com/welcome"))
+            #expect(done.status == 303, "\(done.text)")
+            let location = try #require(done.header("Location"))
+            #expect(location.hasPrefix("https://app.example.com/welcome#customToken="))
             #expect(try await app.lookup(email: "fay@example.com")?["emailVerified"] as? Bool == true)
+            // The web app exchanges the token once.
+            let token = String(location.split(separator: "=", maxSplits: 1)[1])
+            let signedIn = try await app.api("signInWithCustomToken", ["token": token, "returnSecureToken": true])
+            #expect(signedIn.status == 200 && signedIn.json["isNewUser"] as? Bool == false, "\(signedIn.text)")
+            let again = try await app.api("signInWithCustomToken", ["token": token, "returnSecureToken": true])
+            #expect(again.errorCode == "INVALID_CUSTOM_TOKEN", "\(again.text)")
+            // Without a continue URL the page says it is done.
+            let (plain, _) = try await app.link("EMAIL_SIGNIN", email: "fay@example.com")
+            let plainPage = try await app.request("GET", try app.local(plain))
+            let result = try await app.submitForm(of: plainPage, ["email": "fay@example.com"])
+            #expect(result.status == 200 && result.text.contains("You are signed in"), "\(result.text)")
         }
     }
 
@@ -149,7 +189,9 @@ struct EndToEndTests {
             let reply = try await app.api("signInWithEmailLink", ["email": "gus@example.com", "oobCode": code])
             #expect(reply.json["isNewUser"] as? Bool == false)
             let account = try #require(try await app.lookup(email: "gus@example.com"))
-            #expect(account["passwordHash"] == nil && (account["providerUserInfo"] as? [Any])?.isEmpty == true)
+            // The address now signs in by link only: Firebase lists that as the `password` provider.
+            #expect(account["passwordHash"] == nil && account["emailLinkSignin"] as? Bool == true)
+            #expect((account["providerUserInfo"] as? [[String: Any]])?.map { $0["providerId"] as? String } == ["password"])
             #expect(account["emailVerified"] as? Bool == true)
         }
     }
@@ -220,9 +262,15 @@ struct EndToEndTests {
         }
     }
 
-    @Test("a client's sendOobCode answers the same whether or not the address exists, and mails only real accounts")
+    @Test(
+        "with email-enumeration protection, a client's sendOobCode answers the same whether or not the address exists, and mails only real accounts; without it, EMAIL_NOT_FOUND, as Firebase's emulator"
+    )
     func enumerationSafe() async throws {
         try await TestApp.router { app in
+            let unprotected = try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "nobody@example.com"])
+            #expect(unprotected.errorCode == "EMAIL_NOT_FOUND", "a development server answers as the emulator: \(unprotected.text)")
+        }
+        try await TestApp.router(environment: ["ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true"]) { app in
             try await app.createAccount(email: "kim@example.com")
             let known = try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "kim@example.com"])
             let unknown = try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "nobody@example.com"])
@@ -241,7 +289,9 @@ struct EndToEndTests {
 
     @Test("the send limit per address applies to known and unknown addresses alike")
     func sendLimit() async throws {
-        try await TestApp.router(environment: ["ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2"]) { app in
+        try await TestApp.router(environment: [
+            "ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2", "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
+        ]) { app in
             try await app.createAccount(email: "lu@example.com")
             for email in ["lu@example.com", "ghost@example.com"] {
                 for _ in 0..<2 {

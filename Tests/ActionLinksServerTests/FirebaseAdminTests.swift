@@ -9,16 +9,18 @@ import Testing
 struct FirebaseAdminTests {
     static let script = Repository.root.appendingPathComponent("Tests/FirebaseAdmin/admin_links.py").path
 
-    func python(_ arguments: [String], server: TestServer) async throws -> [String: Any] {
+    static let usersScript = Repository.root.appendingPathComponent("Tests/FirebaseAdmin/admin_users.py").path
+
+    func python(_ arguments: [String], server: TestServer, script: String = script) async throws -> [String: Any] {
         var environment = ProcessInfo.processInfo.environment
         environment["FIREBASE_AUTH_EMULATOR_HOST"] = String(server.base.dropFirst("http://".count))
         let run = try await Command.run(
-            program: URL(fileURLWithPath: "/usr/bin/env"), ["python3", Self.script] + arguments, environment: environment)
+            program: URL(fileURLWithPath: "/usr/bin/env"), ["python3", script] + arguments, environment: environment)
         if run.stderr.contains("No module named 'firebase_admin'") {
             throw TestSupportError("firebase-admin is not installed: pip install -r Tests/FirebaseAdmin/requirements.txt")
         }
         guard run.status == 0, let object = run.json else {
-            throw TestSupportError("admin_links.py \(arguments) failed (\(run.status)):\n\(run.stderr)")
+            throw TestSupportError("\(script) \(arguments) failed (\(run.status)):\n\(run.stderr)")
         }
         return object
     }
@@ -55,5 +57,63 @@ struct FirebaseAdminTests {
         let idToken = try #require(signedIn.json["idToken"] as? String)
         let claims = try await python(["verify", idToken], server: server)
         #expect(claims["uid"] as? String == uid && claims["email"] as? String == email && claims["email_verified"] as? Bool == true)
+    }
+
+    @Test(
+        "firebase-admin's whole user API: create, get by uid, email and phone, update, claims, revoke then verify_id_token(check_revoked) fails, disable, session cookies, list with paging, import with Firebase scrypt, custom tokens signed with a service account, delete, tenants"
+    )
+    func adminUsers() async throws {
+        let server = try await TestServer()
+        // The key pair whose custom tokens the server accepts, made as a user makes it.
+        let account = server.dataDirectory.appendingPathComponent("service-account.json").path
+        let made = try await Command.run(
+            program: try Repository.executable("actionlinks"), ["service-account", "--out", account, "--config", Repository.configFile],
+            environment: ProcessInfo.processInfo.environment.merging(["ACTIONLINKS_DATA_DIRECTORY": server.dataDirectory.path]) { $1 })
+        #expect(made.status == 0, "\(made.stderr)")
+        let result = try await python([account], server: server, script: Self.usersScript)
+        func value(_ key: String) -> Any? { result[key] }
+
+        #expect(
+            (value("created") as? [String: String]) == [
+                "uid": "ann-uid", "email": "ann@example.com", "phone": "+15555550100", "name": "Ann",
+            ])
+        #expect(value("byEmail") as? String == "ann-uid" && value("byPhone") as? String == "ann-uid")
+        #expect((value("getUsers") as? [String: Any])?["notFound"] as? Int == 1)
+        #expect(value("duplicateUid") as? String == "UidAlreadyExistsError")
+        #expect(value("duplicateEmail") as? String == "EmailAlreadyExistsError")
+        #expect(value("missing") as? String == "UserNotFoundError")
+        let updated = try #require(value("updated") as? [String: Any])
+        #expect(updated["name"] as? String == "Ann Example" && updated["verified"] as? Bool == true && updated["phone"] is NSNull)
+        #expect((value("claims") as? [String: Any])?["role"] as? String == "admin")
+        let verified = try #require(value("verified") as? [String: Any])
+        #expect(
+            verified["uid"] as? String == "ann-uid" && verified["role"] as? String == "admin"
+                && verified["provider"] as? String == "password")
+        #expect(value("notRevokedYet") as? String == "ann-uid")
+        #expect(value("revoked") as? String == "RevokedIdTokenError")
+        #expect((value("refreshAfterRevoke") as? [Any])?.last as? String == "TOKEN_EXPIRED")
+        #expect((value("disabledSignIn") as? [Any])?.last as? String == "USER_DISABLED")
+        #expect(value("sessionCookie") as? String == "ann-uid")
+        let listed = try #require(value("listed") as? [String: Any])
+        #expect(
+            (listed["uids"] as? [String]) == ["ann-uid", "list-0", "list-1", "list-2", "list-3", "list-4"],
+            "every user once, by ID, two a page: \(listed)")
+        let imported = try #require(value("imported") as? [String: Any])
+        #expect(imported["success"] as? Int == 1 && imported["failure"] as? Int == 1, "\(imported)")
+        #expect("\(imported["errors"] ?? "")".contains("email exists in other account in database"))
+        #expect((value("importedSignIn") as? [Any])?.last as? String == "imported-1", "the password imported from Firebase signs in")
+        #expect((value("importedSignInAgain") as? [Any])?.last as? String == "imported-1", "and again, rehashed")
+        #expect(value("customTokenHeader") as? String == "RS256")
+        let custom = try #require(value("customSignIn") as? [Any])
+        #expect(custom.count == 5 && custom[1] as? Bool == true && custom[2] as? String == "custom-uid" && custom[3] as? String == "gold")
+        #expect((value("tamperedCustomToken") as? [Any])?.last as? String == "INVALID_CUSTOM_TOKEN")
+        #expect((value("deleted") as? [String: Any])?["success"] as? Int == 3)
+        #expect(value("afterDelete") as? String == "UserNotFoundError")
+        let tenant = try #require(value("tenant") as? [String: Any])
+        let tenantID = try #require(tenant["id"] as? String)
+        #expect(tenant["name"] as? String == "Team-A" && tenant["renamed"] as? String == "Team-B" && tenant["listed"] as? Bool == true)
+        #expect(
+            tenant["userTenant"] as? String == tenantID && tenant["tokenTenant"] as? String == tenantID && tenant["signIn"] as? Int == 200)
+        #expect(value("tenantDeleted") as? String == "TenantNotFoundError")
     }
 }

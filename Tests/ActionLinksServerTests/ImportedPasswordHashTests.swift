@@ -18,7 +18,8 @@ struct ImportedPasswordHashTests {
         let hash = try #require(UserImport.base64(hash))
         let signerKey = try #require(UserImport.base64(signerKey))
         let separator = try #require(UserImport.base64(saltSeparator))
-        return ImportedPasswordHashes.Hash(salt: salt, hash: hash, signerKey: signerKey, saltSeparator: separator, rounds: 8, memoryCost: 14)
+        return ImportedPasswordHashes.Hash(
+            salt: salt, hash: hash, signerKey: signerKey, saltSeparator: separator, rounds: 8, memoryCost: 14)
     }
 
     @Test("the password of Firebase's example matches its hash; any other does not")

@@ -65,7 +65,9 @@ struct PostgresStoreTests {
             }
             try await group.waitForAll()
         }
-        #expect(try await PostgresTestServer.column("SELECT version FROM actionlinks_migrations", url: url).count == PostgresStore.migrations.count)
+        #expect(
+            try await PostgresTestServer.column("SELECT version FROM actionlinks_migrations", url: url).count
+                == PostgresStore.migrations.count)
         #expect(try await PostgresTestServer.column("SELECT count(*)::text FROM codes", url: url) == ["0"])
     }
 

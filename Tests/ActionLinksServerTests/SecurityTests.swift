@@ -70,6 +70,7 @@ struct SecurityTests {
         let refused = await #expect(throws: (any Error).self) {
             try await TestApp.router(environment: [
                 "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": String(repeating: "t", count: 40),
+                "ACTIONLINKS_EMULATOR_LISTING": "true",
             ]) { _ in }
         }
         let message = refused.map { "\($0)" } ?? ""
@@ -83,6 +84,7 @@ struct SecurityTests {
     func tenantsAndLimits() async throws {
         try await TestApp.router(environment: [
             "ACTIONLINKS_TENANTS": "t-one,t-two", "ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "3",
+            "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
         ]) { app in
             for tenant in ["t-one", "t-two"] { _ = try await app.api("create", ["email": "rot@example.com"], admin: true, tenant: tenant) }
             let unknown = try await app.api(
@@ -132,7 +134,9 @@ struct SecurityTests {
     @Test("/metrics needs a credential even from loopback, and no counter tells whether an address has an account")
     func metrics() async throws {
         let token = String(repeating: "m", count: 40)
-        try await TestApp.live(environment: ["ACTIONLINKS_SERVER_METRICS_TOKEN": token]) { app in
+        try await TestApp.live(environment: [
+            "ACTIONLINKS_SERVER_METRICS_TOKEN": token, "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
+        ]) { app in
             #expect(
                 try await app.request("GET", "/metrics").status == 401, "loopback is no credential (a proxy on this machine is loopback)")
             #expect(try await app.request("GET", "/metrics", headers: ["Authorization": "Bearer nope"]).status == 401)
@@ -171,7 +175,9 @@ struct SecurityTests {
 
     @Test("X-Forwarded-For and -Proto count only from a configured proxy; Host never decides a cookie")
     func trustedProxies() async throws {
-        try await TestApp.live(environment: ["ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "2"]) { direct in
+        try await TestApp.live(environment: [
+            "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "2", "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
+        ]) { direct in
             var answers: [Int] = []
             for index in 0..<3 {
                 answers.append(
@@ -185,6 +191,7 @@ struct SecurityTests {
         }
         try await TestApp.live(environment: [
             "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "2", "ACTIONLINKS_SERVER_TRUSTED_PROXIES": "127.0.0.0/8,::1",
+            "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
         ]) { proxied in
             var answers: [Int] = []
             for index in 0..<3 {
@@ -212,7 +219,8 @@ struct SecurityTests {
     /// Signs in through the page with `headers` on the form post, and returns the device cookie set.
     static func deviceCookie(_ server: some LinkDomainClient, headers: [String: String]) async throws -> String? {
         let email = "dev\(UUID().uuidString.prefix(6).lowercased())@example.com"
-        let (link, _) = try await server.link("EMAIL_SIGNIN", email: email, extra: ["continueUrl": "https://app.example.com/"])
+        // No continue URL: the page itself signs in (with one, the GET would go on to the app).
+        let (link, _) = try await server.link("EMAIL_SIGNIN", email: email)
         let page = try await server.request("GET", try server.local(link))
         let done = try await server.submitForm(of: page, ["email": email], headers: headers)
         #expect(done.status == 200, "\(done.text)")
@@ -221,9 +229,9 @@ struct SecurityTests {
 
     // MARK: 9. Enumeration
 
-    @Test("sendOobCode answers a known and an unknown address in the same bytes (both normalised)")
+    @Test("with email-enumeration protection, sendOobCode answers a known and an unknown address in the same bytes (both normalised)")
     func enumeration() async throws {
-        try await TestApp.router { app in
+        try await TestApp.router(environment: ["ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true"]) { app in
             try await app.createAccount(email: "here@example.com")
             let known = try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "  HERE@Example.com"])
             let unknown = try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "  GONE@Example.com"])
@@ -338,17 +346,17 @@ struct SecurityTests {
     func deviceCookieTenant() async throws {
         try await TestApp.router(environment: ["ACTIONLINKS_TENANTS": "t-one"]) { app in
             let email = "ten@example.com"
-            let (link, _) = try await app.link("EMAIL_SIGNIN", email: email, extra: ["continueUrl": "https://app.example.com/"])
+            let (link, _) = try await app.link("EMAIL_SIGNIN", email: email)
             let page = try await app.request("GET", try app.local(link))
             let done = try await app.submitForm(of: page, ["email": email])
             let cookie = ["Cookie": String(try #require(done.header("Set-Cookie")).prefix { $0 != ";" })]
-            let (again, _) = try await app.link("EMAIL_SIGNIN", email: email, extra: ["continueUrl": "https://app.example.com/"])
+            let (again, _) = try await app.link("EMAIL_SIGNIN", email: email)
             #expect(
                 !(try await app.request("GET", try app.local(again), headers: cookie).text.contains(#"type="email""#)),
                 "same tenant: remembered")
             let reply = try await app.api(
                 "sendOobCode",
-                ["requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true, "continueUrl": "https://app.example.com/"],
+                ["requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true],
                 admin: true, tenant: "t-one")
             let tenantLink = try #require(reply.json["oobLink"] as? String, "\(reply.text)")
             let other = try await app.request("GET", try app.local(tenantLink), headers: cookie)

@@ -179,7 +179,9 @@ struct StoreTests {
             federatedIdentities: identity.map { [FederatedIdentity(providerID: "yahoo.com", rawID: $0, email: email)] } ?? [])
     }
 
-    @Test("accounts: every field round-trips; found by ID, address, phone and provider identity, each within its tenant", arguments: StoreFactory.kinds)
+    @Test(
+        "accounts: every field round-trips; found by ID, address, phone and provider identity, each within its tenant",
+        arguments: StoreFactory.kinds)
     func accounts(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
         var ann = account("u1", email: "ann@example.com", phone: "+15555550100", identity: "yahoo-1")
@@ -258,10 +260,13 @@ struct StoreTests {
         #expect(try await store.accounts.account(id: "u1", tenantID: "") != nil)
     }
 
-    @Test("update replaces the fields and identities; delete removes the account, its identities and its sessions", arguments: StoreFactory.kinds)
+    @Test(
+        "update replaces the fields and identities; delete removes the account, its identities and its sessions",
+        arguments: StoreFactory.kinds)
     func updateAndDelete(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        let session = Session(hash: Data("s".utf8), tenantID: "", accountID: "u1", createdAt: now, signInProvider: "password", authTime: now / 1000)
+        let session = Session(
+            hash: Data("s".utf8), tenantID: "", accountID: "u1", createdAt: now, signInProvider: "password", authTime: now / 1000)
         try await store.accounts.transaction(tenantID: "", now: now) { tx in
             try tx.insert(self.account("u1", email: "ann@example.com", identity: "yahoo-1"))
             try tx.addSession(session)
@@ -272,7 +277,9 @@ struct StoreTests {
         changed.federatedIdentities = [FederatedIdentity(providerID: "oidc.corp", rawID: "corp-1")]
         try await store.accounts.transaction(tenantID: "", now: now) { [changed] tx in try tx.update(changed) }
         #expect(try await store.accounts.account(id: "u1", tenantID: "") == changed)
-        let gone = try await store.accounts.transaction(tenantID: "", now: now) { tx in try tx.account(providerID: "yahoo.com", rawID: "yahoo-1") }
+        let gone = try await store.accounts.transaction(tenantID: "", now: now) { tx in
+            try tx.account(providerID: "yahoo.com", rawID: "yahoo-1")
+        }
         #expect(gone == nil)
         try await store.accounts.transaction(tenantID: "", now: now) { tx in try tx.delete(id: "u1") }
         #expect(try await store.accounts.account(id: "u1", tenantID: "") == nil)

@@ -46,9 +46,16 @@ extension LinkDomainClient {
     )
         async throws -> HTTPReply
     {
+        // The admin names the project (and tenant) in the path, as firebase-admin does; a client
+        // names its tenant in the body, as the SDKs do.
         var path = "/v1/"
-        if admin || tenant != nil { path += "projects/\(TestProject.id)/" }
-        if let tenant { path += "tenants/\(tenant)/" }
+        var fields = fields
+        if admin {
+            path += "projects/\(TestProject.id)/"
+            if let tenant { path += "tenants/\(tenant)/" }
+        } else if let tenant {
+            fields["tenantId"] = tenant
+        }
         path += operation == "create" ? "accounts" : "accounts:" + operation
         if !admin { path += "?key=" + TestProject.apiKey }
         var all = ["Content-Type": "application/json"]

@@ -40,7 +40,7 @@ public enum TestProject {
         [
             "ACTIONLINKS_SERVER_PORT": "0", "ACTIONLINKS_DATA_DIRECTORY": dataDirectory.path,
             "ACTIONLINKS_STORE": "sqlite:" + dataDirectory.appendingPathComponent("actionlinks.sqlite").path,
-            "ACTIONLINKS_LINK_DOMAINS": "links.test.example", "ACTIONLINKS_EMULATOR_LISTING": "true",
+            "ACTIONLINKS_LINK_DOMAINS": "links.test.example",
         ]
     }
 

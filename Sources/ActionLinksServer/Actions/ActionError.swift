@@ -93,7 +93,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The HTTP status Firebase answers this code with.
         public var status: HTTPResponse.Status {
             switch self {
-            case .notFound, .projectNotFound: .notFound
+            case .notFound: .notFound
             case .internalError: .internalServerError
             case .notImplemented: .notImplemented
             case .unavailable: .serviceUnavailable
@@ -111,7 +111,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         var statusName: String? {
             switch self {
             case .invalidArgument, .invalidJSON, .invalidAPIKey: "INVALID_ARGUMENT"
-            case .notFound, .projectNotFound: "NOT_FOUND"
+            case .notFound: "NOT_FOUND"
             case .permissionDenied, .insufficientPermission: "PERMISSION_DENIED"
             case .unauthenticated: "UNAUTHENTICATED"
             case .notImplemented: "NOT_IMPLEMENTED"

@@ -28,9 +28,10 @@ extension IdentityToolkitAPI {
                 guard tenant.enableEmailLinkSignin else { throw ActionError(.operationNotAllowed) }
             case .verifyEmail, .verifyAndChangeEmail:
                 // As in Firebase, `returnOobLink` marks the admin's request by address; any other
-                // is the signed-in user's own.
+                // is the signed-in user's own. The admin may also have it mailed (Firebase's admin
+                // can only have it returned).
                 if mode == .verifyAndChangeEmail, fields.newEmail?.isEmpty ?? true { throw ActionError(.missingNewEmail) }
-                if !(returnLink && fields.idToken == nil) {
+                if !((returnLink || call.isAdmin) && fields.idToken == nil) {
                     if mode == .verifyAndChangeEmail, fields.idToken == nil { throw ActionError(.missingIDToken) }
                     let signedIn = try await accounts.user(idToken: fields.idToken ?? "", call: call, bodyTenant: fields.tenantId)
                     user = signedIn.account
