@@ -108,6 +108,7 @@ let package = Package(
             dependencies: [
                 "ActionLinksServer", "ActionLinksTestSupport", "actionlinks", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail"], exclude: ["Fixtures"]),
         .testTarget(
