@@ -129,7 +129,13 @@ public final class PrivatePostgresCluster: Sendable {
         defer { try? FileManager.default.removeItem(at: statusFile) }
         let argv =
             [
-                "/bin/bash", "-c", #"bash "$0" "$@"; echo $? > "$STATUS_FILE.tmp"; mv "$STATUS_FILE.tmp" "$STATUS_FILE""#,
+                "/bin/bash", "-c",
+                // The script runs with none of this process's other descriptors: the PostgreSQL server
+                // would keep them open for its whole life, among them the connections of servers
+                // running in this process (NIO accepts them without close-on-exec), which would then
+                // never close for their clients.
+                #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null; "#
+                    + #"bash "$0" "$@"; echo $? > "$STATUS_FILE.tmp"; mv "$STATUS_FILE.tmp" "$STATUS_FILE""#,
                 Repository.root.appendingPathComponent("scripts/postgres-test-cluster.sh").path,
             ] + arguments
         var actions = posix_spawn_file_actions_t()
