@@ -55,7 +55,10 @@ public enum PostgresTestServer {
 
     /// A migrated store on a new, empty database; its pool runs until the test process ends.
     public static func freshStore() async throws -> PostgresStore {
-        let location = try PostgresLocation(url: try await freshDatabaseURL())
+        // A small pool: every test's store stays connected until the test process ends, and dozens
+        // of them share the cluster's max_connections.
+        let url = try await freshDatabaseURL()
+        let location = try PostgresLocation(url: url + (url.contains("?") ? "&" : "?") + "pool_size=4")
         let database = try PostgresStore(location: location, logger: Logger(label: "test-store"))
         Task.detached { await database.client.run() }
         try await database.migrate()

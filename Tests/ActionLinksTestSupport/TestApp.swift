@@ -169,6 +169,7 @@ public final class TestApp: LinkDomainClient {
 
         init(environment: [String: String], clock: any ServiceClock, mail: MailDelivery, dataDirectory: URL?) async throws {
             let directory = dataDirectory ?? TestProject.temporaryDirectory("actionlinks-app")
+            if dataDirectory == nil { try await SharedSigningKey.install(in: directory, now: clock.now) }
             var overrides = TestProject.overrides(dataDirectory: directory)
             for (key, value) in environment { overrides[key] = value }
             // As `serve` reads it: the file, the overrides, then what only a server needs.
@@ -199,6 +200,37 @@ public final class TestApp: LinkDomainClient {
 
         func removeDataDirectory() {
             if ownsDataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
+        }
+    }
+}
+
+/// One ID-token signing key for every app a test makes with a new data directory: a 2048-bit RSA key
+/// costs a tenth of a second of CPU to make, and hundreds of apps each making their own kept the few
+/// cooperative threads busy enough to delay other tests' timers by seconds. A test that passes its
+/// own data directory (rotation, `keys rotate`) gets the server's own behaviour: a key made at start.
+enum SharedSigningKey {
+    /// The key's PEM, made once per test process by the server's own code.
+    static let pem: Task<Data, any Error> = Task {
+        let folder = TestProject.temporaryDirectory("actionlinks-shared-key")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keys = SigningKeys(directory: folder.path)
+        try keys.rotate(now: 0)
+        let name = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".pem") } ?? ""
+        return try Data(contentsOf: folder.appendingPathComponent(name))
+    }
+
+    /// Writes the shared key into `directory`'s `keys/id-tokens` as made at `now`, with the modes
+    /// the server requires (0700 folders, a 0600 file).
+    static func install(in directory: URL, now: Timestamp) async throws {
+        let pem = try await pem.value
+        var folder = directory
+        for component in ["keys", "id-tokens"] {
+            folder = folder.appendingPathComponent(component)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let file = folder.appendingPathComponent("\(now / 1000).pem")
+        guard FileManager.default.createFile(atPath: file.path, contents: pem, attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
         }
     }
 }

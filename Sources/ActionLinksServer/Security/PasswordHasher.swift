@@ -1,13 +1,28 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import NIOCore
+import NIOPosix
 
 /// scrypt password hashes in PHC string form: `$scrypt$ln=14,r=8,p=5$<salt>$<hash>`.
 ///
 /// The parameters are OWASP's 16 MiB choice (N=2^14, r=8, p=5); they are stored with each hash, so
 /// raising them later still verifies older hashes. At most `concurrency` hashes run at once, which
 /// bounds the memory scrypt takes under a burst of password resets.
+///
+/// scrypt runs on threads of its own (``threads``), never on Swift's cooperative pool: a hash holds
+/// its thread for a quarter of a second, and with one cooperative thread per core a burst of
+/// sign-ins would otherwise stall every other request, and the database pool's own tasks, until it
+/// passed (seen as PostgreSQL calls timing out while the tests hashed passwords).
 public actor PasswordHasher {
+    /// The process's scrypt threads, one per core; every hasher shares them, so several apps in one
+    /// process (tests) still hash at most one password per core at a time.
+    static let threads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: System.coreCount)
+        pool.start()
+        return pool
+    }()
+
     /// log2 of scrypt's N.
     let logRounds: Int
     let blockSize = 8
@@ -60,11 +75,11 @@ public actor PasswordHasher {
     func scrypt(password: [UInt8], salt: [UInt8], logRounds: Int, blockSize: Int, parallelism: Int) async throws -> [UInt8] {
         await acquire()
         defer { release() }
-        let key = try await Task.detached {
-            try KDF.Scrypt.deriveKey(
+        return try await Self.threads.runIfActive {
+            let key = try KDF.Scrypt.deriveKey(
                 from: password, salt: salt, outputByteCount: 32, rounds: 1 << logRounds, blockSize: blockSize, parallelism: parallelism)
-        }.value
-        return key.withUnsafeBytes { Array($0) }
+            return key.withUnsafeBytes { Array($0) }
+        }
     }
 
     private func derive(_ password: String, salt: [UInt8], logRounds: Int, blockSize: Int, parallelism: Int) async throws -> [UInt8] {
