@@ -12,7 +12,7 @@ cluster=$(mktemp -d /tmp/actionlinks-test-pg.XXXXXX)
 port=${POSTGRES_TEST_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 provider=$(mktemp -d /tmp/actionlinks-test-oidc.XXXXXX)
 cleanup() {
-    bash scripts/postgres-test-cluster.sh stop "$cluster" || true
+    bash scripts/postgres-test-cluster.sh discard "$cluster" || true
     rm -rf "$cluster"
     bash scripts/oidc-provider-mock.sh stop "$provider" || true
     rm -rf "$provider"

@@ -110,7 +110,7 @@ public final class PrivatePostgresCluster: Sendable {
 
     /// Stops the cluster and removes its files.
     public func remove() async {
-        _ = try? await Self.script(["stop", directory.path])
+        _ = try? await Self.script(["discard", directory.path])
         try? FileManager.default.removeItem(at: directory)
     }
 

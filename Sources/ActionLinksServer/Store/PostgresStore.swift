@@ -196,7 +196,13 @@ public final class PostgresStore: Sendable {
     /// then find nothing to do. Each migration is applied with its version row in that transaction.
     public func migrate() async throws {
         let applied = try await transaction(retryOn: [], bounded: false) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
+            // No statement_timeout here: the others wait for the lock while the first migrates, which
+            // may take longer on a loaded database (a lock wait cut at 10 s was seen, under a
+            // loaded test run, to fail the instance's next statement with 25P02).
+            try await connection.query("SET LOCAL statement_timeout = 0", logger: self.logger)
+            // The lock's row is read: an error that comes after the row description (a lock wait
+            // cancelled) is reported by the rows, not by query() itself.
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger).collect()
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS actionlinks_migrations (
