@@ -82,7 +82,7 @@ struct ExportedUsers: Codable {
     struct User: Codable {
         struct Provider: Codable {
             var providerId: String
-            var rawId: String
+            var rawId: String?
             var email: String?
             var displayName: String?
             var photoUrl: String?
@@ -221,8 +221,15 @@ extension ActionLinksCommand.Users {
                     "?maxResults=1000"
                     + (token.map { "&nextPageToken=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? "")
                 let data = try await server.call(server.url("batchGet", query: query), method: "GET")
-                let page = try JSONDecoder().decode(Page.self, from: data)
-                users += page.users.map(\.exported)
+                let page = try Self.decoder.decode(Page.self, from: data)
+                // The password and phone "providers" are fields of the user in the file.
+                users += (page.users ?? []).map { user in
+                    var user = user
+                    user.providerUserInfo = user.providerUserInfo?.filter {
+                        !["password", "phone"].contains($0.providerId) && $0.rawId != nil
+                    }
+                    return user
+                }
                 token = page.nextPageToken.flatMap { $0.isEmpty ? nil : $0 }
             } while token != nil
             let encoder = JSONEncoder()
@@ -232,44 +239,26 @@ extension ActionLinksCommand.Users {
             print("exported \(users.count) users to \(file)")
         }
 
+        /// A page of `accounts:batchGet`: its users are the export file's, but for the name of the last
+        /// sign-in (see ``decoder``).
         struct Page: Decodable {
-            struct User: Decodable {
-                struct Provider: Decodable {
-                    var providerId: String
-                    var rawId: String?
-                    var email: String?
-                    var displayName: String?
-                    var photoUrl: String?
-                }
-                var localId: String
-                var email: String?
-                var emailVerified: Bool?
-                var passwordHash: String?
-                var salt: String?
-                var displayName: String?
-                var photoUrl: String?
-                var phoneNumber: String?
-                var disabled: Bool?
-                var customAttributes: String?
-                var createdAt: String?
-                var lastLoginAt: String?
-                var providerUserInfo: [Provider]?
-
-                var exported: ExportedUsers.User {
-                    ExportedUsers.User(
-                        localId: localId, email: email, emailVerified: emailVerified, passwordHash: passwordHash, salt: salt,
-                        displayName: displayName, photoUrl: photoUrl, phoneNumber: phoneNumber, disabled: disabled,
-                        customAttributes: customAttributes, createdAt: createdAt, lastSignedInAt: lastLoginAt,
-                        providerUserInfo: providerUserInfo?.compactMap { provider in
-                            guard !["password", "phone"].contains(provider.providerId), let raw = provider.rawId else { return nil }
-                            return .init(
-                                providerId: provider.providerId, rawId: raw, email: provider.email, displayName: provider.displayName,
-                                photoUrl: provider.photoUrl)
-                        })
-                }
-            }
-            var users: [User]
+            var users: [ExportedUsers.User]?
             var nextPageToken: String?
+        }
+
+        /// Reads the API's `lastLoginAt` as the export file's `lastSignedInAt`.
+        static var decoder: JSONDecoder {
+            struct Key: CodingKey {
+                var stringValue: String
+                var intValue: Int? { nil }
+                init(stringValue: String) { self.stringValue = stringValue }
+                init?(intValue: Int) { nil }
+            }
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .custom { path in
+                path.last?.stringValue == "lastLoginAt" ? Key(stringValue: "lastSignedInAt") : path.last ?? Key(stringValue: "")
+            }
+            return decoder
         }
     }
 }
