@@ -7,7 +7,8 @@ import JWTKit
 struct ProviderClaims: JWTPayload, Sendable {
     var iss: String?
     var sub: String?
-    var aud: Audience?
+    /// One string or an array of them (OpenID Connect Core §2).
+    var aud: OneOrMany?
     var azp: String?
     var exp: NumericDate?
     var iat: NumericDate?
@@ -31,23 +32,6 @@ struct ProviderClaims: JWTPayload, Sendable {
     }
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}
-
-    /// `aud`: one string or an array of them (OpenID Connect Core §2).
-    struct Audience: Codable, Sendable {
-        var values: [String]
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(values)
-        }
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let one = try? container.decode(String.self) {
-                values = [one]
-            } else {
-                values = try container.decode([String].self)
-            }
-        }
-    }
 
     /// Seconds since 1970, as a number (or, leniently, a string of digits).
     struct NumericDate: Codable, Sendable {

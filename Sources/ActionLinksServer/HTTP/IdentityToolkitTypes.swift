@@ -88,9 +88,14 @@ struct LenientString: Decodable, Sendable {
     }
 }
 
-/// A string or a list of strings.
-struct OneOrMany: Decodable, Sendable {
+/// A string or a list of strings (written as a list).
+struct OneOrMany: Codable, Sendable {
     let values: [String]
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(values)
+    }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
