@@ -3,11 +3,17 @@ import Foundation
 import Testing
 
 @Suite("The aasa and assetlinks commands")
-struct AssociationCLITests {
+final class AssociationCLITests {
     static let fingerprint = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
 
+    /// This test's files, removed when it ends.
+    let folder = TestProject.temporaryDirectory("actionlinks-association-cli")
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
     func temporaryFile(_ text: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-\(UUID().uuidString).json")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent("\(UUID().uuidString).json")
         try text.write(to: url, atomically: true, encoding: .utf8)
         return url.path
     }
