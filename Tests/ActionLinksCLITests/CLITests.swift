@@ -103,7 +103,7 @@ struct CLITests {
 
     @Test("a bad config exits 1 naming the file, line and key")
     func badConfig() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-\(UUID().uuidString).yaml")
+        let file = TestProject.temporaryDirectory("actionlinks").appendingPathExtension("yaml")
         try "continueUrls:\n  allow:\n    - https://app.example.com/\n    - \"http://evil.example.com/\"\n".write(
             to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }

@@ -65,7 +65,7 @@ struct InspectEmailCLITests {
 
     @Test("with --aasa and --app, each link says whether the URL as tapped opens the app")
     func opensApp() async throws {
-        let aasa = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-\(UUID().uuidString).json")
+        let aasa = TestProject.temporaryDirectory("actionlinks").appendingPathExtension("json")
         defer { try? FileManager.default.removeItem(at: aasa) }
         let generated = try await Command.run(["aasa", "generate", "--config", Repository.configFile])
         try generated.stdout.write(to: aasa, atomically: true, encoding: .utf8)

@@ -33,7 +33,7 @@ struct UsersCommandTests {
     }
 
     func file(_ object: Any) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("users-\(UUID().uuidString).json").path
+        let path = TestProject.temporaryDirectory("users").appendingPathExtension("json").path
         FileManager.default.createFile(atPath: path, contents: try JSONSerialization.data(withJSONObject: object))
         return path
     }
@@ -53,7 +53,7 @@ struct UsersCommandTests {
             let wrong = try await app.api("signInWithPassword", ["email": "ada@example.com", "password": "user1Password"])
             #expect(wrong.status == 400)
 
-            let output = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).json").path
+            let output = TestProject.temporaryDirectory("export").appendingPathExtension("json").path
             defer { try? FileManager.default.removeItem(atPath: output) }
             let exported = try await users(["export", output], server: app.base)
             #expect(exported.status == 0 && exported.stdout.contains("exported 2 users"), "\(exported.stderr)")

@@ -24,7 +24,7 @@ extension HeavyTests {
 
         @Test("sign-ins and resets under load, the server killed and restarted in a loop", arguments: ["sqlite", "postgres"])
         func killLoop(kind: String) async throws {
-            let shared = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-crash-\(UUID().uuidString)")
+            let shared = TestProject.temporaryDirectory("actionlinks-crash")
             defer { try? FileManager.default.removeItem(at: shared) }
             let sqlitePath = shared.appendingPathComponent("actionlinks.sqlite").path
             let store = kind == "sqlite" ? "sqlite:" + sqlitePath : try await PostgresTestServer.freshDatabaseURL()

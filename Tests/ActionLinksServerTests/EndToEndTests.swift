@@ -476,7 +476,7 @@ struct ServerVariantTests {
 
     @Test("TLS with configured certificate files")
     func tls() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-tls-\(UUID().uuidString)")
+        let folder = TestProject.temporaryDirectory("actionlinks-tls")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let certificate = folder.appendingPathComponent("cert.pem").path, key = folder.appendingPathComponent("key.pem").path

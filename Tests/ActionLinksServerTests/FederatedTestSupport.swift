@@ -191,7 +191,7 @@ enum FederatedApp {
         _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         let provider = try OIDCProviderMock.url()
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-federated-\(UUID().uuidString)")
+        let data = TestProject.temporaryDirectory("actionlinks-federated")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: data) }
         let store =

@@ -127,7 +127,7 @@ struct FederatedUnitTests {
 
     static func store(_ kind: String) async throws -> any FederatedFlowStore {
         if kind == "postgres" { return try await PostgresTestServer.freshStore().federatedFlows }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-flows-\(UUID().uuidString)/test.sqlite").path
+        let path = TestProject.temporaryDirectory("actionlinks-flows").appendingPathComponent("test.sqlite").path
         return try SQLiteDatabase(path: path).federatedFlows
     }
 

@@ -8,7 +8,7 @@ import Testing
 struct MailDeliveryTests {
     @Test("sendmail: the whole MIME message goes to the command's standard input")
     func sendmail() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-sendmail-\(UUID().uuidString)")
+        let folder = TestProject.temporaryDirectory("actionlinks-sendmail")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let script = folder.appendingPathComponent("fake-sendmail")
         try "#!/bin/sh\n[ \"$1\" = \"-t\" ] || exit 3\ncat > \"$(dirname \"$0\")/message.eml\"\n".write(
@@ -49,7 +49,7 @@ struct MailDeliveryTests {
 
     @Test("webhook: a failed delivery is retried, and the code it carries stays valid")
     func webhookRetries() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-webhook-\(UUID().uuidString)")
+        let folder = TestProject.temporaryDirectory("actionlinks-webhook")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let received = folder.appendingPathComponent("received.jsonl")
         let receiver = Process()

@@ -18,7 +18,7 @@ extension HeavyTests {
             TestServer, TestServer, shared: URL, url: String
         ) {
             let url = if let url { url } else { try await PostgresTestServer.freshDatabaseURL() }
-            let shared = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-shared-\(UUID().uuidString)")
+            let shared = TestProject.temporaryDirectory("actionlinks-shared")
             var environment = ["ACTIONLINKS_STORE": url, "ACTIONLINKS_DATA_DIRECTORY": shared.path]
             for (key, value) in extra { environment[key] = value }
             async let first = TestServer(environment: environment)

@@ -1,3 +1,4 @@
+import ActionLinksTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -11,7 +12,7 @@ import Testing
 struct SQLiteDurabilityTests {
     @Test("the writer connection commits with synchronous = FULL in WAL mode")
     func synchronousFull() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-durability-\(UUID().uuidString)")
+        let directory = TestProject.temporaryDirectory("actionlinks-durability")
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = try SQLiteDatabase(path: directory.appendingPathComponent("test.sqlite").path)
         let writer = try await database.pool.write { db in

@@ -20,7 +20,7 @@ enum StoreFactory {
     static func make(_ kind: String) async throws -> StoreUnderTest {
         switch kind {
         case "sqlite":
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-store-\(UUID().uuidString)/test.sqlite")
+            let path = TestProject.temporaryDirectory("actionlinks-store").appendingPathComponent("test.sqlite")
                 .path
             let database = try SQLiteDatabase(path: path)
             return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts, tenants: database.tenants)

@@ -44,10 +44,20 @@ public enum TestProject {
         ]
     }
 
-    /// A new, not yet existing data directory under the temporary folder.
+    /// A new, not yet existing folder in this test process's scratch folder (``scratch``).
     public static func temporaryDirectory(_ prefix: String) -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        scratch.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
     }
+
+    /// `<tmp>/actionlinks-tests-<pid>`: every throw-away file of this test process, removed when the
+    /// process exits (tests that end early, or servers that outlive their test, left thousands of
+    /// folders behind when each test removed its own).
+    public static let scratch: URL = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-tests-\(getpid())")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: TestProject.scratch) }
+        return folder
+    }()
 }
 
 /// A test harness failure: a server that did not start, a peer that could not be reached.
