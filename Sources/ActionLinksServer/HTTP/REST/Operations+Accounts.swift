@@ -28,7 +28,11 @@ extension IdentityToolkitAPI {
                     }, tenantID: tenant.tenantID)
                 return LookupResponse(users: found.isEmpty ? nil : found.map { UserRecord($0) })
             }
-            guard let idToken = fields.idToken else { throw ActionError(.missingIDToken) }
+            guard let idToken = fields.idToken else {
+                // Firebase answers PROJECT_DISABLED first.
+                try await call.tenant(body: fields.tenantId, tenants: tenants).checkEnabled()
+                throw ActionError(.missingIDToken)
+            }
             let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
             try user.tenant.checkEnabled()
             return LookupResponse(users: [UserRecord(user.account)])
@@ -119,7 +123,11 @@ extension IdentityToolkitAPI {
                 try await accounts.delete(localID: localID, tenantID: tenant.tenantID)
                 return DeleteResponse()
             }
-            guard let idToken = fields.idToken else { throw ActionError(.missingIDToken) }
+            guard let idToken = fields.idToken else {
+                // Firebase answers PROJECT_DISABLED first.
+                try await call.tenant(body: fields.tenantId, tenants: tenants).checkEnabled()
+                throw ActionError(.missingIDToken)
+            }
             let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
             try user.tenant.checkEnabled()
             guard user.tenant.selfServiceDelete else {
