@@ -18,7 +18,9 @@ extension IdentityToolkitAPI {
 
         add("lookup", legacy: "getAccountInfo", body: LookupRequest.self) { fields, call throws(ActionError) in
             if call.isAdmin {
-                let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
+                // The admin's lookup ignores an ID token, but not its tenant (Firebase routes by it).
+                let tokenTenant = try? await tokens.verifyIDToken(fields.idToken ?? "", now: clock.now).firebase.tenant
+                let tenant = try await call.tenant(body: fields.tenantId, token: tokenTenant, tenants: tenants)
                 try tenant.checkEnabled()
                 let found = try await accounts.lookup(
                     ids: fields.localId?.values ?? [], emails: fields.email?.values ?? [], phoneNumbers: fields.phoneNumber?.values ?? [],
