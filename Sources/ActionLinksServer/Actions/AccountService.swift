@@ -133,14 +133,24 @@ public final class AccountService: Sendable {
         var signInMethods: [String]
     }
 
+    /// With one account per address, the methods of the account that has it; when addresses may
+    /// be shared (`users.oneAccountPerEmail: false`), as Firebase answers then, only the address's
+    /// own methods (`password`, `emailLink`) of the first such account that has an address, never
+    /// a provider's.
     func methods(email: String, tenantID: String) async throws(ActionError) -> AddressMethods {
-        try await store.call {
+        let oneAccountPerEmail = tenants.settings.users.oneAccountPerEmail
+        return try await store.call {
             try await self.accounts.transaction(tenantID: tenantID, now: self.clock.now) { tx in
                 try tx.prefetch([.email(email), .providerEmail(email)])
-                guard let account = try tx.account(email: email) ?? tx.accounts(providerEmail: email).first else {
-                    return AddressMethods(registered: false, allProviders: [], signInMethods: [])
+                let found = [try tx.account(email: email)].compactMap { $0 } + (try tx.accounts(providerEmail: email))
+                if oneAccountPerEmail, let account = found.first {
+                    return AddressMethods(registered: true, allProviders: account.providerIDs, signInMethods: account.signInMethods)
                 }
-                return AddressMethods(registered: true, allProviders: account.providerIDs, signInMethods: account.signInMethods)
+                if !oneAccountPerEmail, let account = found.first(where: { $0.email != nil }) {
+                    let own = account.signInMethods.filter { $0 == "password" || $0 == "emailLink" }
+                    return AddressMethods(registered: true, allProviders: own.isEmpty ? [] : ["password"], signInMethods: own)
+                }
+                return AddressMethods(registered: false, allProviders: [], signInMethods: [])
             }
         }
     }

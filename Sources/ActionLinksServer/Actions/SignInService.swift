@@ -242,10 +242,11 @@ public final class SignInService: Sendable {
     /// `create_custom_token`) signs in its `uid`, creating the account the first time.
     func signIn(customToken: String?, bodyTenant: String?, call: RESTCall) async throws(ActionError) -> SignedInUser {
         let now = clock.now
-        guard let customToken, !customToken.isEmpty else { throw ActionError(.missingCustomToken) }
-        let token = try await customTokens.verify(customToken, now: now)
+        // As Firebase checks: the tenant first (PROJECT_DISABLED), then the token.
         let tenant = try await call.tenant(body: bodyTenant, tenants: accountService.tenants)
         try tenant.checkEnabled()
+        guard let customToken, !customToken.isEmpty else { throw ActionError(.missingCustomToken) }
+        let token = try await customTokens.verify(customToken, now: now)
         if !tenant.tenantID.isEmpty || token.tenantID != nil, (token.tenantID ?? "") != tenant.tenantID {
             throw ActionError(.tenantIDMismatch)
         }

@@ -35,6 +35,8 @@ struct UserImport: Sendable {
         var createdAt: Timestamp?
         var lastLoginAt: Timestamp?
         var providers: [FederatedIdentity?]
+        /// Why the user's `rawPassword` was refused (the password policy), if it was.
+        var passwordRefusal: String? = nil
     }
 
     /// A user that was not imported.
@@ -145,6 +147,7 @@ struct UserImport: Sendable {
         if let tenant = user.tenantID, tenant != tenantID {
             return .failure(Refusal(message: "Tenant id in userInfo does not match the tenant id in request."))
         }
+        if let refusal = user.passwordRefusal { return .failure(Refusal(message: refusal)) }
         var account = Account(
             localID: localID, tenantID: tenantID, emailVerified: user.emailVerified, displayName: user.displayName, photoURL: user.photoURL,
             disabled: user.disabled, createdAt: user.createdAt ?? now, lastLoginAt: user.lastLoginAt, validSince: now / 1000)

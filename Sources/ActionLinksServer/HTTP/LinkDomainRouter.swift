@@ -116,7 +116,7 @@ struct PageRoutes {
 /// Firebase's emulator endpoints, on a development server (`/emulator/v1/projects/<p>/...`, no
 /// credential, as the emulator has them): `GET` and `DELETE` of `oobCodes` (the live codes this
 /// process issued; deleting retires them) and `DELETE` of `accounts` (how test suites reset state),
-/// for the project and for each tenant.
+/// for the project and for each tenant, and `GET` of `config` (read only).
 struct EmulatorRoutes {
     let services: LinkDomainServices
 
@@ -128,6 +128,8 @@ struct EmulatorRoutes {
             routes.on(RouterPath(tenantPath + "oobCodes"), method: .delete) { _, context in try await emulator.deleteCodes(context) }
             routes.on(RouterPath(tenantPath + "accounts"), method: .delete) { _, context in try await emulator.deleteAccounts(context) }
         }
+        routes.on("config", method: .get) { _, context in try await emulator.config(context) }
+        routes.on("config", method: .patch) { _, _ -> Response in throw ProjectSettingsResponse.readOnly }
         return routes
     }
 }

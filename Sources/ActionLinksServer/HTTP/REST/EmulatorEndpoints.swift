@@ -13,6 +13,7 @@ struct EmulatorEndpoints: Sendable {
     let store: StoreGateway
     let clock: any ServiceClock
     let projectID: String
+    let configuration: ProjectSettingsResponse
 
     init(services: LinkDomainServices) {
         listing = services.listing
@@ -23,6 +24,9 @@ struct EmulatorEndpoints: Sendable {
         store = services.store
         clock = services.clock
         projectID = services.settings.project.id
+        configuration = ProjectSettingsResponse(
+            allowDuplicateEmails: !services.settings.users.oneAccountPerEmail,
+            improvedEmailPrivacy: services.settings.users.emailEnumerationProtection, withBlockingFunctions: false)
     }
 
     /// The project's (or tenant's) ID, checked.
@@ -55,6 +59,13 @@ struct EmulatorEndpoints: Sendable {
             try await store.call { try await self.codes.retireCodes(tenantID: tenantID, email: email, now: self.clock.now) }
         }
         return RESTAPIResponse.json(Data("{}".utf8))
+    }
+
+    /// `GET .../config`: the switches the emulator lets tests flip, as this server's
+    /// configuration sets them (`PATCH` is refused: only the configuration changes them).
+    func config(_ context: ServerRequestContext) async throws -> Response {
+        guard context.parameters.get("project") == projectID else { throw ActionError(.projectNotFound) }
+        return RESTAPIResponse.json(IdentityToolkitJSON.encode(configuration))
     }
 
     /// `DELETE .../accounts`: every account of the project (or tenant), with its sessions.

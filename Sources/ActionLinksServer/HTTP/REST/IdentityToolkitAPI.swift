@@ -34,13 +34,14 @@ struct IdentityToolkitAPI: Sendable {
     }
 
     /// Answers `name` for `call`: Firebase's `NOT_FOUND` for an operation or method it does not
-    /// have, and for a call that names the project without the admin credential, Firebase's
-    /// `INSUFFICIENT_PERMISSION`.
+    /// have, and for a call that names the project (in the path, or as `targetProjectId` in the
+    /// body) without the admin credential, Firebase's `INSUFFICIENT_PERMISSION`.
     func perform(_ name: String, call: RESTCall) async throws(ActionError) -> Data {
         guard let operation = operations[name], operation.methods.contains(call.method) else {
             throw ActionError(.notFound, "\(call.method.rawValue) \(name.prefix(100)) is not a method of this API")
         }
-        if (call.namesProject || operation.adminOnly), !call.isAdmin {
+        let namesProject = call.namesProject || (try? call.decode(ProjectTarget.self))?.targetProjectId != nil
+        if (namesProject || operation.adminOnly), !call.isAdmin {
             throw ActionError(.insufficientPermission, "Only authenticated requests can specify target_project_id.")
         }
         return try await operation.handle(call)
@@ -57,4 +58,9 @@ struct IdentityToolkitAPI: Sendable {
         api.addFederatedOperations(services)
         return api
     }
+}
+
+/// The project a body names (`targetProjectId`, as the legacy admin calls send it).
+struct ProjectTarget: Decodable, Sendable {
+    var targetProjectId: String?
 }

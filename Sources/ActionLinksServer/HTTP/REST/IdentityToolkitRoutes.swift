@@ -13,7 +13,7 @@ import NIOCore
 /// - `/v1/projects/<p>[/tenants/<t>]:createSessionCookie`, `/v1/projects/<p>:queryAccounts`;
 /// - `GET /v1/projects` (the project's configuration);
 /// - `/v1/token` and `/securetoken.googleapis.com/v1/token` (refresh);
-/// - `/v2/projects/<p>/tenants[/<t>]` (tenants);
+/// - `/v2/projects/<p>/tenants[/<t>]` (tenants) and `/v2/projects/<p>/config` (read only);
 /// - on a development server, `/www.googleapis.com/identitytoolkit/v3/relyingparty/<legacy name>`,
 ///   the names the iOS SDK (and others) still call.
 struct IdentityToolkitRoutes {
@@ -49,6 +49,7 @@ struct IdentityToolkitRoutes {
         for prefix in Self.tenantPrefixes {
             route(collection, "\(prefix)/projects/{project}/tenants") { _ in "tenants" }
             route(collection, "\(prefix)/projects/{project}/tenants/{tenantID}") { _ in "tenant" }
+            route(collection, "\(prefix)/projects/{project}/config") { _ in "config" }
         }
         for path in Self.tokenPaths { route(collection, RouterPath(path)) { _ in "token" } }
         if settings.server.development {

@@ -18,7 +18,9 @@ extension IdentityToolkitAPI {
 
         add("lookup", legacy: "getAccountInfo", body: LookupRequest.self) { fields, call throws(ActionError) in
             if call.isAdmin {
-                let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
+                // The admin's lookup ignores an ID token, but not its tenant (Firebase routes by it).
+                let tokenTenant = try? await tokens.verifyIDToken(fields.idToken ?? "", now: clock.now).firebase.tenant
+                let tenant = try await call.tenant(body: fields.tenantId, token: tokenTenant, tenants: tenants)
                 try tenant.checkEnabled()
                 let found = try await accounts.lookup(
                     ids: fields.localId?.values ?? [], emails: fields.email?.values ?? [], phoneNumbers: fields.phoneNumber?.values ?? [],
@@ -28,7 +30,11 @@ extension IdentityToolkitAPI {
                     }, tenantID: tenant.tenantID)
                 return LookupResponse(users: found.isEmpty ? nil : found.map { UserRecord($0) })
             }
-            guard let idToken = fields.idToken else { throw ActionError(.missingIDToken) }
+            guard let idToken = fields.idToken else {
+                // Firebase answers PROJECT_DISABLED first.
+                try await call.tenant(body: fields.tenantId, tenants: tenants).checkEnabled()
+                throw ActionError(.missingIDToken)
+            }
             let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
             try user.tenant.checkEnabled()
             return LookupResponse(users: [UserRecord(user.account)])
@@ -119,7 +125,11 @@ extension IdentityToolkitAPI {
                 try await accounts.delete(localID: localID, tenantID: tenant.tenantID)
                 return DeleteResponse()
             }
-            guard let idToken = fields.idToken else { throw ActionError(.missingIDToken) }
+            guard let idToken = fields.idToken else {
+                // Firebase answers PROJECT_DISABLED first.
+                try await call.tenant(body: fields.tenantId, tenants: tenants).checkEnabled()
+                throw ActionError(.missingIDToken)
+            }
             let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
             try user.tenant.checkEnabled()
             guard user.tenant.selfServiceDelete else {
@@ -137,11 +147,16 @@ extension IdentityToolkitAPI {
             return BatchDeleteResponse(errors: errors.isEmpty ? nil : errors)
         }
 
-        add("batchGet", methods: [.get], adminOnly: true, body: EmptyRequest.self) { _, call throws(ActionError) in
-            let tenant = try await call.tenant(body: call.query["tenantId"], tenants: tenants)
+        // `GET ...:batchGet?maxResults=&nextPageToken=`, or the legacy `downloadAccount`'s POST
+        // with the same fields in its body.
+        add("batchGet", legacy: "downloadAccount", methods: [.get, .post], adminOnly: true, body: BatchGetRequest.self) {
+            fields, call throws(ActionError) in
+            let tenant = try await call.tenant(body: call.query["tenantId"] ?? fields.tenantId, tenants: tenants)
             try tenant.checkEnabled()
-            let maximum = min(max(call.query["maxResults"].flatMap { Int($0) } ?? 20, 1), 1000)
-            let page = try await accounts.page(tenantID: tenant.tenantID, maximum: maximum, after: call.query["nextPageToken"])
+            let requested = call.query["maxResults"] ?? fields.maxResults?.text
+            let maximum = min(max(requested.flatMap { Int($0) } ?? 20, 1), 1000)
+            let token = call.query["nextPageToken"] ?? fields.nextPageToken
+            let page = try await accounts.page(tenantID: tenant.tenantID, maximum: maximum, after: token)
             return DownloadAccountResponse(users: page.accounts.map { UserRecord($0, exportingHashes: true) }, nextPageToken: page.next)
         }
 
@@ -356,6 +371,13 @@ struct BatchDeleteRequest: Decodable, Sendable {
 /// `accounts:batchDelete`'s answer: the accounts left alone.
 struct BatchDeleteResponse: Encodable, Sendable {
     var errors: [AccountService.BatchDeleteError]?
+}
+
+/// `accounts:batchGet`'s fields in a body (the legacy `downloadAccount`).
+struct BatchGetRequest: Decodable, Sendable {
+    var maxResults: LenientString?
+    var nextPageToken: String?
+    var tenantId: String?
 }
 
 /// `accounts:batchGet`'s answer (what `firebase-admin`'s `list_users` pages through).

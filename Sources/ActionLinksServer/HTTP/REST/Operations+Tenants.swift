@@ -34,6 +34,16 @@ extension IdentityToolkitAPI {
             return TenantListResponse.single(TenantResponse(tenants.policy(record), project: projectID))
         }
 
+        // The project's configuration as Firebase's v2 API shows it; it comes from the
+        // configuration file (`users.*`), so no request changes it.
+        let users = services.settings.users
+        add("config", methods: [.get, .patch], adminOnly: true, body: EmptyRequest.self) { _, call throws(ActionError) in
+            guard call.method == .get else { throw ProjectSettingsResponse.readOnly }
+            return ProjectSettingsResponse(
+                allowDuplicateEmails: !users.oneAccountPerEmail, improvedEmailPrivacy: users.emailEnumerationProtection,
+                withBlockingFunctions: true)
+        }
+
         add("tenant", methods: [.get, .patch, .delete], adminOnly: true, body: TenantRequest.self) { fields, call throws(ActionError) in
             guard let id = call.parameters["tenantID"] else { throw ActionError(.tenantNotFound) }
             if tenants.isConfigured(id) {
@@ -142,4 +152,27 @@ struct TenantListResponse: Encodable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey { case tenants, nextPageToken }
+}
+
+/// The project's configuration (`GET /v2/projects/<p>/config`, and the emulator's
+/// `/emulator/v1/projects/<p>/config` without `blockingFunctions`).
+struct ProjectSettingsResponse: Encodable, Sendable {
+    struct SignIn: Encodable, Sendable { var allowDuplicateEmails: Bool }
+    struct EmailPrivacy: Encodable, Sendable { var enableImprovedEmailPrivacy: Bool }
+    /// This server has no blocking functions: always `{}`.
+    struct BlockingFunctions: Encodable, Sendable {}
+    var signIn: SignIn
+    var blockingFunctions: BlockingFunctions?
+    var emailPrivacyConfig: EmailPrivacy
+
+    init(allowDuplicateEmails: Bool, improvedEmailPrivacy: Bool, withBlockingFunctions: Bool) {
+        signIn = SignIn(allowDuplicateEmails: allowDuplicateEmails)
+        blockingFunctions = withBlockingFunctions ? BlockingFunctions() : nil
+        emailPrivacyConfig = EmailPrivacy(enableImprovedEmailPrivacy: improvedEmailPrivacy)
+    }
+
+    /// What a change of it answers.
+    static let readOnly = ActionError.notImplemented(
+        "the project's configuration is read from the configuration file (users.oneAccountPerEmail, users.emailEnumerationProtection); change it there"
+    )
 }
