@@ -47,6 +47,38 @@ struct MailDeliveryTests {
         }
     }
 
+    @Test("sendmail: a command that fails without reading the message is retried, its error output logged; the server serves on")
+    func sendmailFailure() async throws {
+        let folder = TestProject.temporaryDirectory("actionlinks-sendmail")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let script = folder.appendingPathComponent("flaky-sendmail")
+        // The first run exits at once (its standard input never read), the second takes the message.
+        try """
+            #!/bin/sh
+            here="$(dirname "$0")"
+            if [ ! -e "$here/failed-once" ]; then
+                touch "$here/failed-once"
+                echo "sendmail: queue is full" >&2
+                exit 75
+            fi
+            cat > "$here/message.eml"
+            """.write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        try await TestApp.router(
+            environment: ["ACTIONLINKS_MAIL_BACKEND": "sendmail", "ACTIONLINKS_MAIL_SENDMAIL_COMMAND": script.path],
+            mail: .configuredBackend
+        ) { app in
+            try await app.createAccount(email: "rue@example.com")
+            #expect(try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "rue@example.com"]).status == 200)
+            for _ in 0..<200 where !app.logs.text.contains("mail delivered") { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(app.logs.text.contains("mail delivery failed") && app.logs.text.contains("exited with 75: sendmail: queue is full"))
+            #expect(app.logs.text.contains("mail delivered") && app.logs.text.contains("attempt=2"))
+            let message = (try? String(contentsOf: folder.appendingPathComponent("message.eml"), encoding: .utf8)) ?? ""
+            #expect(message.contains("To: rue@example.com\r\n"))
+            #expect(try await app.request("GET", "/healthz", body: nil, headers: [:]).status == 200)
+        }
+    }
+
     @Test("webhook: a failed delivery is retried, and the code it carries stays valid")
     func webhookRetries() async throws {
         let folder = TestProject.temporaryDirectory("actionlinks-webhook")

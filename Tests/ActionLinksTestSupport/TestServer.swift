@@ -33,9 +33,16 @@ public final class TestServer: LinkDomainClient {
         process.standardOutput = out
         process.standardError = err
         let output = self.output, errors = self.errors
-        out.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
-        err.fileHandleForReading.readabilityHandler = { handle in errors.append(handle.availableData) }
         try process.run()
+        // Read to the end on threads of their own, with blocking reads: a readabilityHandler's
+        // dispatch source, torn down as the server exits, was seen to crash libdispatch on Linux
+        // (_dispatch_event_loop_drain) and with it the whole test process.
+        for (pipe, sink) in [(out, output), (err, errors)] {
+            Thread.detachNewThread {
+                let handle = pipe.fileHandleForReading
+                while case let chunk = handle.availableData, !chunk.isEmpty { sink.append(chunk) }
+            }
+        }
         self.process = process
         var found: String?
         for _ in 0..<400 {

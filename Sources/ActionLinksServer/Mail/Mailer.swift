@@ -125,38 +125,71 @@ public final class Mailer: Service, Sendable {
 
     /// The `sendmail` backend: the whole message on the command's standard input; exit 0 is success.
     static func pipe(_ message: MailMessage, to command: [String]) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        let input = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
+        let input = Data(MIMEMessage.render(message).utf8)
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            // Error output is collected as it comes, so a chatty command can never fill the pipe and hang.
-            let collected = ErrorOutput()
-            errors.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData) }
-            process.terminationHandler = { process in
-                errors.fileHandleForReading.readabilityHandler = nil
-                if process.terminationStatus == 0 {
+            // Blocking reads and writes on threads of their own: a slow command never holds one of the
+            // few cooperative threads, and no dispatch source watches the pipes (tearing down a
+            // FileHandle's readabilityHandler was seen to crash Linux's libdispatch in
+            // _dispatch_event_loop_drain).
+            Thread.detachNewThread {
+                do {
+                    try run(command, input: input)
                     done.resume()
-                } else {
-                    let detail = collected.text
-                    done.resume(
-                        throwing: MailDeliveryError(
-                            message: "\(command[0]) exited with \(process.terminationStatus): \(detail.prefix(300))"))
+                } catch {
+                    done.resume(throwing: error)
                 }
-            }
-            do {
-                try process.run()
-                input.fileHandleForWriting.write(Data(MIMEMessage.render(message).utf8))
-                try? input.fileHandleForWriting.close()
-            } catch {
-                done.resume(throwing: MailDeliveryError(message: "cannot run \(command[0]): \(error)"))
             }
         }
     }
+
+    /// How long a sendmail command may run before it is stopped and the attempt counts as failed.
+    static let commandTimeout: TimeInterval = 60
+
+    /// Runs `command` with `input` on its standard input and waits for it (on the calling thread).
+    private static func run(_ command: [String], input: Data) throws {
+        _ = brokenPipesIgnored
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        let stdin = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        do {
+            try process.run()
+        } catch {
+            throw MailDeliveryError(message: "cannot run \(command[0]): \(error)")
+        }
+        // Error output is read to its end as it comes, so a chatty command can never fill the pipe
+        // and hang; the first 4 KB are kept for the log.
+        let collected = ErrorOutput()
+        let errorsRead = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let handle = stderr.fileHandleForReading
+            while case let chunk = handle.availableData, !chunk.isEmpty { collected.append(chunk) }
+            errorsRead.signal()
+        }
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + commandTimeout, execute: watchdog)
+        // A command that exits without reading its input leaves the write failing with EPIPE (the
+        // signal is ignored); its exit status says what happened.
+        try? stdin.fileHandleForWriting.write(contentsOf: input)
+        try? stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+        watchdog.cancel()
+        errorsRead.wait()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            let how =
+                process.terminationReason == .exit
+                ? "exited with \(process.terminationStatus)" : "was stopped by signal \(process.terminationStatus)"
+            throw MailDeliveryError(message: "\(command[0]) \(how): \(collected.text.prefix(300))")
+        }
+    }
+
+    /// SIGPIPE ignored for the whole process, once: a sendmail command that exits before reading
+    /// its input must fail the attempt, not end the server.
+    private static let brokenPipesIgnored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
     /// The `webhook` backend: `{"from","to","subject","text","html","mode"}` as JSON; any 2xx is success.
     static func post(_ message: MailMessage, to url: String, bearerToken: String?) async throws {
