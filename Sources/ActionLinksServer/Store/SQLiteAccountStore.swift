@@ -6,6 +6,8 @@ import GRDB
 /// unit of work runs once, against the database itself.
 public struct SQLiteAccountStore: AccountStore {
     let pool: DatabasePool
+    /// Where the refresh times go: those of concurrent refreshes commit together.
+    let batches: SQLiteBatchedWrites
 
     public func account(id localID: String, tenantID: String) async throws -> Account? {
         try await pool.read { db in try Self.fetchOne(db, "local_id = ?", [tenantID, localID]) }
@@ -52,7 +54,7 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     public func recordRefresh(accountID: String, tenantID: String, at time: Timestamp) async throws {
-        try await pool.write { db in
+        try await batches.write { db in
             try db.execute(
                 sql: "UPDATE accounts SET last_refresh_at = ? WHERE tenant_id = ? AND local_id = ?", arguments: [time, tenantID, accountID])
         }
