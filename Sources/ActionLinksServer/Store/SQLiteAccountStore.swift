@@ -14,12 +14,11 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     public func account(email: String, tenantID: String) async throws -> Account? {
-        // On the writer's connection, outside any transaction: this lookup comes right before a code
-        // is written (every sendOobCode), and a reader connection must throw its page cache away
-        // whenever the writer has committed since its last read, which under a stream of issues is
-        // every time. The writer's cache is always current, and the statement sees the latest commit
-        // just as a reader would.
-        try await pool.writeWithoutTransaction { db in try Self.fetchOne(db, "email = ?", [tenantID, email]) }
+        // On a reader: this lookup comes right before a code is written (every sendOobCode), and on
+        // the writer's connection it would wait behind the batch being committed (``SQLiteBatchedWrites``).
+        // A reader's page cache is thrown away when the writer has committed since its last read,
+        // but with commits batched that is once per batch, and the pages come back from the OS's cache.
+        try await pool.read { db in try Self.fetchOne(db, "email = ?", [tenantID, email]) }
     }
 
     public func transaction<T: Sendable>(

@@ -50,11 +50,20 @@ public struct SQLiteCodeStore: CodeStore {
 
     static func lookup(_ db: Database, hashes: [Data], now: Timestamp) throws -> CodeLookup {
         let placeholders = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
-        let statement = try db.cachedStatement(sql: "SELECT * FROM codes WHERE hash IN (\(placeholders))")
+        // The columns by position (every landing page reads one row: names cost a search each).
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code, app_settings,
+                       created_at, expires_at, consumed_at, consumed_by, retired_at
+                FROM codes WHERE hash IN (\(placeholders))
+                """)
         guard let row = try Row.fetchOne(statement, arguments: StatementArguments(hashes)),
-            let record = Self.record(row)
+            let mode = ActionCodeLink.Mode(rawValue: row[1])
         else { return .invalid }
-        if record.consumedAt != nil || row["retired_at"] as Int64? != nil { return .invalid }
+        let record = ActionCodeRecord(
+            hash: row[0], mode: mode, tenantID: row[2], accountID: row[3], email: row[4], newEmail: row[5], continueURL: row[6],
+            languageCode: row[7], appSettings: row[8], createdAt: row[9], expiresAt: row[10], consumedAt: row[11], consumedBy: row[12])
+        if record.consumedAt != nil || row[13] as Int64? != nil { return .invalid }
         return record.expiresAt > now ? .live(record) : .expired(record)
     }
 
