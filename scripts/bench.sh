@@ -26,7 +26,7 @@
 # otherwise, and 2 when it cannot measure.
 #
 # Settings (environment): DURATION (10s), WARMUP (3s), CONNECTIONS (64), THREADS (2), AASA_ROUNDS (3),
-# SIGNIN_ACCOUNTS (8), SIGNIN_CONNECTIONS (8), REFRESH_TOKENS (64), PORT (18380), NGINX_PORT (18381),
+# SIGNIN_ACCOUNTS (8), SIGNIN_CONNECTIONS (2: one scrypt runs at a time, and a sign-in that waits past 10 s counts as an error), REFRESH_TOKENS (64), PORT (18380), NGINX_PORT (18381),
 # PG_PORT (18390), SKIP_BUILD=1, SKIP_PARSER=1, SKIP_POSTGRES=1, ACTIONLINKS_BIN (another binary,
 # for before/after), THRESHOLDS (the floors file), KEEP_TMP=1.
 set -euo pipefail
@@ -38,7 +38,7 @@ CONNECTIONS=${CONNECTIONS:-64}
 THREADS=${THREADS:-2}
 AASA_ROUNDS=${AASA_ROUNDS:-3}
 SIGNIN_ACCOUNTS=${SIGNIN_ACCOUNTS:-8}
-SIGNIN_CONNECTIONS=${SIGNIN_CONNECTIONS:-8}
+SIGNIN_CONNECTIONS=${SIGNIN_CONNECTIONS:-2}
 REFRESH_TOKENS=${REFRESH_TOKENS:-64}
 PORT=${PORT:-18380}
 NGINX_PORT=${NGINX_PORT:-18381}
@@ -161,7 +161,7 @@ run() { # name connections url [wrk script args...]
     [ "${name#nginx}" = "$name" ] || read -r -a measured <<<"$(nginx_workers)"
     local before after requests
     before=$(cpu_ticks "${measured[@]}")
-    wrk -t"$threads" -c"$connections" -d"$DURATION" --latency "${script[@]}" "$url" "${extra[@]}" >"$tmp/wrk-$name.txt"
+    wrk -t"$threads" -c"$connections" -d"$DURATION" --timeout 10s --latency "${script[@]}" "$url" "${extra[@]}" >"$tmp/wrk-$name.txt"
     after=$(cpu_ticks "${measured[@]}")
     requests=$(awk '/requests in/ { print $1 }' "$tmp/wrk-$name.txt")
     cpu_us[$name]=$(awk -v t=$((after - before)) -v hz="$tick" -v n="$requests" 'BEGIN { if (n > 0) printf "%.0f", t * 1e6 / hz / n; else print "n/a" }')
