@@ -27,11 +27,13 @@ public enum LinkDomainServer {
         let flows: any FederatedFlowStore
         var storeServices: [any Service] = []
         var postgres: PostgresStore?
+        var sqliteCodes: SQLiteCodeStore?
         switch settings.store {
         case .sqlite(let path):
             do {
                 let database = try SQLiteDatabase(path: path)
                 (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
+                sqliteCodes = database.codes
                 flows = database.federatedFlows
             } catch {
                 throw ServerStartError("store: cannot open the SQLite database at \(path): \(error)")
@@ -81,8 +83,12 @@ public enum LinkDomainServer {
         let scheme: String
         let files = associations.prebuilt
         let limits = settings.server
+        // With SQLite, the landing page is answered on the event loop too (its read never waits).
+        let pages = sqliteCodes.map { (ActionPages(services: services, templates: templates), $0) }
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [AssociationFastPath(files: files)], idleTimeout: .seconds(Int64(limits.idleTimeout)))
+            additionalChannelHandlers: [AssociationFastPath(files: files)]
+                + (pages.map { [ActionPageFastPath(pages: $0.0, codes: $0.1, metrics: metrics, logger: logger)] } ?? []),
+            idleTimeout: .seconds(Int64(limits.idleTimeout)))
         let timeouts = ConnectionGuard.Timeouts(header: .seconds(Int64(limits.headerTimeout)), body: .seconds(Int64(limits.bodyTimeout)))
         let guarded = HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, configuration: http1, timeouts: timeouts) }
         if let tls = settings.server.tls {

@@ -54,15 +54,15 @@ struct MailDeliveryTests {
         let script = folder.appendingPathComponent("flaky-sendmail")
         // The first run exits at once (its standard input never read), the second takes the message.
         try """
-            #!/bin/sh
-            here="$(dirname "$0")"
-            if [ ! -e "$here/failed-once" ]; then
-                touch "$here/failed-once"
-                echo "sendmail: queue is full" >&2
-                exit 75
-            fi
-            cat > "$here/message.eml"
-            """.write(to: script, atomically: true, encoding: .utf8)
+        #!/bin/sh
+        here="$(dirname "$0")"
+        if [ ! -e "$here/failed-once" ]; then
+            touch "$here/failed-once"
+            echo "sendmail: queue is full" >&2
+            exit 75
+        fi
+        cat > "$here/message.eml"
+        """.write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
         try await TestApp.router(
             environment: ["ACTIONLINKS_MAIL_BACKEND": "sendmail", "ACTIONLINKS_MAIL_SENDMAIL_COMMAND": script.path],

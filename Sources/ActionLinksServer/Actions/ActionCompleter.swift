@@ -44,7 +44,27 @@ public final class ActionCompleter: Sendable {
     public func check(code: String, tenantID: String? = nil) async throws(ActionError) -> ActionCodeRecord {
         // Each refusal is counted once: a request stops at its first one.
         guard Self.isWellFormedCode(code) else { throw refusal(expired: false) }
-        switch try await store.call({ try await self.codes.lookup(hashes: self.keys.codeHashes(code), now: self.clock.now) }) {
+        return try checked(
+            try await store.call({ try await self.codes.lookup(hashes: self.keys.codeHashes(code), now: self.clock.now) }),
+            tenantID: tenantID)
+    }
+
+    /// ``check(code:tenantID:)`` on a store that answers on the caller's thread (SQLite's reads, for
+    /// the event-loop fast path of the landing page).
+    func checkNow(code: String, tenantID: String? = nil, in codes: SQLiteCodeStore) throws(ActionError) -> ActionCodeRecord {
+        guard Self.isWellFormedCode(code) else { throw refusal(expired: false) }
+        let lookup: CodeLookup
+        do {
+            lookup = try codes.lookupNow(hashes: keys.codeHashes(code), now: clock.now)
+        } catch {
+            throw store.unavailable(error)
+        }
+        return try checked(lookup, tenantID: tenantID)
+    }
+
+    /// The record of a live code (of `tenantID` when given), or the refusal.
+    private func checked(_ lookup: CodeLookup, tenantID: String?) throws(ActionError) -> ActionCodeRecord {
+        switch lookup {
         case .live(let record):
             if let tenantID, tenantID != record.tenantID { throw refusal(expired: false) }
             return record

@@ -5,6 +5,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import NIOCore
 
 /// The pages of `/__/auth/action` and `/__/auth/links`: a GET only shows (mail scanners fetch every
@@ -39,17 +40,48 @@ struct ActionPages: Sendable {
 
     func landing(_ request: Request) async -> Response {
         let acceptLanguage = request.headers[.acceptLanguage]
-        let language = templates.language(requested: request.uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
-        guard let link = ActionCodeLink.parse("https://link.invalid" + request.uri.string),
-            link.apiKey == nil || link.apiKey == settings.project.apiKey
-        else { return outcome(.invalid, language) }
-        let record: ActionCodeRecord
-        do {
-            record = try await completer.check(code: link.oobCode, tenantID: link.tenantID ?? "")
-        } catch {
-            return failure(error, language)
+        switch landingStart(uri: request.uri, acceptLanguage: acceptLanguage) {
+        case .page(let page): return page.response
+        case .lookUp(let link, let language):
+            let record: Result<ActionCodeRecord, ActionError>
+            do throws(ActionError) {
+                record = .success(try await completer.check(code: link.oobCode, tenantID: link.tenantID ?? ""))
+            } catch {
+                record = .failure(error)
+            }
+            return landingPage(link: link, lookup: record, language: language, acceptLanguage: acceptLanguage) { record in
+                isRememberedDevice(request, email: record.email, tenantID: record.tenantID)
+            }.response
         }
-        guard record.mode == link.mode, Self.pageModes.contains(record.mode) else { return outcome(.invalid, language) }
+    }
+
+    /// The first half of a landing page: the link read from the request, or the page that refuses it.
+    enum LandingStart {
+        case page(PageAnswer)
+        /// The code must be looked up; `language` is the page's language until the code names one.
+        case lookUp(ActionCodeLink, language: String)
+    }
+
+    func landingStart(uri: URI, acceptLanguage: String?) -> LandingStart {
+        let language = templates.language(requested: uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
+        guard let link = ActionCodeLink.parse("https://link.invalid" + uri.string),
+            link.apiKey == nil || link.apiKey == settings.project.apiKey
+        else { return .page(outcomePage(.invalid, language)) }
+        return .lookUp(link, language: language)
+    }
+
+    /// The second half: the page for the looked-up code (``ActionCompleter/check(code:tenantID:)``'s
+    /// answer); `isRemembered` tells whether the browser is a remembered device for the record.
+    func landingPage(
+        link: ActionCodeLink, lookup: Result<ActionCodeRecord, ActionError>, language: String, acceptLanguage: String?,
+        isRemembered: (ActionCodeRecord) -> Bool
+    ) -> PageAnswer {
+        let record: ActionCodeRecord
+        switch lookup {
+        case .success(let found): record = found
+        case .failure(let error): return failurePage(error, language)
+        }
+        guard record.mode == link.mode, Self.pageModes.contains(record.mode) else { return outcomePage(.invalid, language) }
         let pageLanguage = templates.language(requested: link.languageCode ?? record.languageCode, acceptLanguage: acceptLanguage)
         // As Firebase's hosted page does, a sign-in link goes on to the app's page, where its own
         // Firebase SDK completes the sign-in (`signInWithEmailLink(email, location.href)`); the
@@ -59,11 +91,11 @@ struct ActionPages: Sendable {
         {
             var items = [("apiKey", settings.project.apiKey), ("oobCode", link.oobCode), ("mode", "signIn"), ("lang", pageLanguage)]
             if !record.tenantID.isEmpty { items.append(("tenantId", record.tenantID)) }
-            return Response(status: .seeOther, headers: [.location: Self.url(url, adding: items)])
+            return PageAnswer(status: .seeOther, headers: [.location: Self.url(url, adding: items)], body: nil)
         }
         var state = FormState()
-        state.remembered = record.mode == .signIn && isRememberedDevice(request, email: record.email, tenantID: record.tenantID)
-        return form(for: record, code: link.oobCode, language: pageLanguage, state: state)
+        state.remembered = record.mode == .signIn && isRemembered(record)
+        return formPage(for: record, code: link.oobCode, language: pageLanguage, state: state)
     }
 
     /// `url` with `items` added to its query (before any fragment), each value percent-encoded.
@@ -187,6 +219,12 @@ struct ActionPages: Sendable {
 
     func form(for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok) -> Response
     {
+        formPage(for: record, code: code, language: language, state: state, status: status).response
+    }
+
+    func formPage(
+        for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok
+    ) -> PageAnswer {
         let mode = record.mode.rawValue
         var values = ["appName": settings.project.appName, "email": record.email]
         if let newEmail = record.newEmail { values["newEmail"] = newEmail }
@@ -212,7 +250,7 @@ struct ActionPages: Sendable {
                 againLabel: templates.text("passwordAgainLabel", language), error: state.passwordError, againError: state.passwordAgainError
             )
         }
-        return html(templates.page(view), status: status)
+        return PageAnswer(status: status, body: templates.render(view))
     }
 
     // MARK: /__/auth/links
@@ -278,7 +316,7 @@ struct ActionPages: Sendable {
                 templates.text("minimumVersion.update", pageLanguage)
             )
             view.playStoreLink = nil
-            return html(templates.page(view), status: .ok)
+            return html(templates.render(view), status: .ok)
         }
         if onAndroid, let android, let query = webLink.split(separator: "?", maxSplits: 1).last {
             view.appLink =
@@ -289,7 +327,7 @@ struct ActionPages: Sendable {
             // Firebase Dynamic Links used (the bundle ID) hands the link to the app.
             view.appLink = "\(bundle)://google/link/?deep_link_id=\(PercentEncoding.encodeComponent(webLink))"
         }
-        return html(templates.page(view), status: .ok)
+        return html(templates.render(view), status: .ok)
     }
 
     // MARK: Outcomes
@@ -304,15 +342,23 @@ struct ActionPages: Sendable {
     }
 
     func failure(_ error: ActionError, _ language: String) -> Response {
+        failurePage(error, language).response
+    }
+
+    func failurePage(_ error: ActionError, _ language: String) -> PageAnswer {
         switch error.code {
-        case .expiredOOBCode: outcome(.expired, language, status: .gone)
-        case .unavailable: outcome(.unavailable, language, status: .serviceUnavailable)
-        default: outcome(.invalid, language)
+        case .expiredOOBCode: outcomePage(.expired, language, status: .gone)
+        case .unavailable: outcomePage(.unavailable, language, status: .serviceUnavailable)
+        default: outcomePage(.invalid, language)
         }
     }
 
     func outcome(_ outcome: Outcome, _ language: String, status: HTTPResponse.Status = .badRequest) -> Response {
-        result(
+        outcomePage(outcome, language, status: status).response
+    }
+
+    func outcomePage(_ outcome: Outcome, _ language: String, status: HTTPResponse.Status = .badRequest) -> PageAnswer {
+        resultPage(
             status: status, language: language, title: "error.\(outcome.rawValue).title", body: "error.\(outcome.rawValue).body",
             values: ["appName": settings.project.appName])
     }
@@ -322,14 +368,21 @@ struct ActionPages: Sendable {
         status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String],
         continueLink: (url: String, label: String)? = nil
     ) -> Response {
+        resultPage(status: status, language: language, title: title, body: body, values: values, continueLink: continueLink).response
+    }
+
+    func resultPage(
+        status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String],
+        continueLink: (url: String, label: String)? = nil
+    ) -> PageAnswer {
         let view = ResultView(
             frame: templates.frame(language, title: templates.text(title, language, values), appName: settings.project.appName),
             body: templates.text(body, language, values), continueLink: continueLink)
-        return html(templates.page(view), status: status)
+        return PageAnswer(status: status, body: templates.render(view))
     }
 
-    func html(_ text: String, status: HTTPResponse.Status) -> Response {
-        Response(status: status, body: .init(byteBuffer: ByteBuffer(string: text)))
+    func html(_ page: ByteBuffer, status: HTTPResponse.Status) -> Response {
+        Response(status: status, body: .init(byteBuffer: page))
     }
 
     // MARK: Remembered device
@@ -398,6 +451,29 @@ struct ActionPages: Sendable {
             return origins.isLinkDomain(origin)
         }
         return false
+    }
+}
+
+/// A page as its parts: what a route answers (``response``), and what the event-loop fast path
+/// writes itself (``ActionPageFastPath``), with the same headers in the same order.
+struct PageAnswer: Sendable {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields = [:]
+    /// The HTML; `nil` for a redirect.
+    var body: ByteBuffer?
+
+    var response: Response {
+        guard let body else { return Response(status: status, headers: headers) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// The response head as Hummingbird and ``PageHeadersMiddleware`` make it for ``response``
+    /// (`Content-Length` after the page's own headers, then the pages' headers), before `Date`.
+    var head: HTTPResponse {
+        var fields = headers
+        if !fields.contains(.contentLength) { fields[.contentLength] = String(body?.readableBytes ?? 0) }
+        PageHeadersMiddleware.apply(to: &fields)
+        return HTTPResponse(status: status, headerFields: fields)
     }
 }
 

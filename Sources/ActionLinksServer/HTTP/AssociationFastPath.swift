@@ -25,9 +25,19 @@ final class AssociationFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var forwarded = 0
     /// The request being answered here, until its `.end` arrives.
     private var answering: (file: PrebuiltJSON, method: HTTPRequest.Method, ifNoneMatch: String?)?
+    /// Where whole encoded answers are written, below the HTTP encoder (``RawAnswers``).
+    private var raw: RawAnswers?
 
     init(files: [String: PrebuiltJSON]) {
         self.files = files
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        raw = RawAnswers(context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        raw = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -49,6 +59,10 @@ final class AssociationFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             answering = nil
+            if method == .get, ifNoneMatch != file.etag, let raw {
+                raw.write(file.encodedAnswer())
+                return
+            }
             let (response, body) = file.response(method: method, ifNoneMatch: ifNoneMatch)
             var head = response.head
             head.headerFields[.date] = HTTPDate.now
@@ -73,18 +87,70 @@ final class AssociationFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
+/// Writes a fast path's whole answer, already encoded, from below the HTTP codec (the connection
+/// guard's place in the pipeline): no response head is converted, validated or encoded per request.
+/// The bytes are what the codec writes for the same head and body (``encode(_:body:)``), and the
+/// connection guard is told that a response started and ended, as its request watcher would tell it.
+struct RawAnswers {
+    let context: ChannelHandlerContext
+    let connection: ConnectionGuard
+
+    /// The writer for a fast path's pipeline, or `nil` when it has no connection guard (then the
+    /// fast path writes response parts through the codec).
+    init?(_ context: ChannelHandlerContext) {
+        guard let connection = try? context.pipeline.syncOperations.handler(type: ConnectionGuard.self),
+            let below = try? context.pipeline.syncOperations.context(handlerType: ConnectionGuard.self)
+        else { return nil }
+        self.context = below
+        self.connection = connection
+    }
+
+    func write(_ answer: ByteBuffer) {
+        connection.responseStarted()
+        context.writeAndFlush(NIOAny(answer), promise: nil)
+        connection.responseEnded()
+    }
+
+    /// `head` and `body` as NIO's HTTP/1.1 encoder writes them after Hummingbird's codec: the status
+    /// line with the status's reason phrase, then every field as `Name: value`, in order. The head
+    /// must carry its `Content-Length` (the encoder adds nothing then).
+    static func encode(_ head: HTTPResponse, body: ByteBuffer?) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(256 + (body?.readableBytes ?? 0))
+        buffer.writeStaticString("HTTP/1.1 ")
+        buffer.writeString(String(head.status.code))
+        buffer.writeStaticString(" ")
+        buffer.writeString(head.status.reasonPhrase)
+        buffer.writeStaticString("\r\n")
+        for field in head.headerFields {
+            buffer.writeString(field.name.rawName)
+            buffer.writeStaticString(": ")
+            buffer.writeString(field.value)
+            buffer.writeStaticString("\r\n")
+        }
+        buffer.writeStaticString("\r\n")
+        if let body { buffer.writeImmutableBuffer(body) }
+        return buffer
+    }
+}
+
 /// The `Date` header value (IMF-fixdate), formatted once per second.
 enum HTTPDate {
     private static let cache = Mutex<(second: Int, text: String)>((-1, ""))
 
     static var now: String {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        let second = Int(time.tv_sec)
+        let second = currentSecond
         return cache.withLock { cache in
             if cache.second != second { cache = (second, format(second)) }
             return cache.text
         }
+    }
+
+    /// The wall clock's second.
+    static var currentSecond: Int {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int(time.tv_sec)
     }
 
     static func format(_ second: Int) -> String {

@@ -159,11 +159,15 @@ struct PageHeadersMiddleware: RouterMiddleware {
     }
 
     static func apply(to response: inout Response) {
-        if response.headers.isEmpty {
-            response.headers = headers
+        apply(to: &response.headers)
+    }
+
+    static func apply(to fields: inout HTTPFields) {
+        if fields.isEmpty {
+            fields = headers
             return
         }
-        for field in headers where response.headers[field.name] == nil { response.headers.append(field) }
+        for field in headers where fields[field.name] == nil { fields.append(field) }
     }
 }
 

@@ -2,17 +2,34 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Synchronization
 
 /// A JSON document built once, with its ETag, answered from memory.
 struct PrebuiltJSON: Sendable {
     let body: ByteBuffer
     let headers: HTTPFields
     let etag: String
+    /// The whole answer to a `GET`, encoded, with the `Date` of its second.
+    private let encoded = EncodedAnswer()
 
     init(_ bytes: [UInt8], maxAge: Int) {
         body = ByteBuffer(bytes: bytes)
         etag = "\"" + StaticFiles.digest(bytes) + "\""
         headers = [.contentType: "application/json", .eTag: etag, .cacheControl: "public, max-age=\(maxAge)"]
+    }
+
+    /// The `GET` answer as the codec would write it (``RawAnswers/encode(_:body:)``), encoded once a second.
+    func encodedAnswer() -> ByteBuffer {
+        let second = HTTPDate.currentSecond
+        return encoded.state.withLock { encoded in
+            if encoded.second != second {
+                let (response, body) = response(method: .get, ifNoneMatch: nil)
+                var head = response.head
+                head.headerFields[.date] = HTTPDate.format(second)
+                encoded = (second, RawAnswers.encode(head, body: body))
+            }
+            return encoded.answer
+        }
     }
 
     func response(for request: Request) -> Response {
@@ -29,6 +46,11 @@ struct PrebuiltJSON: Sendable {
         }
         return (Response(status: .ok, headers: headers, body: .init(byteBuffer: body)), body)
     }
+}
+
+/// An encoded answer and the second its `Date` names.
+final class EncodedAnswer: Sendable {
+    let state = Mutex<(second: Int, answer: ByteBuffer)>((-1, ByteBuffer()))
 }
 
 /// The files of `www/` (other than templates, mail and strings), loaded into memory at start.

@@ -2,15 +2,22 @@ import ActionLinks
 import ActionLinksHeaders
 import Foundation
 import Mustache
+import NIOCore
 
 /// The page and email templates of `www/` (Mustache, HTML-escaped by default) and their strings
-/// (`www/strings/<language>.json`), loaded once at start.
+/// (`www/strings/<language>.json`), loaded once at start and compiled for their views
+/// (``CompiledPage``).
 public struct PageTemplates: Sendable {
     let library: MustacheLibrary
-    let mailHTML: MustacheTemplate
-    let mailText: MustacheTemplate
+    let action: CompiledPage<ActionFormView>
+    let result: CompiledPage<ResultView>
+    let links: CompiledPage<MobileLinkView>
+    let mailHTML: CompiledPage<MailView>
+    let mailText: CompiledPage<MailView>
     /// Strings per language code (the file name, lower-cased); `en` is always there.
     let strings: [String: [String: String]]
+    /// The strings of each language, English where it has none, split at their placeholders.
+    let texts: [String: [String: PageText]]
     /// The right-to-left languages (`"direction": "rtl"` in their strings).
     let rightToLeft: Set<String>
     /// The language when nothing else names one with strings (`pages.defaultLanguage`).
@@ -20,6 +27,7 @@ public struct PageTemplates: Sendable {
     /// must have a strings file.
     public init(www: String, defaultLanguage: String = "en") async throws {
         let templates = (www as NSString).appendingPathComponent("templates")
+        let library: MustacheLibrary
         do {
             library = try await MustacheLibrary(directory: templates)
         } catch {
@@ -30,8 +38,14 @@ public struct PageTemplates: Sendable {
                 path: (templates as NSString).appendingPathComponent(name + ".mustache"), message: "the template is missing")
         }
         let mail = (www as NSString).appendingPathComponent("mail")
-        mailHTML = try Self.template(at: (mail as NSString).appendingPathComponent("message.html.mustache"))
-        mailText = try Self.template(at: (mail as NSString).appendingPathComponent("message.txt.mustache"))
+        let html = try Self.template(at: (mail as NSString).appendingPathComponent("message.html.mustache"))
+        let text = try Self.template(at: (mail as NSString).appendingPathComponent("message.txt.mustache"))
+        self.library = library
+        action = CompiledPage(slots: ActionFormView.slots) { library.render($0, withTemplate: ActionFormView.template) ?? "" }
+        result = CompiledPage(slots: ResultView.slots) { library.render($0, withTemplate: ResultView.template) ?? "" }
+        links = CompiledPage(slots: MobileLinkView.slots) { library.render($0, withTemplate: MobileLinkView.template) ?? "" }
+        mailHTML = CompiledPage(slots: MailView.slots) { html.render($0) }
+        mailText = CompiledPage(slots: MailView.slots) { text.render($0) }
         let stringsDirectory = (www as NSString).appendingPathComponent("strings")
         var strings: [String: [String: String]] = [:]
         for name in (try? FileManager.default.contentsOfDirectory(atPath: stringsDirectory)) ?? [] where name.hasSuffix(".json") {
@@ -61,6 +75,7 @@ public struct PageTemplates: Sendable {
             )
         }
         self.strings = strings
+        texts = strings.mapValues { table in english.merging(table) { $1 }.mapValues(PageText.init) }
         rightToLeft = Set(strings.filter { $0.value["direction"] == "rtl" }.keys)
         self.defaultLanguage = defaultLanguage.lowercased()
     }
@@ -108,8 +123,13 @@ public struct PageTemplates: Sendable {
     /// the template renders it). In a right-to-left language each value is a bidi isolate, so an
     /// address or an app name written left to right keeps its order inside the sentence.
     func text(_ key: String, _ language: String, _ values: [String: String] = [:]) -> String {
-        let template = strings[language]?[key] ?? strings["en"]?[key] ?? key
         let isolate = rightToLeft.contains(language)
+        guard let text = texts[language]?[key] ?? texts["en"]?[key] else { return Self.fill(key, values, isolate: isolate) }
+        return text.filled(values, isolate: isolate)
+    }
+
+    /// `template` with its placeholders filled, in one pass (what ``PageText`` does with a split string).
+    static func fill(_ template: String, _ values: [String: String], isolate: Bool) -> String {
         // One pass over the template: a value (an address may contain "{{appName}}") is never scanned again.
         var text = ""
         var rest = template[...]
@@ -140,7 +160,14 @@ public struct PageTemplates: Sendable {
 
     /// Renders a page from its view.
     func page(_ view: some PageView) -> String {
-        library.render(view, withTemplate: type(of: view).template) ?? ""
+        String(buffer: render(view))
+    }
+
+    /// The page for a view, as the response body.
+    func render<View: PageView>(_ view: View) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        View.compiled(in: self).render(view, into: &buffer)
+        return buffer
     }
 
     /// The email for a link.
@@ -152,8 +179,57 @@ public struct PageTemplates: Sendable {
             subject: text("mail.\(mode.rawValue).subject", language, values),
             body: text("mail.\(mode.rawValue).body", language, values), button: text("mail.\(mode.rawValue).button", language, values),
             ignore: text("mail.ignore", language, values))
-        return MailMessage(
-            to: email, from: from, subject: view.subject, text: mailText.render(view), html: mailHTML.render(view), mode: mode)
+        var text = ByteBuffer()
+        var html = ByteBuffer()
+        mailText.render(view, into: &text)
+        mailHTML.render(view, into: &html)
+        return MailMessage(to: email, from: from, subject: view.subject, text: String(buffer: text), html: String(buffer: html), mode: mode)
+    }
+}
+
+/// A string of `www/strings/`, split once at its `{{name}}` placeholders.
+struct PageText: Sendable {
+    enum Part: Sendable {
+        case literal(String)
+        case placeholder(String)
+    }
+
+    /// The string itself when it has no placeholder.
+    let plain: String?
+    let parts: [Part]
+
+    /// Splits `template` as ``PageTemplates/fill(_:_:isolate:)`` reads it: a `{{` with no `}}` after
+    /// it is text.
+    init(_ template: String) {
+        var parts: [Part] = []
+        var rest = template[...]
+        while let open = rest.range(of: "{{"), let close = rest[open.upperBound...].range(of: "}}") {
+            if open.lowerBound > rest.startIndex { parts.append(.literal(String(rest[..<open.lowerBound]))) }
+            parts.append(.placeholder(String(rest[open.upperBound..<close.lowerBound])))
+            rest = rest[close.upperBound...]
+        }
+        if !rest.isEmpty { parts.append(.literal(String(rest))) }
+        self.parts = parts
+        plain = parts.contains { if case .placeholder = $0 { true } else { false } } ? nil : template
+    }
+
+    /// The string with `values` filled in (each a bidi isolate when `isolate`); a name with no value
+    /// stays `{{name}}`.
+    func filled(_ values: [String: String], isolate: Bool) -> String {
+        if let plain { return plain }
+        var text = ""
+        for part in parts {
+            switch part {
+            case .literal(let literal): text += literal
+            case .placeholder(let name):
+                if let value = values[name] {
+                    text += isolate ? "\u{2068}" + value + "\u{2069}" : value
+                } else {
+                    text += "{{\(name)}}"
+                }
+            }
+        }
+        return text
     }
 }
 

@@ -1,7 +1,12 @@
-import Mustache
-
 // The values each template of `www/templates/` and `www/mail/` reads, as typed structs. A view
-// answers the template's names itself (``MustacheParent``), so rendering never reflects on a value.
+// lists the template's names with how to read each (``TemplateView/slots``), so rendering never
+// reflects on a value (``CompiledPage``).
+
+/// A view a template of `www/` renders: the names it answers, each read straight from the view.
+protocol TemplateView: Sendable {
+    /// The names, in the order a name is looked up (the first of two equal names wins).
+    static var slots: [(String, PageSlot<Self>)] { get }
+}
 
 /// What every page's layout reads beside the page's own values.
 struct PageFrame: Sendable {
@@ -13,21 +18,21 @@ struct PageFrame: Sendable {
     /// The app's name, in the header and the title.
     var appName: String
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "lang": language
-        case "dir": direction
-        case "title": title
-        case "appName": appName
-        default: nil
-        }
+    /// The layout's names, read through `frame` from a page's view.
+    static func slots<View>(_ frame: KeyPath<View, PageFrame> & Sendable) -> [(String, PageSlot<View>)] {
+        [
+            ("lang", .text { $0[keyPath: frame].language }), ("dir", .text { $0[keyPath: frame].direction }),
+            ("title", .text { $0[keyPath: frame].title }), ("appName", .text { $0[keyPath: frame].appName }),
+        ]
     }
 }
 
 /// A page a template renders: its template's name and the values it reads.
-protocol PageView: MustacheParent, Sendable {
+protocol PageView: TemplateView {
     /// The template in `www/templates/` (without `.mustache`).
     static var template: String { get }
+    /// The compiled template among `templates`.
+    static func compiled(in templates: PageTemplates) -> CompiledPage<Self>
     /// The language, title and app name of the layout.
     var frame: PageFrame { get set }
 }
@@ -68,32 +73,20 @@ struct ActionFormView: PageView {
 
     var hasError: Bool { emailField?.error != nil || passwordFields?.error != nil || passwordFields?.againError != nil }
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "intro": intro
-        case "button": button
-        case "mode": mode
-        case "oobCode": oobCode
-        case "formToken": formToken
-        case "email": email
-        case "minimumLength": minimumLength
-        case "errorLabel": errorLabel
-        case "hasError": hasError
-        case "remembered": remembered
-        case "askEmail": emailField != nil
-        case "emailLabel": emailField?.label
-        case "emailHelp": emailField?.help
-        case "emailValue": emailField?.value
-        case "emailError": emailField?.error
-        case "askPassword": passwordFields != nil
-        case "passwordLabel": passwordFields?.label
-        case "passwordHelp": passwordFields?.help
-        case "passwordAgainLabel": passwordFields?.againLabel
-        case "passwordError": passwordFields?.error
-        case "passwordAgainError": passwordFields?.againError
-        default: frame.child(named: name)
-        }
-    }
+    static let slots: [(String, PageSlot<Self>)] =
+        [
+            ("intro", .text { $0.intro }), ("button", .text { $0.button }), ("mode", .text { $0.mode }), ("oobCode", .text { $0.oobCode }),
+            ("formToken", .text { $0.formToken }), ("email", .text { $0.email }), ("minimumLength", .text { $0.minimumLength }),
+            ("errorLabel", .text { $0.errorLabel }), ("hasError", .flag { $0.hasError }), ("remembered", .flag { $0.remembered }),
+            ("askEmail", .flag { $0.emailField != nil }), ("emailLabel", .text { $0.emailField?.label }),
+            ("emailHelp", .text { $0.emailField?.help }), ("emailValue", .text { $0.emailField?.value }),
+            ("emailError", .text { $0.emailField?.error }), ("askPassword", .flag { $0.passwordFields != nil }),
+            ("passwordLabel", .text { $0.passwordFields?.label }), ("passwordHelp", .text { $0.passwordFields?.help }),
+            ("passwordAgainLabel", .text { $0.passwordFields?.againLabel }), ("passwordError", .text { $0.passwordFields?.error }),
+            ("passwordAgainError", .text { $0.passwordFields?.againError }),
+        ] + PageFrame.slots(\.frame)
+
+    static func compiled(in templates: PageTemplates) -> CompiledPage<Self> { templates.action }
 }
 
 /// `result.mustache`: the end of a flow, with the continue button when there is somewhere to go.
@@ -104,14 +97,11 @@ struct ResultView: PageView {
     /// The allow-listed continue URL and its button's label.
     var continueLink: (url: String, label: String)?
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "body": body
-        case "continueURL": continueLink?.url
-        case "continueLabel": continueLink?.label
-        default: frame.child(named: name)
-        }
-    }
+    static let slots: [(String, PageSlot<Self>)] =
+        [("body", .text { $0.body }), ("continueURL", .text { $0.continueLink?.url }), ("continueLabel", .text { $0.continueLink?.label })]
+        + PageFrame.slots(\.frame)
+
+    static func compiled(in templates: PageTemplates) -> CompiledPage<Self> { templates.result }
 }
 
 /// `links.mustache`: the browser fallback of a mobile link.
@@ -133,27 +123,19 @@ struct MobileLinkView: PageView {
     /// The Play Store page of an app too old for the link, and its label.
     var update: (url: String, label: String)?
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "intro": intro
-        case "webLink": webLink
-        case "continueWeb": continueWeb
-        case "openApp": openApp
-        case "appStore": appStore
-        case "playStore": playStore
-        case "appLink": appLink
-        case "appStoreLink": appStoreLink
-        case "playStoreLink": playStoreLink
-        case "smartBanner": smartBanner
-        case "updateLink": update?.url
-        case "update": update?.label
-        default: frame.child(named: name)
-        }
-    }
+    static let slots: [(String, PageSlot<Self>)] =
+        [
+            ("intro", .text { $0.intro }), ("webLink", .text { $0.webLink }), ("continueWeb", .text { $0.continueWeb }),
+            ("openApp", .text { $0.openApp }), ("appStore", .text { $0.appStore }), ("playStore", .text { $0.playStore }),
+            ("appLink", .text { $0.appLink }), ("appStoreLink", .text { $0.appStoreLink }), ("playStoreLink", .text { $0.playStoreLink }),
+            ("smartBanner", .text { $0.smartBanner }), ("updateLink", .text { $0.update?.url }), ("update", .text { $0.update?.label }),
+        ] + PageFrame.slots(\.frame)
+
+    static func compiled(in templates: PageTemplates) -> CompiledPage<Self> { templates.links }
 }
 
 /// `www/mail/message.{html,txt}.mustache`: an email with its link.
-struct MailView: MustacheParent, Sendable {
+struct MailView: TemplateView {
     var language: String
     var direction: String
     var link: String
@@ -162,16 +144,8 @@ struct MailView: MustacheParent, Sendable {
     var button: String
     var ignore: String
 
-    func child(named name: String) -> Any? {
-        switch name {
-        case "lang": language
-        case "dir": direction
-        case "link": link
-        case "subject": subject
-        case "body": body
-        case "button": button
-        case "ignore": ignore
-        default: nil
-        }
-    }
+    static let slots: [(String, PageSlot<Self>)] = [
+        ("lang", .text { $0.language }), ("dir", .text { $0.direction }), ("link", .text { $0.link }), ("subject", .text { $0.subject }),
+        ("body", .text { $0.body }), ("button", .text { $0.button }), ("ignore", .text { $0.ignore }),
+    ]
 }

@@ -12,12 +12,46 @@ public struct PostgresCodeStore: CodeStore {
     let database: PostgresStore
 
     public func issue(_ record: ActionCodeRecord) async throws {
-        // One call: the function `actionlinks_issue_code` takes a transaction-scoped advisory lock
-        // on (tenant, address, mode), retires the live code and inserts the new one, so issues for
-        // one address from several instances take turns. The unique index `codes_one_live` stays
-        // as a safety net; a violation of it would be retried.
+        try await database.issues.submit(record)
+    }
+
+    /// Issues one code. The function `actionlinks_issue_code` takes a transaction-scoped advisory
+    /// lock on (tenant, address, mode), retires the live code and inserts the new one, so issues for
+    /// one address from several instances take turns. The unique index `codes_one_live` stays as a
+    /// safety net; a violation of it would be retried.
+    static func issueOne(_ record: ActionCodeRecord, database: PostgresStore) async throws {
         try await database.retrying(["23505"]) {
             try await database.withConnection { connection in try await Self.issue(connection, record, database: database) }
+        }
+    }
+
+    /// Issues the codes of concurrent requests with one statement: one round trip and one commit for
+    /// all of them (``GroupCommit``). The rows go in (tenant, address, mode) order, so two batches
+    /// (of this instance or another) take their advisory locks in the same order and cannot
+    /// deadlock; codes for one address keep their order of arrival. If the statement fails, each
+    /// code is issued on its own, so that each request gets its own outcome.
+    static func issueBatch(_ records: [ActionCodeRecord], database: PostgresStore) async -> [Result<Void, any Error>] {
+        guard records.count > 1 else {
+            return [await outcome { try await issueOne(records[0], database: database) }]
+        }
+        let ordered = records.enumerated().sorted { a, b in
+            let (x, y) = (a.element, b.element)
+            if x.tenantID != y.tenantID { return x.tenantID < y.tenantID }
+            if x.email != y.email { return x.email < y.email }
+            if x.mode != y.mode { return x.mode.rawValue < y.mode.rawValue }
+            return a.offset < b.offset
+        }.map(\.element)
+        do {
+            try await database.retrying(["23505", "40P01"]) {
+                try await database.withConnection { connection in
+                    for try await _ in try await connection.execute(IssueCodes(records: ordered), logger: database.logger) {}
+                }
+            }
+            return records.map { _ in .success(()) }
+        } catch {
+            var outcomes: [Result<Void, any Error>] = []
+            for record in records { outcomes.append(await outcome { try await issueOne(record, database: database) }) }
+            return outcomes
         }
     }
 
@@ -65,6 +99,16 @@ public struct PostgresCodeStore: CodeStore {
     static func issue(_ connection: PostgresConnection, _ record: ActionCodeRecord, database: PostgresStore) async throws {
         // Rows are read to the end: errors arrive with the result.
         for try await _ in try await connection.execute(IssueCode(record: record), logger: database.logger) {}
+    }
+
+    /// What `body` did, as a result.
+    static func outcome(_ body: () async throws -> Void) async -> Result<Void, any Error> {
+        do {
+            try await body()
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
     }
 
     @discardableResult
@@ -197,6 +241,67 @@ struct IssueCode: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws {}
+}
+
+/// Issues several codes in one statement, in the order given, with `actionlinks_issue_code` for each.
+struct IssueCodes: PostgresPreparedStatement {
+    static let name = "actionlinks_issue_codes_v1"
+    static let sql = """
+        SELECT actionlinks_issue_code(r.hash, r.mode, r.tenant_id, r.account_id, r.email, r.new_email, r.continue_url,
+                                      r.language_code, r.app_settings, r.created_at, r.expires_at)
+        FROM unnest($1::bytea[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                    $10::int8[], $11::int8[]) WITH ORDINALITY
+            AS r(hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code, app_settings, created_at, expires_at,
+                 position)
+        ORDER BY r.position
+        """
+    typealias Row = Void
+    var records: [ActionCodeRecord]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 11)
+        bindings.append(records.map { ByteBuffer(bytes: $0.hash) })
+        bindings.append(records.map(\.mode.rawValue))
+        bindings.append(records.map(\.tenantID))
+        bindings.append(NullableTexts(records.map(\.accountID)))
+        bindings.append(records.map(\.email))
+        bindings.append(NullableTexts(records.map(\.newEmail)))
+        bindings.append(NullableTexts(records.map(\.continueURL)))
+        bindings.append(NullableTexts(records.map(\.languageCode)))
+        bindings.append(NullableTexts(records.map(\.appSettings)))
+        bindings.append(records.map(\.createdAt))
+        bindings.append(records.map(\.expiresAt))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws {}
+}
+
+/// A `text[]` that may hold NULLs (postgres-nio's arrays cannot), in the binary array format.
+struct NullableTexts: PostgresNonThrowingEncodable {
+    var values: [String?]
+
+    init(_ values: [String?]) { self.values = values }
+
+    static var psqlType: PostgresDataType { .textArray }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        buffer.writeInteger(values.isEmpty ? 0 : 1, as: UInt32.self)  // dimensions
+        buffer.writeInteger(values.contains(nil) ? 1 : 0, as: Int32.self)  // has NULLs
+        buffer.writeInteger(PostgresDataType.text.rawValue)
+        guard !values.isEmpty else { return }
+        buffer.writeInteger(Int32(values.count))
+        buffer.writeInteger(1, as: Int32.self)  // lower bound
+        for value in values {
+            guard let value else {
+                buffer.writeInteger(-1, as: Int32.self)
+                continue
+            }
+            buffer.writeInteger(Int32(value.utf8.count))
+            buffer.writeString(value)
+        }
+    }
 }
 
 struct LookupCode: PostgresPreparedStatement {

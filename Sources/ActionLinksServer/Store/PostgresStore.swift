@@ -29,6 +29,8 @@ public final class PostgresStore: Sendable {
     let callTimeout: Duration
     /// The calls still waiting for a connection, with their deadlines (see ``withConnection(_:)``).
     let waiting = LeaseDeadlines()
+    /// Codes being issued: those of concurrent requests go in one statement (``PostgresCodeStore``).
+    let issues: GroupCommit<ActionCodeRecord, Void>
 
     /// Makes the pool for `location`; no connection is opened until the client runs and is used.
     public init(location: PostgresLocation, logger: Logger) throws(PostgresStoreError) {
@@ -69,7 +71,14 @@ public final class PostgresStore: Sendable {
             ("statement_timeout", "\(Int(location.statementTimeout * 1000))"),
         ]
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        // The batches reach the store through a weak reference: the store owns them.
+        let store = WeakReference<PostgresStore>()
+        issues = GroupCommit(maximumBatch: 256, concurrency: 4) { records in
+            guard let database = store.value else { return records.map { _ in .failure(CancellationError()) } }
+            return await PostgresCodeStore.issueBatch(records, database: database)
+        }
         waiting.startWatching()
+        store.value = self
     }
 
     deinit { waiting.stopWatching() }
@@ -356,6 +365,17 @@ public final class PostgresStore: Sendable {
         ),
         ("v3: federated sign-in flows", federatedFlowsSchema),
     ]
+}
+
+/// A weak reference that is set once its object exists.
+final class WeakReference<Object: AnyObject & Sendable>: Sendable {
+    private struct Box: @unchecked Sendable { weak var object: Object? }
+    private let box = Mutex(Box())
+
+    var value: Object? {
+        get { box.withLock { $0.object } }
+        set { box.withLock { $0.object = newValue } }
+    }
 }
 
 /// The deadlines of the calls waiting for a connection, watched by one task that wakes every

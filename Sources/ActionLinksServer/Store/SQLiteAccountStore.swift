@@ -6,18 +6,19 @@ import GRDB
 /// unit of work runs once, against the database itself.
 public struct SQLiteAccountStore: AccountStore {
     let pool: DatabasePool
+    /// Where the refresh times go: those of concurrent refreshes commit together.
+    let batches: SQLiteBatchedWrites
 
     public func account(id localID: String, tenantID: String) async throws -> Account? {
         try await pool.read { db in try Self.fetchOne(db, "local_id = ?", [tenantID, localID]) }
     }
 
     public func account(email: String, tenantID: String) async throws -> Account? {
-        // On the writer's connection, outside any transaction: this lookup comes right before a code
-        // is written (every sendOobCode), and a reader connection must throw its page cache away
-        // whenever the writer has committed since its last read, which under a stream of issues is
-        // every time. The writer's cache is always current, and the statement sees the latest commit
-        // just as a reader would.
-        try await pool.writeWithoutTransaction { db in try Self.fetchOne(db, "email = ?", [tenantID, email]) }
+        // On a reader: this lookup comes right before a code is written (every sendOobCode), and on
+        // the writer's connection it would wait behind the batch being committed (``SQLiteBatchedWrites``).
+        // A reader's page cache is thrown away when the writer has committed since its last read,
+        // but with commits batched that is once per batch, and the pages come back from the OS's cache.
+        try await pool.read { db in try Self.fetchOne(db, "email = ?", [tenantID, email]) }
     }
 
     public func transaction<T: Sendable>(
@@ -52,7 +53,7 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     public func recordRefresh(accountID: String, tenantID: String, at time: Timestamp) async throws {
-        try await pool.write { db in
+        try await batches.write { db in
             try db.execute(
                 sql: "UPDATE accounts SET last_refresh_at = ? WHERE tenant_id = ? AND local_id = ?", arguments: [time, tenantID, accountID])
         }

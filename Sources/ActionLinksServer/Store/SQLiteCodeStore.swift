@@ -5,9 +5,11 @@ import GRDB
 /// ``CodeStore`` on the embedded SQLite database.
 public struct SQLiteCodeStore: CodeStore {
     let pool: DatabasePool
+    /// Where issues and send counts go: the ones of concurrent requests commit together.
+    let batches: SQLiteBatchedWrites
 
     public func issue(_ record: ActionCodeRecord) async throws {
-        try await pool.write { db in try Self.issue(db, record) }
+        try await batches.write { db in try Self.issue(db, record) }
     }
 
     /// Retires the live code of the record's tenant, address and mode and stores the record (inside a
@@ -35,15 +37,34 @@ public struct SQLiteCodeStore: CodeStore {
 
     public func lookup(hashes: [Data], now: Timestamp) async throws -> CodeLookup {
         guard !hashes.isEmpty else { return .invalid }
-        return try await pool.read { db in
-            let placeholders = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
-            let statement = try db.cachedStatement(sql: "SELECT * FROM codes WHERE hash IN (\(placeholders))")
-            guard let row = try Row.fetchOne(statement, arguments: StatementArguments(hashes)),
-                let record = Self.record(row)
-            else { return .invalid }
-            if record.consumedAt != nil || row["retired_at"] as Int64? != nil { return .invalid }
-            return record.expiresAt > now ? .live(record) : .expired(record)
-        }
+        return try await pool.read { db in try Self.lookup(db, hashes: hashes, now: now) }
+    }
+
+    /// ``lookup(hashes:now:)`` on the caller's thread: one indexed read of a WAL database, which
+    /// never waits for a writer (the landing page's fast path runs it on the event loop).
+    func lookupNow(hashes: [Data], now: Timestamp) throws -> CodeLookup {
+        guard !hashes.isEmpty else { return .invalid }
+        // One statement reads one snapshot: no transaction around it is needed.
+        return try pool.unsafeRead { db in try Self.lookup(db, hashes: hashes, now: now) }
+    }
+
+    static func lookup(_ db: Database, hashes: [Data], now: Timestamp) throws -> CodeLookup {
+        let placeholders = Array(repeating: "?", count: hashes.count).joined(separator: ", ")
+        // The columns by position (every landing page reads one row: names cost a search each).
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code, app_settings,
+                       created_at, expires_at, consumed_at, consumed_by, retired_at
+                FROM codes WHERE hash IN (\(placeholders))
+                """)
+        guard let row = try Row.fetchOne(statement, arguments: StatementArguments(hashes)),
+            let mode = ActionCodeLink.Mode(rawValue: row[1])
+        else { return .invalid }
+        let record = ActionCodeRecord(
+            hash: row[0], mode: mode, tenantID: row[2], accountID: row[3], email: row[4], newEmail: row[5], continueURL: row[6],
+            languageCode: row[7], appSettings: row[8], createdAt: row[9], expiresAt: row[10], consumedAt: row[11], consumedBy: row[12])
+        if record.consumedAt != nil || row[13] as Int64? != nil { return .invalid }
+        return record.expiresAt > now ? .live(record) : .expired(record)
     }
 
     public func consume(hashes: [Data], modes: Set<ActionCodeLink.Mode>, now: Timestamp, by consumer: String) async throws
@@ -93,7 +114,7 @@ public struct SQLiteCodeStore: CodeStore {
     }
 
     public func countEvents(keys: [String], windowStart: Timestamp) async throws -> [Int] {
-        try await pool.write { db in
+        try await batches.write { db in
             try keys.map { key in
                 try Int.fetchOne(
                     db.cachedStatement(
@@ -148,5 +169,44 @@ public struct SQLiteCodeStore: CodeStore {
             newEmail: row["new_email"], continueURL: row["continue_url"], languageCode: row["language_code"],
             appSettings: row["app_settings"], createdAt: row["created_at"], expiresAt: row["expires_at"],
             consumedAt: row["consumed_at"], consumedBy: row["consumed_by"])
+    }
+}
+
+/// The writes of concurrent requests in one transaction (``GroupCommit``): with `synchronous =
+/// FULL`, each commit waits for the disk, and one commit for many writes is what lets issuing keep
+/// up. Each write runs in a savepoint of its own, so one that fails (and only that one) is rolled
+/// back and gets its error; the others commit. Nobody is answered before the commit is on disk.
+final class SQLiteBatchedWrites: Sendable {
+    typealias Job = @Sendable (Database) throws -> any Sendable
+    let batches: GroupCommit<Job, any Sendable>
+
+    init(pool: DatabasePool, maximumBatch: Int = 256) {
+        batches = GroupCommit(maximumBatch: maximumBatch) { jobs in
+            do {
+                return try await pool.write { db in
+                    jobs.map { job in
+                        var outcome: Result<any Sendable, any Error> = .failure(GroupCommitError.noOutcome)
+                        do {
+                            try db.inSavepoint {
+                                outcome = .success(try job(db))
+                                return .commit
+                            }
+                        } catch {
+                            outcome = .failure(error)
+                        }
+                        return outcome
+                    }
+                }
+            } catch {
+                // The commit failed: none of the batch was written.
+                return jobs.map { _ in .failure(error) }
+            }
+        }
+    }
+
+    /// Runs `body` in the next batch's transaction and returns its result once that has committed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        // The job returns what `body` returned, so the cast cannot fail.
+        try await batches.submit { db in try body(db) } as! T
     }
 }

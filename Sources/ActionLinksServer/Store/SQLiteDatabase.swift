@@ -6,6 +6,8 @@ import GRDB
 public final class SQLiteDatabase: Sendable {
     /// The connection pool.
     let pool: DatabasePool
+    /// The writes that concurrent requests make most (issues, send counts, refresh times), committed in batches.
+    let batches: SQLiteBatchedWrites
 
     /// Opens (creating if needed) the database at `path` and runs the migrations it has not run yet.
     ///
@@ -23,6 +25,7 @@ public final class SQLiteDatabase: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         pool = try DatabasePool(path: path, configuration: configuration)
+        batches = SQLiteBatchedWrites(pool: pool)
         // FULL: each commit reaches the disk before it returns, so a consumed code stays consumed
         // through a power cut (NORMAL in WAL mode may roll the last commits back, letting a code
         // be used twice). Every write goes through the pool's one writer connection, which lives
@@ -33,9 +36,9 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// The code store on this database.
-    public var codes: SQLiteCodeStore { SQLiteCodeStore(pool: pool) }
+    public var codes: SQLiteCodeStore { SQLiteCodeStore(pool: pool, batches: batches) }
     /// The account store on this database.
-    public var accounts: SQLiteAccountStore { SQLiteAccountStore(pool: pool) }
+    public var accounts: SQLiteAccountStore { SQLiteAccountStore(pool: pool, batches: batches) }
     /// The tenant store on this database.
     public var tenants: SQLiteTenantStore { SQLiteTenantStore(pool: pool) }
 

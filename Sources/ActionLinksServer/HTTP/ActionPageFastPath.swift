@@ -1,0 +1,123 @@
+import ActionLinks
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// Answers `GET /__/auth/action` on the connection's event loop when the store is SQLite: the link
+/// is read, the code looked up (one indexed read of the WAL database, which never waits for a
+/// writer) and the page rendered without leaving the event loop, instead of handing the request to
+/// the async responder, the responder to the database's queue, and back twice.
+///
+/// The answer is the one ``PageRoutes`` gives, made by the same code (``ActionPages/landingStart(uri:acceptLanguage:)``
+/// and ``ActionPages/landingPage(link:lookup:language:acceptLanguage:isRemembered:)``), with the same
+/// headers in the same order, `Date` as Hummingbird adds it, and the request counted in the
+/// metrics as the route's. Anything else passes through untouched: other paths and methods, a
+/// request with a `Cookie` (a remembered device is the responder's to recognise) or a `Connection`
+/// header, and any request that arrives while an earlier one on the connection is still being
+/// answered by the responder (so pipelined responses stay in order).
+final class ActionPageFastPath: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let pages: ActionPages
+    let codes: SQLiteCodeStore
+    let metrics: ServerMetrics
+    let logger: Logger
+    /// Requests passed on to the responder whose response has not ended yet.
+    private var forwarded = 0
+    /// The request being answered here, until its `.end` arrives.
+    private var answering: (target: String, acceptLanguage: String?, start: ContinuousClock.Instant)?
+    /// Where whole encoded answers are written, below the HTTP encoder.
+    private var raw: RawAnswers?
+
+    init(pages: ActionPages, codes: SQLiteCodeStore, metrics: ServerMetrics, logger: Logger) {
+        self.pages = pages
+        self.codes = codes
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        raw = RawAnswers(context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        raw = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            if forwarded == 0, request.method == .get, let target = request.path, Self.isActionPage(target),
+                !request.headerFields.contains(.connection), !request.headerFields.contains(.cookie)
+            {
+                answering = (target, request.headerFields[.acceptLanguage], .now)
+                return
+            }
+            forwarded += 1
+            context.fireChannelRead(data)
+        case .body:
+            if answering == nil { context.fireChannelRead(data) }
+        case .end:
+            guard let (target, acceptLanguage, start) = answering else {
+                context.fireChannelRead(data)
+                return
+            }
+            answering = nil
+            let page = answer(target: target, acceptLanguage: acceptLanguage)
+            var head = page.head
+            head.headerFields[.date] = HTTPDate.now
+            let body = page.body.flatMap { $0.readableBytes > 0 ? $0 : nil }
+            if let raw {
+                raw.write(RawAnswers.encode(head, body: body))
+            } else {
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+            let duration = ContinuousClock.now - start
+            metrics.request(.actionPage, status: page.status.code, duration: duration)
+            logger.debug(
+                "request",
+                metadata: [
+                    "method": "GET", "route": "\(ActionCodeLink.actionPath)", "status": "\(page.status.code)", "duration": "\(duration)",
+                ])
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), forwarded > 0 { forwarded -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    /// The landing page for a request target, as ``ActionPages/landing(_:)`` makes it.
+    func answer(target: String, acceptLanguage: String?) -> PageAnswer {
+        switch pages.landingStart(uri: URI(target), acceptLanguage: acceptLanguage) {
+        case .page(let page):
+            return page
+        case .lookUp(let link, let language):
+            let record: Result<ActionCodeRecord, ActionError>
+            do throws(ActionError) {
+                record = .success(try pages.completer.checkNow(code: link.oobCode, tenantID: link.tenantID ?? "", in: codes))
+            } catch {
+                record = .failure(error)
+            }
+            // Without a cookie, no device is remembered.
+            return pages.landingPage(link: link, lookup: record, language: language, acceptLanguage: acceptLanguage) { _ in false }
+        }
+    }
+
+    /// Whether a request target is the action page's path, with or without a query.
+    static func isActionPage(_ target: String) -> Bool {
+        let path = ActionCodeLink.actionPath.utf8
+        let bytes = target.utf8
+        guard bytes.starts(with: path) else { return false }
+        let rest = bytes.dropFirst(path.count)
+        return rest.isEmpty || rest.first == UInt8(ascii: "?")
+    }
+}
