@@ -1,3 +1,5 @@
+import ActionLinks
+import ActionLinksTestSupport
 import Foundation
 import Mustache
 import NIOCore
@@ -10,7 +12,7 @@ import Testing
 /// output depends on its values in a way the compiled form cannot follow is rendered by Mustache.
 @Suite("Compiled pages")
 struct CompiledPageTests {
-    static let www = TestServer.root.appendingPathComponent("www").path
+    static let www = Repository.www
 
     /// Values that exercise escaping, placeholders that must stay text, newlines and bidi isolates.
     static let values = [
