@@ -133,13 +133,35 @@ final class OpenIDProviders: Sendable {
         }
         request.body = .bytes(ByteBuffer(string: fields.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
         let (status, data) = try await send(request, what: "the token endpoint of \(provider.id)")
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        guard (200..<300).contains(status), let object else {
-            let error = (object?["error"] as? String).map { String($0.prefix(100)) } ?? "HTTP \(status)"
+        let answer = try? JSONDecoder().decode(TokenEndpointAnswer.self, from: data)
+        guard (200..<300).contains(status), let answer else {
+            let error = answer?.error.map { String($0.prefix(100)) } ?? "HTTP \(status)"
             throw ActionError(.invalidIDPResponse, "the provider refused the authorization code (\(error))")
         }
-        let expiresIn = (object["expires_in"] as? Int) ?? (object["expires_in"] as? String).flatMap { Int($0) }
-        return ProviderTokens(idToken: object["id_token"] as? String, accessToken: object["access_token"] as? String, expiresIn: expiresIn)
+        return ProviderTokens(idToken: answer.idToken, accessToken: answer.accessToken, expiresIn: answer.expiresIn)
+    }
+
+    /// The token endpoint's JSON answer (RFC 6749 §5.1 and §5.2, OpenID Connect Core §3.1.3.3).
+    struct TokenEndpointAnswer: Decodable {
+        var idToken: String?
+        var accessToken: String?
+        /// Seconds, as a number (or, from some providers, a string of digits).
+        var expiresIn: Int?
+        var error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case idToken = "id_token", accessToken = "access_token", expiresIn = "expires_in", error
+        }
+
+        init(from decoder: any Decoder) throws {
+            let answer = try decoder.container(keyedBy: CodingKeys.self)
+            idToken = try? answer.decodeIfPresent(String.self, forKey: .idToken)
+            accessToken = try? answer.decodeIfPresent(String.self, forKey: .accessToken)
+            error = try? answer.decodeIfPresent(String.self, forKey: .error)
+            expiresIn =
+                (try? answer.decodeIfPresent(Int.self, forKey: .expiresIn))
+                ?? (try? answer.decodeIfPresent(String.self, forKey: .expiresIn)).flatMap { $0.flatMap { Int($0) } }
+        }
     }
 
     /// `application/x-www-form-urlencoded` encoding of one name or value.

@@ -109,18 +109,19 @@ struct ProviderIDToken: Sendable {
     {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
-            let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
-            (try? JSONSerialization.jsonObject(with: payloadData)) is [String: Any]
+            let header = try? JSONDecoder().decode([String: ClaimValue].self, from: headerData),
+            (try? JSONDecoder().decode([String: ClaimValue].self, from: payloadData)) != nil
         else { throw .invalid("the id_token is not a JWS") }
-        guard let alg = header["alg"] as? String, algorithms.contains(alg) else {
-            throw .invalid("the id_token's algorithm '\(String(describing: header["alg"] ?? "none").prefix(20))' is not RS256 or ES256")
+        guard let alg = header["alg"]?.stringValue, algorithms.contains(alg) else {
+            let named = header["alg"].map { $0.stringValue ?? "\($0)" } ?? "none"
+            throw .invalid("the id_token's algorithm '\(named.prefix(20))' is not RS256 or ES256")
         }
         let usable = keys.filter { key in
             let type = alg == "RS256" ? JWK.KeyType.rsa : JWK.KeyType.ecdsa
             return key.keyType == type && (key.algorithm == nil || key.algorithm?.rawValue == alg)
         }
         var key: JWK
-        if let kid = header["kid"] as? String {
+        if let kid = header["kid"]?.stringValue {
             guard let named = usable.first(where: { $0.keyIdentifier?.string == kid }) else { throw .unknownKey }
             key = named
         } else {
@@ -170,7 +171,7 @@ struct ProviderIDToken: Sendable {
             guard parts.count >= 2, let data = Base64URL.decode(parts[1]) else { return nil }
             payload = data
         }
-        guard (try? JSONSerialization.jsonObject(with: payload)) is [String: Any],
+        guard (try? JSONDecoder().decode([String: ClaimValue].self, from: payload)) != nil,
             let claims = try? JSONDecoder().decode(ProviderClaims.self, from: payload)
         else { return nil }
         return ProviderIDToken(claims: claims, payload: String(decoding: payload, as: UTF8.self))

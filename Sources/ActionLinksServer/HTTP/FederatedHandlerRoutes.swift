@@ -118,10 +118,11 @@ struct FederatedHandlerRoutes {
             }
         }
         if let custom = query["customParameters"], !custom.isEmpty {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(custom.utf8)) as? [String: Any],
-                object.values.allSatisfy({ $0 is String })
-            else { return errorPage(request, language: language) }
-            start.customParameters = object.compactMap { key, value in (value as? String).map { (key, $0) } }.sorted { $0.0 < $1.0 }
+            // A JSON object of strings; anything else is refused.
+            guard let object = try? JSONDecoder().decode([String: String].self, from: Data(custom.utf8)) else {
+                return errorPage(request, language: language)
+            }
+            start.customParameters = object.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
         }
         start.language = language
         var binding = request.cookies[Self.bindingCookie]?.value ?? ""
