@@ -25,6 +25,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     private let socketFD: Int32
     private let routes: [String: Route]
     private let thread: Thread
+    private let stopLock = NSLock()
+    private var stopped = false
 
     /// Starts answering `routes` (paths with their query) at once.
     public init(routes: [String: Route]) throws {
@@ -51,10 +53,17 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         port = UInt16(bigEndian: address.sin_port)
         socketFD = fd
         let table = routes
+        // The accepting thread owns the socket and closes it when `accept` fails for good (after
+        // `stop()` shut it down): closing it anywhere else could close a number that another
+        // socket of the process (a database connection) has been given since.
         thread = Thread {
             while true {
                 let client = accept(fd, nil, nil)
-                if client < 0 { return }
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    close(fd)
+                    return
+                }
                 LoopbackHTTPServer.serve(client, routes: table)
             }
         }
@@ -66,10 +75,14 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// `http://127.0.0.1:<port>`.
     public var origin: String { "http://127.0.0.1:\(port)" }
 
-    /// Stops listening.
+    /// Stops listening (once; later calls, and the one `deinit` makes, do nothing).
     public func stop() {
-        shutdown(socketFD, Int32(SHUT_RDWR))
-        close(socketFD)
+        let first = stopLock.withLock {
+            defer { stopped = true }
+            return !stopped
+        }
+        // Shutting a listening socket down wakes the blocked `accept`, whose thread then closes it.
+        if first { shutdown(socketFD, Int32(SHUT_RDWR)) }
     }
 
     private static func serve(_ client: Int32, routes: [String: Route]) {
