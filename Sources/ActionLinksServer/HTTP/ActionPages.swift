@@ -98,9 +98,10 @@ struct ActionPages: Sendable {
         return formPage(for: record, code: link.oobCode, language: pageLanguage, state: state)
     }
 
-    /// `url` with `items` added to its query (before any fragment), each value percent-encoded.
+    /// `url` with `items` added to its query (before any fragment), each name and value
+    /// percent-encoded (a provider's custom parameter named `a&state` stays one parameter).
     static func url(_ url: String, adding items: [(String, String)]) -> String {
-        let query = items.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+        let query = items.map { "\(PercentEncoding.encodeComponent($0.0))=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
         let hash = url.firstIndex(of: "#")
         let base = hash.map { String(url[..<$0]) } ?? url
         let fragment = hash.map { String(url[$0...]) } ?? ""
@@ -433,7 +434,8 @@ struct ActionPages: Sendable {
         let parts = token.split(separator: ".", maxSplits: 1)
         guard parts.count == 2, let issued = Int64(parts[0]) else { return false }
         let now = Int64(Date().timeIntervalSince1970)
-        guard issued <= now + 60, now - issued <= Self.formLifetime else { return false }
+        // Compared without subtracting: `issued` is the client's number, and `now - Int64.min` traps.
+        guard issued <= now + 60, issued >= now - Self.formLifetime else { return false }
         let expected = formToken(code: code, mode: mode, now: issued)
         return ConstantTime.equal(Array(token.utf8), Array(expected.utf8))
     }

@@ -81,7 +81,12 @@ struct LenientString: Decodable, Sendable {
         if let number = try? container.decode(Int64.self) {
             text = String(number)
         } else if let number = try? container.decode(Double.self) {
-            text = String(Int64(number))
+            // `Int64(exactly:)`, not `Int64(_:)`: a number beyond Int64 (1e300) is a bad request,
+            // not a trap that takes the server down.
+            guard let whole = Int64(exactly: number.rounded(.towardZero)) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(number) is out of range")
+            }
+            text = String(whole)
         } else {
             text = try container.decode(String.self)
         }

@@ -88,7 +88,7 @@ public final class CustomTokenVerifier: Sendable {
             throw Self.invalid("iss and sub must be the service account's address")
         }
         let seconds = now / 1000
-        guard let iat = payload.iat, let exp = payload.exp, iat <= seconds + 300, exp > seconds, exp - iat <= 3600 else {
+        guard let iat = payload.iat, let exp = payload.exp, iat <= seconds + 300, exp > seconds, iat >= exp - 3600 else {
             throw Self.invalid("the token has expired or lasts more than an hour")
         }
         return try checked(payload)
