@@ -116,8 +116,10 @@ extension AccountService {
                 }
                 try tx.update(account)
                 var recoveryRecord: ActionCodeRecord?
-                if let oldEmail, account.email != oldEmail, signInProvider != "anonymous" {
+                if let oldEmail, account.email != nil, account.email != oldEmail, signInProvider != "anonymous" {
                     // The old address may undo the change (Firebase mails it a recoverEmail link).
+                    // An address removed (deleteAttribute EMAIL) is not a change it could undo: as
+                    // in the emulator, nothing is mailed.
                     let record = ActionCodeRecord(
                         hash: recovery.hash, mode: .recoverEmail, tenantID: tenantID, accountID: localID, email: oldEmail,
                         newEmail: account.email, languageCode: languageCode, createdAt: now, expiresAt: recovery.expiresAt)

@@ -153,6 +153,11 @@ public final class ActionCompleter: Sendable {
         let done = try await complete(code: code, tenantID: record.tenantID, modes: [.resetPassword], consumer: consumer, now: clock.now) {
             tx, record in
             var account = try Self.owner(of: record, tx)
+            // The address's owner has just proved it. On an account whose address was never
+            // verified, whoever linked a provider need not be that owner: the providers go, as
+            // DESIGN §6 has it for a sign-in link. (A verified account keeps them; the emulator
+            // unlinks them on every reset.)
+            if !account.emailVerified { account.federatedIdentities.removeAll() }
             account.passwordHash = hash
             account.passwordUpdatedAt = tx.now
             account.emailVerified = true
@@ -219,11 +224,13 @@ public final class ActionCompleter: Sendable {
                 account = current
             } else if var existing = owner {
                 if existing.disabled { throw ActionError.userDisabled }
-                if !existing.emailVerified, existing.passwordHash != nil {
-                    // Whoever set that password never proved they own the address: it goes, and so
-                    // do their sessions.
+                if !existing.emailVerified {
+                    // Whoever set the account up never proved they own the address (perhaps an
+                    // anonymous session that named it, perhaps someone with a password or a provider
+                    // of their own): every way in they had goes, and every session.
                     existing.passwordHash = nil
                     existing.passwordUpdatedAt = nil
+                    existing.federatedIdentities.removeAll()
                     existing.validSince = tx.now / 1000
                 }
                 existing.emailVerified = true

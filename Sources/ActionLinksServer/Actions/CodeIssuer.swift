@@ -151,7 +151,12 @@ public final class CodeIssuer: Sendable {
         if let newEmail, let taken = try await store.call({ try await self.accounts.account(email: newEmail, tenantID: tenantID) }),
             taken.localID != account?.localID
         {
-            throw ActionError.emailExists
+            // With email-enumeration protection a client learns nothing from Firebase production
+            // here either: the same answer, and no mail (the emulator, like an admin, is told).
+            guard !request.isAdmin, request.tenant.emailEnumerationProtection, !settings.server.development else {
+                throw ActionError.emailExists
+            }
+            deliver = false
         }
 
         var appSettings = AppSettings()

@@ -90,7 +90,9 @@ public final class SignInService: Sendable {
             guard PhoneNumber.isValid(given) else { throw ActionError(.invalidPhoneNumber, "Invalid format.") }
             phoneNumber = given
         }
-        if let email, let existing = try await store.call({ try await self.accounts.account(email: email, tenantID: tenant.tenantID) }),
+        // (With an ID token the account's tenant is the token's, known below: the transaction checks.)
+        if let email, request.idToken == nil,
+            let existing = try await store.call({ try await self.accounts.account(email: email, tenantID: tenant.tenantID) }),
             existing.localID != request.localID
         {
             // Checked again in the transaction; this answers early, before a password is hashed.
@@ -106,7 +108,13 @@ public final class SignInService: Sendable {
         if let idToken = request.idToken {
             let user = try await accountService.user(idToken: idToken, call: call, bodyTenant: request.bodyTenant)
             signedIn = user
-            tenant = user.tenant
+            if user.tenant.tenantID != tenant.tenantID {
+                // The call named no tenant: the ID token's is checked as a named one would have been.
+                tenant = user.tenant
+                try tenant.checkEnabled()
+                if !call.isAdmin, !tenant.allowPasswordSignup { throw ActionError(.operationNotAllowed) }
+                if let password = request.password { try tenant.passwords.check(password) }
+            }
         }
         let newSession =
             call.isAdmin
@@ -204,7 +212,10 @@ public final class SignInService: Sendable {
             _ = try? await passwords.verify(password, against: passwords.decoy)
             try await refuse(.emailNotFound)
         }
-        if account.disabled { throw ActionError.userDisabled }
+        // The emulator says USER_DISABLED before looking at the password; a production server only
+        // to the account's owner (the right password), so that a wrong one tells nothing more than
+        // for an address with no account, after the same scrypt work.
+        if account.disabled, settings.server.development { throw ActionError.userDisabled }
         guard let stored = account.passwordHash else {
             _ = try? await passwords.verify(password, against: passwords.decoy)
             try await refuse(.invalidPassword)
@@ -219,14 +230,18 @@ public final class SignInService: Sendable {
             matches = (try? await passwords.verify(password, against: stored)) ?? false
         }
         guard matches else { try await refuse(.invalidPassword) }
+        if account.disabled { throw ActionError.userDisabled }
         let newSession = tokens.newSession(accountID: account.localID, tenantID: tenant.tenantID, signInProvider: "password", now: now)
         let replacement = rehash
         let updated = try await store.call {
             try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx in
                 var current = try tx.existingAccount(id: account.localID)
                 if current.disabled { throw ActionError.userDisabled }
-                // The password may have changed since it was checked: keep the newer one.
-                if let replacement, current.passwordHash == stored { current.passwordHash = replacement }
+                // The password changed while this one was being checked: the old one opens nothing.
+                guard current.passwordHash == stored else {
+                    throw ActionError(protection ? .invalidLoginCredentials : .invalidPassword)
+                }
+                if let replacement { current.passwordHash = replacement }
                 current.lastLoginAt = now
                 try tx.update(current)
                 try tx.addSession(newSession.session)

@@ -364,12 +364,12 @@ extension FirebaseSpecs {
             }
         }
 
-        @Test("a password reset keeps the account's federated providers (the emulator unlinks them)")
+        @Test("a password reset keeps a verified account's federated providers (the emulator unlinks them)")
         func resetKeepsProviders() async throws {
             try await TestApp.router { app in
                 let users: [[String: Any]] = [
                     [
-                        "localId": "foo", "email": "foo@example.com", "rawPassword": Spec.password,
+                        "localId": "foo", "email": "foo@example.com", "emailVerified": true, "rawPassword": Spec.password,
                         "providerUserInfo": [["providerId": "google.com", "rawId": "0123456", "email": "foo@example.com"]],
                     ]
                 ]

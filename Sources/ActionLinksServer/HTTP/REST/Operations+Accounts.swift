@@ -67,10 +67,21 @@ extension IdentityToolkitAPI {
                 localID = user.account.localID
                 signInProvider = user.claims.firebase.signInProvider
                 tenant = user.tenant
+                // The ID token's tenant, when the call named none, is checked as the named one was.
+                try tenant.checkEnabled()
             }
             var changes = AccountChanges()
             if let email = fields.email {
                 guard let canonical = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
+                // With email-enumeration protection Firebase production refuses a client's direct
+                // change of address (the JS SDK documents `updateEmail`'s auth/operation-not-allowed):
+                // its EMAIL_EXISTS would say whether the address has an account. The verified change
+                // (sendOobCode VERIFY_AND_CHANGE_EMAIL) is the way; the emulator allows it.
+                if !call.isAdmin, tenant.emailEnumerationProtection, !settings.server.development {
+                    throw ActionError(
+                        .operationNotAllowed,
+                        "with email-enumeration protection the address is changed by a verified link (verifyBeforeUpdateEmail)")
+                }
                 changes.email = canonical
             }
             if let password = fields.password {
@@ -82,6 +93,10 @@ extension IdentityToolkitAPI {
             changes.deleteAttributes = fields.deleteAttribute ?? []
             changes.deleteProviders = fields.deleteProvider ?? []
             if let link = fields.linkProviderUserInfo {
+                // Firebase production takes it from the admin only (the emulator from anyone): from a
+                // client it would plant an identity nobody proved, and that identity's next sign-in
+                // would land in this account.
+                guard call.isAdmin || settings.server.development else { throw ActionError.insufficientPermission }
                 guard let provider = link.providerId, !provider.isEmpty else { throw ActionError(.missingProviderID) }
                 guard let raw = link.rawId, !raw.isEmpty else { throw ActionError(.missingRawID) }
                 changes.linkIdentity = FederatedIdentity(

@@ -36,6 +36,7 @@ extension IdentityToolkitAPI {
                     let signedIn = try await accounts.user(idToken: fields.idToken ?? "", call: call, bodyTenant: fields.tenantId)
                     user = signedIn.account
                     tenant = signedIn.tenant
+                    try tenant.checkEnabled()
                 }
             default: break
             }
