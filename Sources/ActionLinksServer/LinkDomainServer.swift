@@ -88,8 +88,11 @@ public enum LinkDomainServer {
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [AssociationFastPath(files: files)]
                 + (pages.map { [ActionPageFastPath(pages: $0.0, codes: $0.1, metrics: metrics, logger: logger)] } ?? []),
-            idleTimeout: .seconds(Int64(limits.idleTimeout)))
-        let timeouts = ConnectionGuard.Timeouts(header: .seconds(Int64(limits.headerTimeout)), body: .seconds(Int64(limits.bodyTimeout)))
+            // The idle timeout is the connection guard's (it hears of the fast paths' answers).
+            idleTimeout: nil)
+        let timeouts = ConnectionGuard.Timeouts(
+            header: .seconds(Int64(limits.headerTimeout)), body: .seconds(Int64(limits.bodyTimeout)),
+            idle: .seconds(Int64(limits.idleTimeout)))
         let guarded = HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, configuration: http1, timeouts: timeouts) }
         if let tls = settings.server.tls {
             do {

@@ -78,6 +78,27 @@ struct SlowClientTests {
         }
     }
 
+    @Test("a connection only the fast paths serve is not idle while they answer, and is closed once it is")
+    func idleTimeoutWithFastPaths() async throws {
+        try await TestApp.live(environment: ["ACTIONLINKS_SERVER_IDLE_TIMEOUT": "3s"]) { app in
+            let connection = try RawConnection(base: app.base)
+            let association = "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: links.test.example\r\n\r\n"
+            // Seven answers over about 6 s, two idle timeouts: the association file's fast path
+            // answers every one below Hummingbird's own connection handler.
+            for round in 1...7 {
+                connection.send(association)
+                let answered = try await connection.wait(upTo: .seconds(5)) {
+                    $0.text.components(separatedBy: "HTTP/1.1 200").count == round + 1 || $0.closed
+                }
+                #expect(answered != nil && !connection.closed, "round \(round): \(connection.text.suffix(200))")
+                if connection.closed { return }
+                try await Task.sleep(for: .seconds(1))
+            }
+            let elapsed = try await connection.wait(upTo: .seconds(20)) { $0.closed }
+            #expect(elapsed != nil, "an idle connection was still open 20 s after its last answer")
+        }
+    }
+
     @Test("more slow connections than the cap hold it only until the header timeout; a fresh connection is then served")
     func connectionCap() async throws {
         try await TestApp.live(environment: [

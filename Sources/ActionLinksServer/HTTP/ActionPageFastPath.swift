@@ -75,6 +75,7 @@ final class ActionPageFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let body = page.body.flatMap { $0.readableBytes > 0 ? $0 : nil }
             if let raw {
                 raw.write(RawAnswers.encode(head, body: body))
+                context.triggerUserOutboundEvent(FastPathAnswered(), promise: nil)
             } else {
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
                 if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }

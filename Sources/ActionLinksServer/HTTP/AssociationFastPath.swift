@@ -77,6 +77,14 @@ final class AssociationFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    /// A fast path after this one answered a request this one passed on: its answer went out below
+    /// the codec, past ``write(context:data:promise:)``, so it is counted here.
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is FastPathAnswered else { return context.triggerUserOutboundEvent(event, promise: promise) }
+        if forwarded > 0 { forwarded -= 1 }
+        promise?.succeed()
+    }
+
     /// The file for a request target: the exact path, with or without a query.
     func file(for target: String?) -> PrebuiltJSON? {
         guard let target else { return nil }
@@ -86,6 +94,10 @@ final class AssociationFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         return files[target]
     }
 }
+
+/// Sent toward the head by a fast path that answered a request below the codec, for the fast
+/// paths before it, which passed that request on and count it until its answer ends.
+struct FastPathAnswered: Sendable {}
 
 /// Writes a fast path's whole answer, already encoded, from below the HTTP codec (the connection
 /// guard's place in the pipeline): no response head is converted, validated or encoded per request.

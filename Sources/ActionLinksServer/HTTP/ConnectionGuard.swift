@@ -14,7 +14,10 @@ import NIOHTTPTypes
 /// It watches two levels of the pipeline: this handler sees the bytes as they arrive (after TLS,
 /// before the HTTP decoder), to notice when a request begins; its ``RequestWatcher`` sees the
 /// decoded parts, to notice when a head and a body are complete and when responses start and end.
-/// Between requests the connection's idle timeout (Hummingbird's) applies instead.
+/// Between requests, once every response has been written, the idle timeout applies: the
+/// connection is closed quietly. (It is here and not Hummingbird's: the fast paths answer below
+/// Hummingbird's connection-state handler, which would see a connection that only they serve as
+/// idle and close it under them; this guard hears of every answer, theirs included.)
 ///
 /// One timer per connection, re-armed lazily: moving a deadline later costs a clock read, not a
 /// new scheduled task, which keeps the per-request cost on the hot path negligible.
@@ -28,6 +31,8 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         var header: TimeAmount
         /// From the end of a request's head to the end of its body.
         var body: TimeAmount
+        /// From the end of the last response to the first byte of the next request (`nil`: none).
+        var idle: TimeAmount? = nil
     }
 
     /// What the connection is waiting for.
@@ -94,6 +99,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     func requestEnded() {
         phase = .idle
         deadline = nil
+        if unanswered == 0 { beginIdle() }
     }
 
     func responseStarted() { responding = true }
@@ -101,6 +107,17 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     func responseEnded() {
         unanswered = max(0, unanswered - 1)
         responding = false
+        if phase == .idle, unanswered == 0 { beginIdle() }
+    }
+
+    /// The idle deadline, from now: nothing is being read or answered.
+    private func beginIdle() {
+        guard let idle = timeouts.idle else { return }
+        let deadline = NIODeadline.now() + idle
+        self.deadline = deadline
+        if let timerDeadline, timerDeadline <= deadline { return }
+        timer?.cancel()
+        schedule(at: deadline)
     }
 
     // MARK: The timer
@@ -138,6 +155,11 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         self.deadline = nil
+        if phase == .idle {
+            logger.debug("closing an idle connection", metadata: ["peer": "\(context.channel.remoteAddress?.description ?? "?")"])
+            context.close(promise: nil)
+            return
+        }
         let what = phase == .head ? "request head" : "request body"
         logger.info(
             "closing a connection: \(what) not received in time", metadata: ["peer": "\(context.channel.remoteAddress?.description ?? "?")"]
