@@ -381,9 +381,13 @@ final class PostgresAccountTransaction: AccountTransaction {
                 let updated = try await connection.query(
                     """
                     UPDATE codes SET consumed_at = \(now), consumed_by = \(consumer)
-                    WHERE hash = \(ByteBuffer(bytes: hash)) AND consumed_at IS NULL AND retired_at IS NULL RETURNING 1
+                    WHERE hash = \(ByteBuffer(bytes: hash)) AND coalesce(consumed_at, retired_at) IS NULL RETURNING 1
                     """, logger: logger
                 ).collect().count
+                // "Neither consumed nor retired" as `coalesce`, as in ``ConsumeCode``: spelt as the
+                // partial index `codes_one_live`'s predicate, it let the planner, on statistics older
+                // than a burst of issues, walk that whole index instead of the primary key (23 ms and
+                // 32k buffers per confirm at 60k codes; the PostgreSQL confirm bench at 150/s).
                 // The row was read and locked in this transaction, so nothing else can have consumed it.
                 guard updated == 1 else {
                     throw StoreInconsistency(description: "a code read live in this transaction was not consumed")
