@@ -53,22 +53,12 @@ KEY=demo-api-key
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'bench: %s\n' "$*" >&2; exit 2; }
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+# shellcheck source=lib/wrk-bench.sh
+source scripts/lib/wrk-bench.sh
 
 # --- tools and build -------------------------------------------------------------------------
 
-nginx_binary() { command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true; }
-missing=()
-command -v wrk >/dev/null 2>&1 || missing+=(wrk)
-[ -n "$(nginx_binary)" ] || missing+=(nginx)
-command -v curl >/dev/null 2>&1 || missing+=(curl)
-if [ ${#missing[@]} -gt 0 ]; then
-    log "installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    as_root apt-get install -y "${missing[@]}" >/dev/null || { as_root apt-get update >/dev/null && as_root apt-get install -y "${missing[@]}" >/dev/null; }
-fi
-NGINX=$(nginx_binary)
-[ -n "$NGINX" ] || die "nginx is not installed"
+ensure_wrk_nginx_curl
 if [ "$SKIP_POSTGRES" != 1 ]; then bash scripts/install-test-dependencies.sh >/dev/null; fi
 [ -f "$THRESHOLDS" ] || die "no floors file at $THRESHOLDS"
 
@@ -104,15 +94,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_for() { # url pid name
-    for _ in $(seq 300); do
-        if curl -fs -o /dev/null --max-time 1 "$1"; then return 0; fi
-        kill -0 "$2" 2>/dev/null || { cat "$tmp"/*.log >&2 2>/dev/null || true; die "$3 exited at start"; }
-        sleep 0.1
-    done
-    die "$3 did not answer $1 within 30 s"
-}
-
 server_pid=""
 start_server() { # name store data
     env ACTIONLINKS_SERVER_PORT="$PORT" ACTIONLINKS_DATA_DIRECTORY="$3" ACTIONLINKS_STORE="$2" \
@@ -137,10 +118,6 @@ json_field() { grep -o "\"$1\":\"[^\"]*\"" | head -1 | cut -d'"' -f4; } # one li
 
 # --- measuring -------------------------------------------------------------------------------
 
-to_ms() { awk -v v="$1" 'BEGIN {
-    n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
-    if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000
-    printf "%.2f", n }'; }
 cpu_ticks() { awk '{ sum += $14 + $15 } END { print sum + 0 }' "$@" 2>/dev/null; }
 tick=$(getconf CLK_TCK)
 nginx_pid=""
@@ -302,8 +279,6 @@ fi
 
 # --- 4. the table ------------------------------------------------------------------------------
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 aasa_ratio=$(ratio "${rps[aasa]}" "${rps[nginx-aasa]}")
 assetlinks_ratio=$(ratio "${rps[assetlinks]}" "${rps[nginx-assetlinks]}")
 action_ratio=$(ratio "${rps[action-get]}" "${rps[nginx-aasa]}")

@@ -41,22 +41,12 @@ ADMIN="Authorization: Bearer owner"
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'load-test: %s\n' "$*" >&2; exit 1; }
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+# shellcheck source=lib/wrk-bench.sh
+source scripts/lib/wrk-bench.sh
 
 # --- 1. tools and build ----------------------------------------------------------------------
 
-nginx_binary() { command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true; }
-missing=()
-command -v wrk >/dev/null 2>&1 || missing+=(wrk)
-[ -n "$(nginx_binary)" ] || missing+=(nginx)
-command -v curl >/dev/null 2>&1 || missing+=(curl)
-if [ ${#missing[@]} -gt 0 ]; then
-    log "installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    as_root apt-get install -y "${missing[@]}" || { as_root apt-get update && as_root apt-get install -y "${missing[@]}"; }
-fi
-NGINX=$(nginx_binary)
-[ -n "$NGINX" ] || die "nginx is not installed"
+ensure_wrk_nginx_curl
 
 if [ "$SKIP_BUILD" != 1 ]; then
     log "building actionlinks (release)"
@@ -94,15 +84,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-wait_for() { # url pid name
-    for _ in $(seq 300); do
-        if curl -fs -o /dev/null --max-time 1 "$1"; then return 0; fi
-        kill -0 "$2" 2>/dev/null || { cat "$tmp"/*.log >&2 2>/dev/null || true; die "$3 exited at start"; }
-        sleep 0.1
-    done
-    die "$3 did not answer $1 within 30 s"
-}
 
 # --- 2. the server ---------------------------------------------------------------------------
 
@@ -194,10 +175,6 @@ fi
 # --- 5. runs ---------------------------------------------------------------------------------
 
 # ms value of a wrk duration ("612.00us", "1.23ms", "2.01s").
-to_ms() { awk -v v="$1" 'BEGIN {
-    n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
-    if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000
-    printf "%.2f", n }'; }
 
 # CPU time (clock ticks, user + system) of the processes given, and of nginx's workers.
 cpu_ticks() { awk '{ sum += $14 + $15 } END { print sum + 0 }' "${@/#//proc/}" 2>/dev/null; }
@@ -267,8 +244,6 @@ rss_file=$(kb RssFile)
 
 # --- 6. report -------------------------------------------------------------------------------
 
-mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 verdict() { if awk "BEGIN { exit !($1) }" </dev/null; then echo PASS; else echo MISS; fi; } # $1: an awk condition on numbers
 
 cores=$(nproc)
