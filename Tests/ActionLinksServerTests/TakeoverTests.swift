@@ -186,7 +186,9 @@ struct TakeoverTests {
 
     // MARK: The ID token's tenant
 
-    @Test("a tenant's user whose call names no tenant is checked against the token's tenant (disabled: PROJECT_DISABLED)")
+    @Test(
+        "a tenant's user whose call names no tenant is checked against the token's tenant (disabled: PROJECT_DISABLED), in one place for every call"
+    )
     func tokenTenantIsChecked() async throws {
         try await TestApp.router { app in
             let tenant = try await app.registerEnabledTenant()
@@ -201,6 +203,9 @@ struct TakeoverTests {
             #expect(send.isError("PROJECT_DISABLED"), "\(send.text)")
             let signUp = try await app.api("signUp", ["idToken": user.idToken, "email": "other@example.com", "password": Spec.password])
             #expect(signUp.isError("PROJECT_DISABLED"), "\(signUp.text)")
+            let link = try await app.api(
+                "signInWithEmailLink", ["idToken": user.idToken, "email": "tenant-user@example.com", "oobCode": "x"])
+            #expect(link.isError("PROJECT_DISABLED"), "\(link.text)")
         }
     }
 }

@@ -30,10 +30,13 @@ public final class AccountService: Sendable {
     /// The user an ID token names, checked as Firebase checks it: a valid token
     /// (`INVALID_ID_TOKEN`), of the call's tenant (`TENANT_ID_MISMATCH`), whose account exists
     /// (`USER_NOT_FOUND`), was not revoked since (`TOKEN_EXPIRED`) and is not disabled
-    /// (`USER_DISABLED`, unless `allowDisabled`: an admin acting on the user).
+    /// (`USER_DISABLED`, unless `allowDisabled`: an admin acting on the user). For a client, the
+    /// tenant must be enabled (`PROJECT_DISABLED`): it is the token's when the call named none, so
+    /// every caller that takes the tenant from here gets it checked.
     func user(idToken: String, call: RESTCall, bodyTenant: String?, allowDisabled: Bool = false) async throws(ActionError) -> User {
         let claims = try await tokens.verifyIDToken(idToken, now: clock.now)
         let tenant = try await call.tenant(body: bodyTenant, token: claims.firebase.tenant ?? "", tenants: tenants)
+        if !call.isAdmin { try tenant.checkEnabled() }
         let account = try await account(for: claims, tenantID: tenant.tenantID, allowDisabled: allowDisabled)
         return User(account: account, claims: claims, tenant: tenant)
     }

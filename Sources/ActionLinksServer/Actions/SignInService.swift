@@ -109,9 +109,9 @@ public final class SignInService: Sendable {
             let user = try await accountService.user(idToken: idToken, call: call, bodyTenant: request.bodyTenant)
             signedIn = user
             if user.tenant.tenantID != tenant.tenantID {
-                // The call named no tenant: the ID token's is checked as a named one would have been.
+                // The call named no tenant: the ID token's (enabled: ``AccountService/user``) is
+                // checked as a named one would have been.
                 tenant = user.tenant
-                try tenant.checkEnabled()
                 if !call.isAdmin, !tenant.allowPasswordSignup { throw ActionError(.operationNotAllowed) }
                 if let password = request.password { try tenant.passwords.check(password) }
             }

@@ -36,7 +36,7 @@ extension IdentityToolkitAPI {
                 throw ActionError(.missingIDToken)
             }
             let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
-            try user.tenant.checkEnabled()
+            try user.tenant.checkEnabled()  // the admin's lookup too, as the emulator's
             return LookupResponse(users: [UserRecord(user.account)])
         }
 
@@ -67,8 +67,6 @@ extension IdentityToolkitAPI {
                 localID = user.account.localID
                 signInProvider = user.claims.firebase.signInProvider
                 tenant = user.tenant
-                // The ID token's tenant, when the call named none, is checked as the named one was.
-                try tenant.checkEnabled()
             }
             var changes = AccountChanges()
             if let email = fields.email {
@@ -146,7 +144,6 @@ extension IdentityToolkitAPI {
                 throw ActionError(.missingIDToken)
             }
             let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
-            try user.tenant.checkEnabled()
             guard user.tenant.selfServiceDelete else {
                 throw ActionError(
                     .adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")

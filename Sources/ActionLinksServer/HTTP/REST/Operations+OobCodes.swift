@@ -36,7 +36,6 @@ extension IdentityToolkitAPI {
                     let signedIn = try await accounts.user(idToken: fields.idToken ?? "", call: call, bodyTenant: fields.tenantId)
                     user = signedIn.account
                     tenant = signedIn.tenant
-                    try tenant.checkEnabled()
                 }
             default: break
             }
