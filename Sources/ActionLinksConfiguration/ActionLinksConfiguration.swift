@@ -168,6 +168,9 @@ private struct ConfigurationFile: Decodable {
             selfServiceSignUp: users.selfServiceSignUp ?? signUp ?? true, selfServiceDelete: users.selfServiceDelete ?? true,
             emailEnumerationProtection: users.emailEnumerationProtection ?? !service.server.development,
             oneAccountPerEmail: users.oneAccountPerEmail ?? true)
+        service.users.recentSignInSeconds = users.recentSignInSeconds ?? service.users.recentSignInSeconds
+        service.users.passwordHashConcurrency = users.passwordHashConcurrency ?? service.users.passwordHashConcurrency
+        service.users.passwordHashQueue = users.passwordHashQueue ?? service.users.passwordHashQueue
         service.emulatorListing = try file.boolean(.emulatorListing) ?? service.emulatorListing
         if service.emulatorListing, !service.server.development {
             throw file.problem(

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What people may do with their own accounts, and how much the answers tell (`users`).
 public struct UserSettings: Sendable, Hashable {
     /// Whether people may create their own accounts (`signUp`, an email link for a new address,
@@ -12,6 +14,16 @@ public struct UserSettings: Sendable, Hashable {
     /// Whether an address belongs to one account at most (Firebase's default); when false each
     /// sign-in provider may create its own account for the same address.
     public var oneAccountPerEmail = true
+    /// How recent a client's sign-in must be (its ID token's `auth_time`, in seconds) for a
+    /// production server to change its password or address, or delete it (Firebase's
+    /// `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` after five minutes; the app then reauthenticates). A
+    /// development server does not check, as Firebase's emulator does not.
+    public var recentSignInSeconds = 300
+    /// How many password hashes (scrypt, 16 MiB each) run at once: one per core by default.
+    public var passwordHashConcurrency = ProcessInfo.processInfo.activeProcessorCount
+    /// How many more may wait for a turn; beyond it a password call is answered 503 `UNAVAILABLE`
+    /// with `Retry-After` instead of waiting.
+    public var passwordHashQueue = 64
 
     /// Creates user settings.
     public init(
@@ -33,9 +45,13 @@ extension UserSettings {
         var selfServiceDelete: Bool?
         var emailEnumerationProtection: Bool?
         var oneAccountPerEmail: Bool?
+        var recentSignInSeconds: Int?
+        var passwordHashConcurrency: Int?
+        var passwordHashQueue: Int?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case selfServiceSignUp, selfServiceDelete, emailEnumerationProtection, oneAccountPerEmail
+            case selfServiceSignUp, selfServiceDelete, emailEnumerationProtection, oneAccountPerEmail, recentSignInSeconds,
+                passwordHashConcurrency, passwordHashQueue
         }
 
         init(from decoder: any Decoder) throws {
@@ -44,6 +60,9 @@ extension UserSettings {
             selfServiceDelete = try users.boolean(.selfServiceDelete)
             emailEnumerationProtection = try users.boolean(.emailEnumerationProtection)
             oneAccountPerEmail = try users.boolean(.oneAccountPerEmail)
+            recentSignInSeconds = try users.integer(.recentSignInSeconds, in: 1...86_400)
+            passwordHashConcurrency = try users.integer(.passwordHashConcurrency, in: 1...64)
+            passwordHashQueue = try users.integer(.passwordHashQueue, in: 0...100_000)
         }
     }
 }

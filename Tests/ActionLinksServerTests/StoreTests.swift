@@ -156,6 +156,24 @@ struct StoreTests {
         #expect(try await store.codes.countEvents(keys: ["a", "b"], windowStart: 0) == [1, 1])
         #expect(try await store.codes.countEvents(keys: ["a"], windowStart: 0) == [2])
         #expect(try await store.codes.countEvents(keys: ["a"], windowStart: 3_600_000) == [1])
+        // Taking one back (a reserved attempt that did not count) never goes below zero, and
+        // touches only its window.
+        try await store.codes.uncountEvents(keys: ["a", "b"], windowStart: 0)
+        try await store.codes.uncountEvents(keys: ["b", "never-counted"], windowStart: 0)
+        #expect(try await store.codes.countEvents(keys: ["a", "b", "never-counted"], windowStart: 0) == [2, 1, 1])
+        #expect(try await store.codes.countEvents(keys: ["a"], windowStart: 3_600_000) == [2])
+    }
+
+    @Test("concurrent counts are distinct: counting first, a limit cannot be passed together", arguments: StoreFactory.kinds)
+    func concurrentCounts(kind: String) async throws {
+        let store = try await StoreFactory.make(kind)
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<40 {
+                group.addTask { try await store.codes.countEvents(keys: ["limit:x", "limit:ip"], windowStart: 0)[0] }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(counts.sorted() == Array(1...40))
     }
 
     @Test("purge removes old used and expired codes, keeps live ones", arguments: StoreFactory.kinds)
@@ -284,6 +302,9 @@ struct StoreTests {
         try await store.accounts.transaction(tenantID: "", now: now) { tx in try tx.delete(id: "u1") }
         #expect(try await store.accounts.account(id: "u1", tenantID: "") == nil)
         #expect(try await store.accounts.session(hash: Data("s".utf8)) == nil)
+        // Its sessions are remembered as a deleted account's (refresh: USER_NOT_FOUND), others not.
+        #expect(try await store.accounts.sessionOfDeletedAccount(hash: Data("s".utf8)))
+        #expect(try await store.accounts.sessionOfDeletedAccount(hash: Data("other".utf8)) == false)
         // The identity is free again.
         try await store.accounts.transaction(tenantID: "", now: now) { tx in
             try tx.insert(self.account("u2", identity: "corp-1"))
@@ -296,14 +317,21 @@ struct StoreTests {
         try await store.accounts.transaction(tenantID: "", now: now) { tx in
             try tx.prefetch((0..<25).map { .id(String(format: "u%02d", $0)) })
             for index in 0..<25 { try tx.insert(self.account(String(format: "u%02d", index), email: "u\(index)@example.com")) }
+            try tx.addSession(
+                Session(
+                    hash: Data("u00".utf8), tenantID: "", accountID: "u00", createdAt: self.now, signInProvider: "password", authTime: 0))
         }
         let first = try await store.accounts.accounts(tenantID: "", after: nil, limit: 10)
         #expect(first.map(\.localID) == (0..<10).map { String(format: "u%02d", $0) })
         let last = try await store.accounts.accounts(tenantID: "", after: "u19", limit: 10)
         #expect(last.map(\.localID) == (20..<25).map { String(format: "u%02d", $0) })
         #expect(try await store.accounts.countAccounts(tenantID: "") == 25)
+        try await store.accounts.transaction(tenantID: "", now: now) { tx in try tx.delete(id: "u00") }
+        #expect(try await store.accounts.sessionOfDeletedAccount(hash: Data("u00".utf8)))
+        #expect(try await store.accounts.countAccounts(tenantID: "") == 24)
         try await store.accounts.deleteAllAccounts(tenantID: "")
         #expect(try await store.accounts.countAccounts(tenantID: "") == 0)
+        #expect(try await store.accounts.sessionOfDeletedAccount(hash: Data("u00".utf8)) == false, "the emulator's reset forgets all")
     }
 
     @Test("tenants made through the API: saved, read, listed by ID, deleted", arguments: StoreFactory.kinds)

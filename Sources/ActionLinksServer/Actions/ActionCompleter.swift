@@ -144,12 +144,7 @@ public final class ActionCompleter: Sendable {
         guard policy.allowPasswordSignup else { throw ActionError(.passwordLoginDisabled) }
         try policy.passwords.check(newPassword)
         guard record.mode == .resetPassword, record.accountID != nil else { throw ActionError.invalidCode }
-        let hash: String
-        do {
-            hash = try await passwords.hash(newPassword)
-        } catch {
-            throw ActionError(.internalError, "the password could not be hashed", cause: error)
-        }
+        let hash = try await SignInService.hashing { try await self.passwords.hash(newPassword) }
         let done = try await complete(code: code, tenantID: record.tenantID, modes: [.resetPassword], consumer: consumer, now: clock.now) {
             tx, record in
             var account = try Self.owner(of: record, tx)

@@ -12,6 +12,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         case adminOnlyOperation = "ADMIN_ONLY_OPERATION"
         case claimsTooLarge = "CLAIMS_TOO_LARGE"
         case credentialMismatch = "CREDENTIAL_MISMATCH"
+        case credentialTooOld = "CREDENTIAL_TOO_OLD_LOGIN_AGAIN"
         case duplicateEmail = "DUPLICATE_EMAIL"
         case duplicateLocalID = "DUPLICATE_LOCAL_ID"
         case duplicateRawID = "DUPLICATE_RAW_ID"
@@ -197,6 +198,14 @@ extension ActionError: HTTPResponseError {
 
     /// Firebase's error body, as the REST API answers.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        Response(status: status, headers: RESTAPIResponse.headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The answer's headers: the REST API's, and for `UNAVAILABLE` (the store, or the password
+    /// hash queue, busy for a moment) when to try again.
+    var headers: HTTPFields {
+        var headers = RESTAPIResponse.headers
+        if code == .unavailable { headers[.retryAfter] = "1" }
+        return headers
     }
 }

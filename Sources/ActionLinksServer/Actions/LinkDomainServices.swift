@@ -31,12 +31,15 @@ public struct LinkDomainServices: Sendable {
     /// The services over the given stores, keys and mail delivery.
     public init(
         configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, tenants tenantStore: any TenantStore,
-        flows: any FederatedFlowStore, keys: ServerKeys, passwords: PasswordHasher = PasswordHasher(), mailer: Mailer,
+        flows: any FederatedFlowStore, keys: ServerKeys, passwords: PasswordHasher? = nil, mailer: Mailer,
         metrics: ServerMetrics = ServerMetrics(),
         clock: any ServiceClock = SystemServiceClock(), logger: Logger
     ) {
         let settings = configuration.service
         self.settings = settings
+        let passwords =
+            passwords
+            ?? PasswordHasher(concurrency: settings.users.passwordHashConcurrency, queueLimit: settings.users.passwordHashQueue)
         policy = configuration.continueURLs
         apps = configuration.apps
         self.keys = keys

@@ -180,7 +180,9 @@ struct UserImport: Sendable {
         }
         if let hash = user.passwordHash, !hash.isEmpty {
             if hash.hasPrefix("$scrypt$") {
-                // This server's own hash (from `actionlinks users export`), kept as it is.
+                // This server's own hash (from `actionlinks users export`), kept as it is if its
+                // cost is within what a sign-in may run (PasswordHasher.Ceiling).
+                if let refusal = PasswordHasher.refusal(stored: hash) { return .failure(Refusal(message: "passwordHash: \(refusal)")) }
                 account.passwordHash = hash
             } else {
                 guard let decodedHash = Self.base64(hash), let salt = Self.base64(user.salt ?? "") else {

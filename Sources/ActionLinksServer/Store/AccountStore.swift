@@ -100,6 +100,10 @@ public protocol AccountStore: Sendable {
 
     /// The session of a refresh token's hash, with its account (`nil` when either is gone).
     func session(hash: Data) async throws -> (session: Session, account: Account)?
+    /// Whether a refresh token's hash was a session of an account that has since been deleted
+    /// (deleting an account keeps its sessions' hashes, so that their refresh answers
+    /// `USER_NOT_FOUND`, which the SDKs take as a sign-out, instead of `INVALID_REFRESH_TOKEN`).
+    func sessionOfDeletedAccount(hash: Data) async throws -> Bool
     /// Records that a token was issued or refreshed for the account (`lastRefreshAt`).
     func recordRefresh(accountID: String, tenantID: String, at time: Timestamp) async throws
 

@@ -145,11 +145,14 @@ public protocol CodeStore: Sendable {
     func retireCodes(tenantID: String, email: String, now: Timestamp) async throws -> Int
 
     /// Counts one more event under each key in the window starting at `windowStart`, and returns the
-    /// counts after counting (for send rate limits shared by every instance on the store).
+    /// counts after counting (for rate limits shared by every instance on the store). Each count is
+    /// one atomic statement, so concurrent callers get distinct counts: a caller that counts first
+    /// and proceeds only while its count is within the limit can never pass the limit with others.
     func countEvents(keys: [String], windowStart: Timestamp) async throws -> [Int]
 
-    /// The counts under each key in the window starting at `windowStart`, without counting.
-    func eventCounts(keys: [String], windowStart: Timestamp) async throws -> [Int]
+    /// Takes back one event under each key in the window starting at `windowStart` (never below
+    /// zero): an attempt counted ahead that turned out not to count (a sign-in that succeeded).
+    func uncountEvents(keys: [String], windowStart: Timestamp) async throws
 
     /// Deletes codes that expired or were consumed before `cutoff`; returns how many.
     @discardableResult

@@ -93,6 +93,13 @@ public struct PostgresAccountStore: AccountStore {
         }
     }
 
+    public func sessionOfDeletedAccount(hash: Data) async throws -> Bool {
+        try await database.withConnection { connection in
+            try await connection.query("SELECT 1 FROM deleted_sessions WHERE hash = \(ByteBuffer(bytes: hash))", logger: database.logger)
+                .first(where: { _ in true }) != nil
+        }
+    }
+
     public func recordRefresh(accountID: String, tenantID: String, at time: Timestamp) async throws {
         try await database.withConnection { connection in
             try await connection.query(
@@ -123,6 +130,7 @@ public struct PostgresAccountStore: AccountStore {
             try await connection.query("DELETE FROM accounts WHERE tenant_id = \(tenantID)", logger: database.logger)
             try await connection.query("DELETE FROM account_providers WHERE tenant_id = \(tenantID)", logger: database.logger)
             try await connection.query("DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID)", logger: database.logger)
+            try await connection.query("DELETE FROM deleted_sessions WHERE tenant_id = \(tenantID)", logger: database.logger)
         }
     }
 
@@ -376,7 +384,11 @@ final class PostgresAccountTransaction: AccountTransaction {
                 try await connection.query(
                     "DELETE FROM account_providers WHERE tenant_id = \(tenantID) AND local_id = \(localID)", logger: logger)
                 try await connection.query(
-                    "DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID) AND account_id = \(localID)", logger: logger)
+                    """
+                    WITH gone AS (DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID) AND account_id = \(localID) RETURNING hash)
+                    INSERT INTO deleted_sessions (hash, tenant_id, deleted_at) SELECT hash, \(tenantID), \(now) FROM gone
+                    ON CONFLICT DO NOTHING
+                    """, logger: logger)
             case .consume(let hash, let consumer):
                 let updated = try await connection.query(
                     """

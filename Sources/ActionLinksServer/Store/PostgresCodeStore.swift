@@ -134,15 +134,16 @@ public struct PostgresCodeStore: CodeStore {
         return keys.map { counts[$0] ?? 0 }
     }
 
-    public func eventCounts(keys: [String], windowStart: Timestamp) async throws -> [Int] {
+    public func uncountEvents(keys: [String], windowStart: Timestamp) async throws {
+        guard !keys.isEmpty else { return }
+        // One key a statement, so no statement holds two row locks (nothing to deadlock with
+        // countEvents, which locks in key order).
         try await database.withConnection { connection in
-            var counts: [String: Int] = [:]
-            for try await (key, count) in try await connection.query(
-                "SELECT key, count FROM event_counts WHERE key = ANY(\(keys)) AND window_start = \(windowStart)", logger: database.logger
-            ).decode((String, Int32).self) {
-                counts[key] = Int(count)
+            for key in Set(keys).sorted() {
+                try await connection.query(
+                    "UPDATE event_counts SET count = count - 1 WHERE key = \(key) AND window_start = \(windowStart) AND count > 0",
+                    logger: database.logger)
             }
-            return keys.map { counts[$0] ?? 0 }
         }
     }
 

@@ -364,6 +364,18 @@ public final class PostgresStore: Sendable {
             ]
         ),
         ("v3: federated sign-in flows", federatedFlowsSchema),
+        (
+            "v4: the sessions of deleted accounts",
+            [
+                """
+                CREATE TABLE deleted_sessions (
+                    hash BYTEA PRIMARY KEY,
+                    tenant_id TEXT NOT NULL,
+                    deleted_at BIGINT NOT NULL
+                )
+                """
+            ]
+        ),
     ]
 }
 

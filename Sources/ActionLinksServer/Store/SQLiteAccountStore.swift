@@ -52,6 +52,11 @@ public struct SQLiteAccountStore: AccountStore {
         }
     }
 
+    public func sessionOfDeletedAccount(hash: Data) async throws -> Bool {
+        try await pool.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM deleted_sessions WHERE hash = ?", arguments: [hash]) ?? false
+        }
+    }
+
     public func recordRefresh(accountID: String, tenantID: String, at time: Timestamp) async throws {
         try await batches.write { db in
             try db.execute(
@@ -73,7 +78,7 @@ public struct SQLiteAccountStore: AccountStore {
 
     public func deleteAllAccounts(tenantID: String) async throws {
         try await pool.write { db in
-            for table in ["accounts", "account_providers", "refresh_tokens"] {
+            for table in ["accounts", "account_providers", "refresh_tokens", "deleted_sessions"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE tenant_id = ?", arguments: [tenantID])
             }
         }
@@ -215,6 +220,11 @@ final class SQLiteAccountTransaction: AccountTransaction {
     }
 
     func delete(id localID: String) throws {
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO deleted_sessions (hash, tenant_id, deleted_at)
+                SELECT hash, tenant_id, ? FROM refresh_tokens WHERE tenant_id = ? AND account_id = ?
+                """, arguments: [now, tenantID, localID])
         for (table, column) in [("accounts", "local_id"), ("account_providers", "local_id"), ("refresh_tokens", "account_id")] {
             try db.execute(sql: "DELETE FROM \(table) WHERE tenant_id = ? AND \(column) = ?", arguments: [tenantID, localID])
         }

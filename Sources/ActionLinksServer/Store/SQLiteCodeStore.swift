@@ -128,13 +128,11 @@ public struct SQLiteCodeStore: CodeStore {
         }
     }
 
-    public func eventCounts(keys: [String], windowStart: Timestamp) async throws -> [Int] {
-        try await pool.read { db in
-            try keys.map { key in
-                try Int.fetchOne(
-                    db.cachedStatement(sql: "SELECT count FROM event_counts WHERE key = ? AND window_start = ?"),
-                    arguments: [key, windowStart])
-                    ?? 0
+    public func uncountEvents(keys: [String], windowStart: Timestamp) async throws {
+        try await batches.write { db in
+            for key in keys {
+                try db.cachedStatement(sql: "UPDATE event_counts SET count = count - 1 WHERE key = ? AND window_start = ? AND count > 0")
+                    .execute(arguments: [key, windowStart])
             }
         }
     }

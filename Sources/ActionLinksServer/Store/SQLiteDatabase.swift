@@ -131,6 +131,16 @@ public final class SQLiteDatabase: Sendable {
                     """)
         }
         migrator.registerMigration("v3: federated sign-in flows") { db in try db.execute(sql: federatedFlowsSchema) }
+        migrator.registerMigration("v4: the sessions of deleted accounts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE deleted_sessions (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        deleted_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -34,6 +34,8 @@ extension IdentityToolkitAPI {
                 if !((returnLink || call.isAdmin) && fields.idToken == nil) {
                     if mode == .verifyAndChangeEmail, fields.idToken == nil { throw ActionError(.missingIDToken) }
                     let signedIn = try await accounts.user(idToken: fields.idToken ?? "", call: call, bodyTenant: fields.tenantId)
+                    // verifyBeforeUpdateEmail moves the address: as sensitive as changing it.
+                    if mode == .verifyAndChangeEmail { try accounts.checkRecentSignIn(signedIn) }
                     user = signedIn.account
                     tenant = signedIn.tenant
                 }
