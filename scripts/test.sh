@@ -26,4 +26,12 @@ OIDC_PROVIDER_MOCK_URL=$(bash scripts/oidc-provider-mock.sh start "$provider")
 export OIDC_PROVIDER_MOCK_URL
 echo "OpenID provider for the tests: $OIDC_PROVIDER_MOCK_URL"
 
-swift test "$@"
+# Every suite has a per-test time limit; this is the whole run's, well inside CI's 90 minutes (the
+# build included), so that a hang that ignores cancellation still ends with a message.
+limit=${ACTIONLINKS_TEST_TIMEOUT:-70m}
+status=0
+timeout --kill-after=60s "$limit" swift test "$@" || status=$?
+if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    echo "error: swift test did not finish within $limit (ACTIONLINKS_TEST_TIMEOUT)" >&2
+fi
+exit "$status"

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Runs the built `actionlinks` binary the way a person would, and checks what it prints and exits with.
-@Suite("The actionlinks command line")
+@Suite("The actionlinks command line", .timeLimit(.minutes(5)))
 struct CLITests {
     static func vectors() throws -> [[String: Any]] {
         let file =

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `actionlinks check` against a real HTTP server on loopback (no test needs the internet).
-@Suite("The check command")
+@Suite("The check command", .timeLimit(.minutes(5)))
 struct CheckCommandTests {
     static func generated(_ command: String) async throws -> Data {
         let run = try await Command.run([command, "generate", "--config", Repository.configFile])

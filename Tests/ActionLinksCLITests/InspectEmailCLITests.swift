@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `actionlinks inspect` on whole emails: files, standard input, formats, exit status and JSON.
-@Suite("inspect on emails")
+@Suite("inspect on emails", .timeLimit(.minutes(5)))
 struct InspectEmailCLITests {
     static func fixture(_ name: String) -> String {
         Repository.root.appendingPathComponent("Tests/ActionLinksEmailTests/Fixtures/\(name)").path

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `actionlinks generate` against a running server (in process: the command is what is tested).
-@Suite("actionlinks generate")
+@Suite("actionlinks generate", .timeLimit(.minutes(5)))
 struct GenerateCommandTests {
     func run(_ arguments: [String]) async throws -> CommandResult {
         try await Command.run(["generate"] + arguments, environment: ["PATH": "/usr/bin:/bin"])
@@ -45,7 +45,7 @@ struct GenerateCommandTests {
 }
 
 /// `actionlinks serve` as a process: how it refuses a bad configuration, and how it stops.
-@Suite("actionlinks serve")
+@Suite("actionlinks serve", .timeLimit(.minutes(5)))
 struct ServeCommandTests {
     @Test("a bad configuration stops the server with the file, the key and what was expected")
     func badConfiguration() async throws {
@@ -66,8 +66,7 @@ struct ServeCommandTests {
         try await server.createAccount(email: "uma@example.com")
         #expect(try await server.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "uma@example.com"]).status == 200)
         server.process.terminate()
-        for _ in 0..<100 where server.process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!server.process.isRunning)
+        try await Eventually.wait(for: "the server to exit after SIGTERM") { !server.process.isRunning }
         #expect(server.process.terminationStatus == 0)
         #expect(server.standardOutput.contains("mail to uma@example.com"))
     }

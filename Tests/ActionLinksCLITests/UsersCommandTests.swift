@@ -4,7 +4,7 @@ import Testing
 
 /// `actionlinks users import` and `export` against a running server (in process: the command is
 /// what is tested), with the file `firebase auth:export --format=json` writes.
-@Suite("actionlinks users")
+@Suite("actionlinks users", .timeLimit(.minutes(5)))
 struct UsersCommandTests {
     /// Firebase's scrypt example (github.com/firebase/scrypt, README): the project's hash
     /// parameters, and a user's salt and hash for the password `user1password`.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ActionLinksConfiguration
 
-@Suite("Reading config/actionlinks.yaml")
+@Suite("Reading config/actionlinks.yaml", .timeLimit(.minutes(5)))
 struct ActionLinksConfigurationTests {
     func parseError(_ yaml: String) -> ConfigurationError? {
         do {
@@ -93,7 +93,7 @@ struct ActionLinksConfigurationTests {
     }
 }
 
-@Suite("The apps section")
+@Suite("The apps section", .timeLimit(.minutes(5)))
 struct AppsConfigurationTests {
     func parse(_ yaml: String) throws(ConfigurationError) -> ActionLinksConfiguration {
         try ActionLinksConfiguration.parse(yaml: yaml, file: "apps.yaml")
@@ -148,7 +148,7 @@ struct AppsConfigurationTests {
     }
 }
 
-@Suite("Environment overrides")
+@Suite("Environment overrides", .timeLimit(.minutes(5)))
 struct EnvironmentOverrideTests {
     @Test(
         "variable names: camel case and runs of capitals",
@@ -194,7 +194,7 @@ struct EnvironmentOverrideTests {
     }
 }
 
-@Suite("Server timeouts and connection cap")
+@Suite("Server timeouts and connection cap", .timeLimit(.minutes(5)))
 struct ServerLimitsConfigurationTests {
     @Test("defaults: idle 60 s, header 10 s, body 30 s, 1024 connections")
     func defaults() throws {
@@ -242,7 +242,7 @@ struct ServerLimitsConfigurationTests {
     }
 }
 
-@Suite("apps.claimActionLinks")
+@Suite("apps.claimActionLinks", .timeLimit(.minutes(5)))
 struct ClaimActionLinksTests {
     let apps = "apps:\n  ios:\n    - {teamId: ABCDE12345, bundleId: com.example.app}\n"
 
@@ -267,7 +267,7 @@ struct ClaimActionLinksTests {
     }
 }
 
-@Suite("iOS apps' Firebase app ID and client ID")
+@Suite("iOS apps' Firebase app ID and client ID", .timeLimit(.minutes(5)))
 struct AppleAppIdentifierTests {
     func parse(_ entry: String, environment: [String: String] = [:]) throws(ConfigurationError) -> AppsConfiguration.AppleApp? {
         try ActionLinksConfiguration.parse(

@@ -5,7 +5,7 @@ import Yams
 @testable import ActionLinksConfiguration
 
 /// The decoder under every section: where values come from, and what each problem names.
-@Suite("The configuration decoder")
+@Suite("The configuration decoder", .timeLimit(.minutes(5)))
 struct ConfigurationDecoderTests {
     func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ActionLinksConfiguration {
         try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment)
@@ -90,7 +90,7 @@ struct ConfigurationDecoderTests {
     }
 }
 
-@Suite("Documented variables")
+@Suite("Documented variables", .timeLimit(.minutes(5)))
 struct DocumentedVariableTests {
     /// Every `ACTIONLINKS_` variable README names, but for the scripts' own.
     static let variables: [String] = {
@@ -125,7 +125,7 @@ struct DocumentedVariableTests {
     }
 }
 
-@Suite("The decoder with synthesized Decodable types")
+@Suite("The decoder with synthesized Decodable types", .timeLimit(.minutes(5)))
 struct SynthesizedDecodingTests {
     struct Sample: Decodable, Equatable {
         enum CodingKeys: String, CodingKey, CaseIterable {

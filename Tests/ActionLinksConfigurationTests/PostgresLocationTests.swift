@@ -3,7 +3,7 @@ import Testing
 
 @testable import ActionLinksConfiguration
 
-@Suite("PostgreSQL store URLs")
+@Suite("PostgreSQL store URLs", .timeLimit(.minutes(5)))
 struct PostgresLocationTests {
     @Test("a full URL: escapes decoded, parameters read, the password never shown")
     func full() throws {

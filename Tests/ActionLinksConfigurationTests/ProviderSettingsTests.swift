@@ -3,7 +3,7 @@ import Testing
 
 @testable import ActionLinksConfiguration
 
-@Suite("Federated sign-in providers")
+@Suite("Federated sign-in providers", .timeLimit(.minutes(5)))
 struct ProviderSettingsTests {
     static let domains = "linkDomains: [links.example.com, go.example.com]\n"
 

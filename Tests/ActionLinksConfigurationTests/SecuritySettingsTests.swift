@@ -4,7 +4,7 @@ import Testing
 @testable import ActionLinksConfiguration
 
 /// The settings the security issue added: each refuses what would open a hole, naming the key.
-@Suite("Security settings")
+@Suite("Security settings", .timeLimit(.minutes(5)))
 struct SecuritySettingsTests {
     func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
         try ActionLinksConfiguration.parse(yaml: yaml, file: "test.yaml", environment: environment).service

@@ -4,7 +4,7 @@ import Testing
 
 /// Sections of the service settings: each key's default, good values from the file and the
 /// environment, and bad values with their key and line.
-@Suite("Service sections")
+@Suite("Service sections", .timeLimit(.minutes(5)))
 struct ServiceSectionTests {
     func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
         try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment).service
@@ -61,7 +61,7 @@ struct ServiceSectionTests {
     }
 }
 
-@Suite("The users section")
+@Suite("The users section", .timeLimit(.minutes(5)))
 struct UserSettingsTests {
     func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ActionLinksConfiguration {
         try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment)

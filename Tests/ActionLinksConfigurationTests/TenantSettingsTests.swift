@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinksConfiguration
 
-@Suite("Tenants with their own settings")
+@Suite("Tenants with their own settings", .timeLimit(.minutes(5)))
 struct TenantSettingsTests {
     func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
         try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment).service

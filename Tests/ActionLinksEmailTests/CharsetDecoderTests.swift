@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinksEmail
 
-@Suite("Charsets")
+@Suite("Charsets", .timeLimit(.minutes(5)))
 struct CharsetDecoderTests {
     struct Sample: Sendable, CustomTestStringConvertible {
         let charset: String

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ActionLinksEmail
 
-@Suite("Whole emails")
+@Suite("Whole emails", .timeLimit(.minutes(5)))
 struct EmailInspectionTests {
     static let policy = try! ContinueURLPolicy(allow: ["https://app.example.com/"], defaultOrigin: "https://app.example.com")
 

@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinksEmail
 
-@Suite("HTML links through libxml2")
+@Suite("HTML links through libxml2", .timeLimit(.minutes(5)))
 struct HTMLLinkExtractorTests {
     @Test("broken HTML: unclosed tags, a stray </html>, unquoted attributes, entities, a wrapped href")
     func brokenHTML() throws {
@@ -67,7 +67,7 @@ struct HTMLLinkExtractorTests {
     }
 }
 
-@Suite("URLs in plain text")
+@Suite("URLs in plain text", .timeLimit(.minutes(5)))
 struct TextLinkFinderTests {
     @Test(
         "where a URL ends",

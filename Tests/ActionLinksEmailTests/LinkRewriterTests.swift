@@ -3,7 +3,7 @@ import Testing
 
 @testable import ActionLinksEmail
 
-@Suite("Link rewriters")
+@Suite("Link rewriters", .timeLimit(.minutes(5)))
 struct LinkRewriterTests {
     static let signIn =
         "https://links.example.com/__/auth/action?mode=signIn&oobCode=C0de&apiKey=K&continueUrl=https%3A%2F%2Fapp.example.com%2Fwelcome%23done"

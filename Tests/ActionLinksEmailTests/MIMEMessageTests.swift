@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinksEmail
 
-@Suite("MIME messages")
+@Suite("MIME messages", .timeLimit(.minutes(5)))
 struct MIMEMessageTests {
     @Test("multipart/alternative with quoted-printable Russian: KOI8-R text and UTF-8 HTML, encoded-word headers")
     func russianAlternative() throws {

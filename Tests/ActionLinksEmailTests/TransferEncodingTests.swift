@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinksEmail
 
-@Suite("Transfer encodings and headers")
+@Suite("Transfer encodings and headers", .timeLimit(.minutes(5)))
 struct TransferEncodingTests {
     @Test("quoted-printable: escapes, soft line breaks (CRLF, LF, trailing spaces), malformed escapes kept")
     func quotedPrintable() {

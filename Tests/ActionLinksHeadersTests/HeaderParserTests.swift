@@ -4,7 +4,7 @@ import Testing
 
 /// The header parsers: what the red team sent, what the RFCs show, and random bytes, none of which
 /// may trap.
-@Suite("HTTP header parsers")
+@Suite("HTTP header parsers", .timeLimit(.minutes(5)))
 struct HeaderParserTests {
     static let hostile: [String] = [
         "", ";", "en,;", ";q=1", ",,", "=", "q=", ";;;;", ",;,;", "\"", "\"\\", "a=\"b", "[", "[::1", "]:80", "::::", "1.2.3.4.5",

@@ -4,7 +4,7 @@ import Testing
 @testable import ActionLinksServer
 
 /// The landing pages answered on the event loop (SQLite) are byte for byte what the responder answers.
-@Suite("Action page fast path")
+@Suite("Action page fast path", .timeLimit(.minutes(5)))
 struct ActionPageFastPathTests {
     typealias Raw = AssociationFastPathTests
 

@@ -5,7 +5,7 @@ import Testing
 @testable import ActionLinksServer
 
 /// The association files answered on the event loop are byte for byte what the responder answers.
-@Suite("Association fast path")
+@Suite("Association fast path", .timeLimit(.minutes(5)))
 struct AssociationFastPathTests {
     /// Runs the real server on a free loopback port while `body` talks to it.
     func withServer(_ body: @escaping @Sendable (Int) throws -> Void) async throws {

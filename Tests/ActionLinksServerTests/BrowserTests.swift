@@ -13,7 +13,7 @@ import Testing
 /// server: every flow by clicking, in every language, at 320 px, with JavaScript off; axe on every
 /// page; screenshots in English and Arabic written to `.build/browser-screenshots` (or
 /// `$BROWSER_SCREENSHOTS_DIR`).
-@Suite("Pages in a real browser")
+@Suite("Pages in a real browser", .timeLimit(.minutes(20)))
 struct BrowserTests {
     static let script = Repository.root.appendingPathComponent("Tests/Browser/pages_test.py").path
     static let install =

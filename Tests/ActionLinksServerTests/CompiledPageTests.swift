@@ -10,7 +10,7 @@ import Testing
 /// The compiled pages give, byte for byte, what Mustache renders from the same names: every shape of
 /// every page and email, in every language, with values that need escaping; and a template whose
 /// output depends on its values in a way the compiled form cannot follow is rendered by Mustache.
-@Suite("Compiled pages")
+@Suite("Compiled pages", .timeLimit(.minutes(5)))
 struct CompiledPageTests {
     static let www = Repository.www
 

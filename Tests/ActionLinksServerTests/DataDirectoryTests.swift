@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// What `serve` leaves in a data directory it starts on: folders 0700, files 0600.
-@Suite("Data directory permissions")
+@Suite("Data directory permissions", .timeLimit(.minutes(5)))
 struct DataDirectoryTests {
     /// Every file and folder under `root` (and `root`) with its permission bits.
     static func modes(under root: URL) throws -> [String: Int] {

@@ -10,7 +10,7 @@ import Testing
 /// What an attacker might try against federated sign-in, each refused: states replayed, forged or
 /// carried to another browser, a stolen `link` without the app's session secret, swapped codes,
 /// forged or misdirected ID tokens, and requests naming apps or pages that are not registered.
-@Suite("Federated sign-in refuses attacks")
+@Suite("Federated sign-in refuses attacks", .timeLimit(.minutes(5)))
 struct FederatedAttackTests {
     typealias App = FederatedApp
 

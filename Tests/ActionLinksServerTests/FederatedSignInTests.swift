@@ -10,7 +10,7 @@ import Testing
 /// Federated sign-in end to end against a real OpenID provider (oidc-provider-mock): the iOS SDK's
 /// round trip through `/__/auth/handler`, `accounts:signInWithIdp`, `createAuthUri` and web pages,
 /// on both stores.
-@Suite("Federated sign-in against a real provider")
+@Suite("Federated sign-in against a real provider", .timeLimit(.minutes(5)))
 struct FederatedSignInTests {
     typealias App = FederatedApp
 

@@ -8,7 +8,7 @@ import Testing
 
 /// The ID-token checks on tokens signed here (ES256, as Yahoo signs them), and the flow store on
 /// both stores.
-@Suite("Federated sign-in units")
+@Suite("Federated sign-in units", .timeLimit(.minutes(5)))
 struct FederatedUnitTests {
     struct Claims: JWTPayload {
         var iss = "https://login.example"

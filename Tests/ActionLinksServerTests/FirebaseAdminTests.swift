@@ -5,7 +5,7 @@ import Testing
 
 /// The real firebase-admin Python SDK (pip: Tests/FirebaseAdmin/requirements.txt) against the server,
 /// as a backend that used Firebase Auth would run it with FIREBASE_AUTH_EMULATOR_HOST.
-@Suite("firebase-admin against the server")
+@Suite("firebase-admin against the server", .timeLimit(.minutes(20)))
 struct FirebaseAdminTests {
     static let script = Repository.root.appendingPathComponent("Tests/FirebaseAdmin/admin_links.py").path
 

@@ -5,5 +5,5 @@ import Testing
 /// because the others are running. The browser suite runs beside this lane: it clicks through one
 /// page at a time and waits up to 30 s for each, and out of the lane it shortens the whole run by
 /// about a quarter (alone it took longer than the rest of the lane together).
-@Suite("Heavy suites, one at a time", .serialized)
+@Suite("Heavy suites, one at a time", .serialized, .timeLimit(.minutes(20)))
 enum HeavyTests {}

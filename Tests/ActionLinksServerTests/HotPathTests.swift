@@ -4,7 +4,7 @@ import Testing
 @testable import ActionLinksServer
 
 /// The hand-written fast paths give exactly what the Foundation code they replace gave.
-@Suite("Hot paths")
+@Suite("Hot paths", .timeLimit(.minutes(5)))
 struct HotPathTests {
     /// What `Base64URL.encode` was: Foundation's base64 with `+/` swapped and padding dropped.
     func foundationBase64URL(_ bytes: [UInt8]) -> String {

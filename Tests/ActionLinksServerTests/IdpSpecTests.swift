@@ -17,7 +17,7 @@ import Testing
 /// own mail domain (google.com for gmail.com), not any `email_verified`; a `needConfirmation`
 /// answer does not name the other account's `localId`; a verified account keeps its profile.
 /// Not ported: multi-factor, SAML and blocking-function cases (none of them exists here).
-@Suite("accounts:signInWithIdp (idp.spec.ts)")
+@Suite("accounts:signInWithIdp (idp.spec.ts)", .timeLimit(.minutes(5)))
 struct IdpSpecTests {
     typealias App = FederatedApp
 

@@ -6,7 +6,7 @@ import Testing
 /// Firebase's modified scrypt, with the example of Firebase's own scrypt repository
 /// (github.com/firebase/scrypt, README): the parameters a project's console shows, a user's salt
 /// and hash from `firebase auth:export`, and the password they hash.
-@Suite("Imported Firebase password hashes")
+@Suite("Imported Firebase password hashes", .timeLimit(.minutes(5)))
 struct ImportedPasswordHashTests {
     static let signerKey = "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA=="
     static let saltSeparator = "Bw=="

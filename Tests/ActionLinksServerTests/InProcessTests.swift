@@ -10,7 +10,7 @@ import Testing
 
 @testable import ActionLinksServer
 
-@Suite("The application in process")
+@Suite("The application in process", .timeLimit(.minutes(5)))
 struct InProcessTests {
     static let json: HTTPFields = [.contentType: "application/json"]
     static let admin: HTTPFields = [.contentType: "application/json", .authorization: "Bearer owner"]

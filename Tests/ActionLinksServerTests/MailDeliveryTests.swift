@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The sendmail and webhook backends, each against a real receiving program.
-@Suite("Mail delivery")
+@Suite("Mail delivery", .timeLimit(.minutes(5)))
 struct MailDeliveryTests {
     @Test("sendmail: the whole MIME message goes to the command's standard input")
     func sendmail() async throws {
@@ -24,9 +24,9 @@ struct MailDeliveryTests {
             #expect(try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "pia@example.com"]).status == 200)
             let file = folder.appendingPathComponent("message.eml")
             var message = ""
-            for _ in 0..<100 where message.isEmpty {
-                try await Task.sleep(for: .milliseconds(50))
+            try await Eventually.wait(for: "sendmail to write the message") {
                 message = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+                return !message.isEmpty
             }
             #expect(message.contains("To: pia@example.com\r\n"))
             #expect(message.contains("From: Example App <noreply@example.com>\r\n"))
@@ -70,7 +70,7 @@ struct MailDeliveryTests {
         ) { app in
             try await app.createAccount(email: "rue@example.com")
             #expect(try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "rue@example.com"]).status == 200)
-            for _ in 0..<200 where !app.logs.text.contains("mail delivered") { try await Task.sleep(for: .milliseconds(50)) }
+            try await Eventually.wait(for: "the second attempt's delivery") { app.logs.text.contains("mail delivered") }
             #expect(app.logs.text.contains("mail delivery failed") && app.logs.text.contains("exited with 75: sendmail: queue is full"))
             #expect(app.logs.text.contains("mail delivered") && app.logs.text.contains("attempt=2"))
             let message = (try? String(contentsOf: folder.appendingPathComponent("message.eml"), encoding: .utf8)) ?? ""
@@ -93,9 +93,9 @@ struct MailDeliveryTests {
         try receiver.run()
         defer { kill(receiver.processIdentifier, SIGKILL) }
         var port: Int?
-        for _ in 0..<100 where port == nil {
-            try await Task.sleep(for: .milliseconds(50))
+        try await Eventually.wait(for: "the webhook receiver to start") {
             port = (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            return port != nil
         }
         let receiverPort = try #require(port, "the receiver did not start")
 
@@ -109,9 +109,9 @@ struct MailDeliveryTests {
             #expect(
                 try await app.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "quinn@example.com"], admin: true).status == 200)
             var lines: [String] = []
-            for _ in 0..<200 where lines.isEmpty {
-                try await Task.sleep(for: .milliseconds(50))
+            try await Eventually.wait(for: "the webhook to receive the message") {
                 lines = ((try? String(contentsOf: received, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+                return !lines.isEmpty
             }
             let body = try #require(lines.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
             #expect(body["to"] as? String == "quinn@example.com" && body["mode"] as? String == "verifyEmail")
@@ -120,7 +120,7 @@ struct MailDeliveryTests {
             let linkLine = try #require(text.split(separator: "\n").first { $0.hasPrefix("https://links.test.example/") })
             let code = try #require(ActionCodeLink.parse(String(linkLine))?.oobCode)
             // The mailer logs the delivery once the receiver has answered.
-            for _ in 0..<100 where !app.logs.text.contains("mail delivered") { try await Task.sleep(for: .milliseconds(50)) }
+            try await Eventually.wait(for: "the mailer to log the delivery") { app.logs.text.contains("mail delivered") }
             #expect(app.logs.text.contains("attempt=2") && app.logs.text.contains("mail delivery failed"))
             #expect(app.logs.text.contains("mail delivered"))
             #expect(!app.logs.text.contains(code), "logs never contain a code")

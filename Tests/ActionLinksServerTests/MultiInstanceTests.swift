@@ -11,7 +11,7 @@ import Testing
 /// Two `actionlinks serve` processes on one PostgreSQL database, as behind a load balancer: they
 /// share the store and the data directory's keys (DESIGN §5, issue 5).
 extension HeavyTests {
-    @Suite("Several instances on one PostgreSQL", .serialized)
+    @Suite("Several instances on one PostgreSQL", .serialized, .timeLimit(.minutes(20)))
     struct MultiInstanceTests {
         /// Two servers on a new database (or on `url`), sharing one data directory.
         static func pair(url: String? = nil, extra: [String: String] = [:]) async throws -> (
@@ -117,10 +117,12 @@ extension HeavyTests {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: .seconds(2))
+                    // Phases by what was done, not by time: the kill once the load is under way on
+                    // both instances, the end once the survivor has served a stretch alone.
+                    try await Eventually.wait(for: "30 acknowledged codes before the kill") { issued.withLock { $0.count } >= 30 }
                     kill(b.process.processIdentifier, SIGKILL)
                     killed.set(true)
-                    try await Task.sleep(for: .seconds(3))
+                    try await Eventually.wait(for: "20 survivor successes after the kill") { survivorSuccessesAfterKill.value >= 20 }
                     stop.set(true)
                 }
                 try await group.waitForAll()
@@ -143,12 +145,10 @@ extension HeavyTests {
                 if entry.consumedOK == 1, !consumed { successNotRecorded += 1 }
             }
             let failures = survivorFailures.withLock { $0 }
-            #expect(codes.count > 50, "the load generator acknowledged only \(codes.count) codes")
             #expect(missing == 0, "\(missing) acknowledged codes are not in the store")
             #expect(twice == 0, "\(twice) codes were confirmed twice")
             #expect(successNotRecorded == 0, "\(successNotRecorded) confirmed codes are not marked consumed")
             #expect(failures.isEmpty, "the survivor failed: \(failures.prefix(5))")
-            #expect(survivorSuccessesAfterKill.value > 20)
             print(
                 "crash test: \(codes.count) codes acknowledged, \(codes.filter { $0.consumedOK == 1 }.count) confirmed, "
                     + "\(survivorSuccessesAfterKill.value) survivor successes after the kill")
@@ -220,24 +220,26 @@ extension HeavyTests {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: .seconds(2))
+                    // Each phase lasts until enough was done in it, however long that takes.
+                    try await Eventually.wait(for: "10 API successes before the outage") { acknowledged.withLock { $0.count } >= 10 }
                     try await cluster.stop()
                     phase.set(Phase.down.rawValue)
                     // The page of a link needs the store too: it says so, and the code is untouched.
                     let page = try await server.request("GET", try server.local(before.link))
                     downPage.set(page.status)
-                    try await Task.sleep(for: .seconds(3))
+                    try await Eventually.wait(for: "3 API calls made and answered while down") {
+                        seen.withLock { $0.filter { $0.phase == Phase.down.rawValue && $0.kind == "api" }.count } >= 3
+                    }
                     // "Recovering" from the moment the server is asked to start: it may answer before
                     // pg_ctl returns.
                     phase.set(Phase.recovering.rawValue)
                     try await cluster.start()
-                    let restarted = ContinuousClock.now
-                    restartedAt.set(restarted)
-                    while recoveredAt.withLock({ $0 }) == nil, ContinuousClock.now - restarted < .seconds(30) {
-                        try await Task.sleep(for: .milliseconds(100))
-                    }
+                    restartedAt.set(ContinuousClock.now)
+                    try await Eventually.wait(for: "a success after the restart") { recoveredAt.withLock { $0 } != nil }
                     phase.set(Phase.recovered.rawValue)
-                    try await Task.sleep(for: .seconds(2))
+                    try await Eventually.wait(for: "8 requests answered after recovery") {
+                        seen.withLock { $0.filter { $0.phase == Phase.recovered.rawValue }.count } >= 8
+                    }
                     stop.set(true)
                 }
                 try await group.waitForAll()
@@ -249,11 +251,9 @@ extension HeavyTests {
             #expect(all.filter { $0.kind != "api" }.allSatisfy { $0.status == 200 }, "association files or pages failed")
             let downAPI = down.filter { $0.kind == "api" }
             #expect(downPage.value == 503, "the landing page while the store was down answered \(downPage.value)")
-            #expect(downAPI.count >= 3)
             #expect(
                 downAPI.allSatisfy { $0.status == 503 && $0.body.contains("UNAVAILABLE") },
                 "while down: \(downAPI.filter { $0.status != 503 }.prefix(5).map { "\($0.status) \($0.body)" })")
-            #expect(recoveredAt.withLock { $0 } != nil, "no success within 30 s of the restart")
             #expect(
                 !recovered.isEmpty && recovered.allSatisfy { $0.status == 200 },
                 "after recovery: \(recovered.filter { $0.status != 200 }.prefix(3).map(\.body))")

@@ -5,7 +5,7 @@ import Testing
 
 /// Page strings: every language has every key with the same placeholders, filled in one pass, and
 /// the language is chosen by `lang`, then `Accept-Language`, then the configured default.
-@Suite("Page strings")
+@Suite("Page strings", .timeLimit(.minutes(5)))
 struct PageStringTests {
     static let www = Repository.root.appendingPathComponent("www")
 

@@ -7,7 +7,7 @@ import Testing
 /// The pages a person sees after tapping a link, over HTTP against the real server: scanners consume
 /// nothing, every page is small and carries the security headers, the remembered-device sign-in,
 /// and the language a page and an email are in.
-@Suite("Pages end to end")
+@Suite("Pages end to end", .timeLimit(.minutes(5)))
 struct PageTests {
     static let scanner = ["User-Agent": "Mozilla/5.0 (compatible; LinkScanner/1.0; +https://scanner.example)"]
 

@@ -8,7 +8,7 @@ import Testing
 
 /// What only the shared store has to get right: several connections (instances) at once, several
 /// instances migrating at once, and a database that is not there.
-@Suite("PostgreSQL store")
+@Suite("PostgreSQL store", .timeLimit(.minutes(5)))
 struct PostgresStoreTests {
     let now: Timestamp = 1_800_000_000_000
 

@@ -8,7 +8,7 @@ import Testing
 /// A power cut cannot be simulated here; what can be checked is the setting that makes a commit
 /// reach the disk before the answer leaves: `synchronous = FULL` (2) in WAL mode on the writer
 /// connection, through which every write goes (consuming codes, changing accounts).
-@Suite("SQLite durability")
+@Suite("SQLite durability", .timeLimit(.minutes(5)))
 struct SQLiteDurabilityTests {
     @Test("the writer connection commits with synchronous = FULL in WAL mode")
     func synchronousFull() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// The red-team findings (security issue), each against the real server over HTTP: what an attacker
 /// sends, and that it gets nothing.
-@Suite("Security: attacks against the running server")
+@Suite("Security: attacks against the running server", .timeLimit(.minutes(5)))
 struct SecurityTests {
     static let iPhone = ["User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X)"]
     static let android = ["User-Agent": "Mozilla/5.0 (Linux; Android 14)"]
@@ -404,7 +404,7 @@ enum RawRequest {
 
 extension HeavyTests {
     /// Item 1 of the security issue: thousands of hostile requests, so it runs with the other heavy suites.
-    @Suite("Security: no request header stops the server")
+    @Suite("Security: no request header stops the server", .timeLimit(.minutes(20)))
     struct HostileHeaderTests {
         // MARK: 1. No header crashes the process
 

@@ -7,7 +7,7 @@ import Testing
 /// Account takeover and untrusted numbers: what a review of the accounts work found, each case as
 /// an attacker would try it. Development servers answer as Firebase's emulator; the production
 /// cases run with `server.development: false` and their own admin token.
-@Suite("Account takeover and untrusted numbers")
+@Suite("Account takeover and untrusted numbers", .timeLimit(.minutes(5)))
 struct TakeoverTests {
     static let adminToken = String(repeating: "t", count: 40)
     static let production = ["ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": adminToken]

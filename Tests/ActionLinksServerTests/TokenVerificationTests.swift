@@ -7,7 +7,7 @@ import Testing
 
 /// ID tokens verify as README tells a backend to verify them (jwt-kit in Swift, PyJWT in Python)
 /// with nothing but the JWKS the server publishes; and the signing keys rotate.
-@Suite("ID tokens verified by a backend")
+@Suite("ID tokens verified by a backend", .timeLimit(.minutes(5)))
 struct TokenVerificationTests {
     /// README's jwt-kit example, as written there.
     struct FirebaseClaims: JWTPayload {

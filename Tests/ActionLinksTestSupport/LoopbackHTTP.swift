@@ -11,6 +11,9 @@ enum LoopbackHTTP {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
+        // A hang guard only (each suite has its time limit): a request that waits behind a loaded
+        // machine's work is slow, not failed.
+        configuration.timeoutIntervalForRequest = 300
         return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
     }()
 

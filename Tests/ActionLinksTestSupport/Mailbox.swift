@@ -26,7 +26,7 @@ public final class Mailbox: Sendable {
 
     /// Waits for the next message to `address` (one that no earlier call returned); the mailer
     /// delivers in the background, so a request's answer may come before its mail.
-    public func next(to address: String, timeout: Duration = .seconds(10)) async throws -> MailMessage {
+    public func next(to address: String, timeout: Duration = .seconds(60)) async throws -> MailMessage {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while true {
@@ -53,7 +53,7 @@ public final class Mailbox: Sendable {
     }
 
     /// Waits for the next message to `address` and returns the link in it.
-    public func nextLink(to address: String, timeout: Duration = .seconds(10)) async throws -> String {
+    public func nextLink(to address: String, timeout: Duration = .seconds(60)) async throws -> String {
         try Self.link(in: try await next(to: address, timeout: timeout))
     }
 }

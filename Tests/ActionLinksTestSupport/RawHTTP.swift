@@ -158,8 +158,12 @@ public final class RawConnection: @unchecked Sendable {
     public var closed: Bool { lock.withLock { isClosed } }
     /// Whether any bytes of an answer have arrived.
     public var hasAnswer: Bool { lock.withLock { !received.isEmpty } }
+    /// When the test began this connection, taken before connecting: a time measured from it is at
+    /// least what the server measured from accepting it, so load can only make it longer.
+    public let opened: ContinuousClock.Instant
 
     public init(base: String) throws {
+        opened = .now
         let (host, port) = try RawHTTP.hostAndPort(base)
         guard let socket = RawHTTP.connect(host: host, port: port) else { throw TestSupportError("cannot connect to \(base)") }
         self.socket = socket
@@ -198,13 +202,16 @@ public final class RawConnection: @unchecked Sendable {
         return lock.withLock { String(decoding: received, as: UTF8.self) }
     }
 
-    /// Waits (without blocking a thread) until `condition` holds or `timeout` passes; returns the time it took, or nil.
-    public func wait(upTo timeout: Duration, until condition: (RawConnection) -> Bool) async throws -> Duration? {
-        let clock = ContinuousClock()
-        let start = clock.now
-        while clock.now - start < timeout {
+    /// Waits (without blocking a thread) until `condition` holds or `timeout` passes; returns when
+    /// it was seen to hold, measured from `since` (by default ``opened``), or nil. The moment is seen
+    /// late on a loaded machine, never early: a lower bound on it cannot be broken by load.
+    public func wait(
+        upTo timeout: Duration, since start: ContinuousClock.Instant? = nil, until condition: (RawConnection) -> Bool
+    ) async throws -> Duration? {
+        let waiting = ContinuousClock.now
+        while ContinuousClock.now - waiting < timeout {
             poll()
-            if condition(self) { return clock.now - start }
+            if condition(self) { return ContinuousClock.now - (start ?? opened) }
             try await Task.sleep(for: .milliseconds(20))
         }
         return nil

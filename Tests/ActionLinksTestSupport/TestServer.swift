@@ -45,7 +45,10 @@ public final class TestServer: LinkDomainClient {
         }
         self.process = process
         var found: String?
-        for _ in 0..<400 {
+        // A hang guard, not a bound on start-up: a debug binary migrating its store on a loaded
+        // machine once took most of the 20 s this was.
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(120) {
             let text = errors.text
             if let range = text.range(of: "] serving ") {
                 found = String(text[range.upperBound...].prefix { !$0.isWhitespace })

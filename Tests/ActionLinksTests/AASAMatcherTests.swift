@@ -21,7 +21,7 @@ private func evaluate(
     matcher.evaluate(AssociatedURL(host: host, path: path, query: query, fragment: fragment), appID: appID, domain: domain)
 }
 
-@Suite("AASA matcher: Apple's documented examples")
+@Suite("AASA matcher: Apple's documented examples", .timeLimit(.minutes(5)))
 struct AASAMatcherAppleExampleTests {
     /// The `applinks` example from Apple's "applinks" reference page.
     static let appleApplinksExample = """
@@ -105,7 +105,7 @@ struct AASAMatcherAppleExampleTests {
     }
 }
 
-@Suite("AASA matcher: wildcards and whole-component matching")
+@Suite("AASA matcher: wildcards and whole-component matching", .timeLimit(.minutes(5)))
 struct AASAMatcherWildcardTests {
     @Test(arguments: [
         ("/a/*", "/a/b/c", true),
@@ -178,7 +178,7 @@ struct AASAMatcherWildcardTests {
     }
 }
 
-@Suite("AASA matcher: query dictionaries")
+@Suite("AASA matcher: query dictionaries", .timeLimit(.minutes(5)))
 struct AASAMatcherQueryDictionaryTests {
     @Test func itemWithoutEqualsHasAnEmptyValue() throws {
         let empty = componentsFile(#"[{"?": {"flag": ""}}]"#)
@@ -214,7 +214,7 @@ struct AASAMatcherQueryDictionaryTests {
     }
 }
 
-@Suite("AASA matcher: percentEncoded and caseSensitive")
+@Suite("AASA matcher: percentEncoded and caseSensitive", .timeLimit(.minutes(5)))
 struct AASAMatcherEncodingTests {
     @Test(arguments: [
         ("/caf%C3%A9", "/caf%C3%A9", true),
@@ -264,7 +264,7 @@ struct AASAMatcherEncodingTests {
     }
 }
 
-@Suite("AASA matcher: defaults, details and variables")
+@Suite("AASA matcher: defaults, details and variables", .timeLimit(.minutes(5)))
 struct AASAMatcherResolutionTests {
     @Test func defaultsResolveComponentOverDetailOverDomain() throws {
         let file = """
@@ -348,7 +348,7 @@ struct AASAMatcherResolutionTests {
     }
 }
 
-@Suite("AASA matcher: legacy paths")
+@Suite("AASA matcher: legacy paths", .timeLimit(.minutes(5)))
 struct AASAMatcherLegacyTests {
     @Test func notPrefixExcludesAndFirstHitDecides() throws {
         let file = #"{"applinks": {"apps": [], "details": [{"appID": "\#(appID)", "paths": ["NOT /private/*", "/*"]}]}}"#
@@ -382,7 +382,7 @@ struct AASAMatcherLegacyTests {
 
 /// DESIGN §8: one non-string value voids the whole `?` dictionary, which then counts as absent (Apple's
 /// default for a missing `?` is `*`): the component is decided by its path and fragment alone.
-@Suite("AASA matcher: a non-string query value voids the dictionary")
+@Suite("AASA matcher: a non-string query value voids the dictionary", .timeLimit(.minutes(5)))
 struct AASAMatcherVoidedQueryTests {
     /// Every JSON type that is not a string, in the forms a hand-written file has.
     static let nonStrings = [

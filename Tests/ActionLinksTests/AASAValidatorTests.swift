@@ -11,7 +11,7 @@ private func codes(_ report: AssociationValidationReport<AppSiteAssociation>) ->
 
 private let validApp = "ABCDE12345.com.example.app"
 
-@Suite("AASA validator")
+@Suite("AASA validator", .timeLimit(.minutes(5)))
 struct AASAValidatorTests {
     @Test func appleDocumentedExamplesAreClean() {
         #expect(validate(AASAMatcherAppleExampleTests.appleApplinksExample).isClean)

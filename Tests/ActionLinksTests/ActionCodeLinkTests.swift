@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinks
 
-@Suite("Building and parsing action links")
+@Suite("Building and parsing action links", .timeLimit(.minutes(5)))
 struct ActionCodeLinkTests {
     let domain = try! LinkDomain("links.example.com")
 

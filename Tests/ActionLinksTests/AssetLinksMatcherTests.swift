@@ -27,7 +27,7 @@ private func evaluate(
         certificateFingerprint: certificate, domain: domain)
 }
 
-@Suite("assetlinks matcher")
+@Suite("assetlinks matcher", .timeLimit(.minutes(5)))
 struct AssetLinksMatcherTests {
     /// The dynamic rules example from Android's "Configure website associations and dynamic rules".
     static let androidExample = list(

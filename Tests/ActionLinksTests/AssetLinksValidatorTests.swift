@@ -17,7 +17,7 @@ private func androidStatement(packageName: String = #""org.digitalassetlinks.tes
     #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "package_name": \#(packageName), "sha256_cert_fingerprints": \#(fingerprints)}}]"#
 }
 
-@Suite("assetlinks validator: Digital Asset Links compatibility rules")
+@Suite("assetlinks validator: Digital Asset Links compatibility rules", .timeLimit(.minutes(5)))
 struct AssetLinksValidatorTests {
     @Test func validMultiStatementListIsClean() throws {
         let text = """
@@ -241,7 +241,7 @@ struct AssetLinksValidatorTests {
     }
 }
 
-@Suite("assetlinks validator: Dynamic App Links rules")
+@Suite("assetlinks validator: Dynamic App Links rules", .timeLimit(.minutes(5)))
 struct AssetLinksDynamicRulesValidatorTests {
     private func statement(components: String) -> String {
         #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "package_name": "com.example.app", "sha256_cert_fingerprints": ["\#(fingerprint)"]}, "relation_extensions": {"delegate_permission/common.handle_all_urls": {"dynamic_app_link_components": \#(components)}}}]"#

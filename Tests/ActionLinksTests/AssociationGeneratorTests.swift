@@ -31,7 +31,7 @@ private let claimed = {
 
 private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
-@Suite("association generator")
+@Suite("association generator", .timeLimit(.minutes(5)))
 struct AssociationGeneratorTests {
     @Test func minimalAASAIsExactlyAsExpected() throws {
         let expected = """

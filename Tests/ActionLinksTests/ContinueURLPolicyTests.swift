@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinks
 
-@Suite("The continue-URL allow-list")
+@Suite("The continue-URL allow-list", .timeLimit(.minutes(5)))
 struct ContinueURLPolicyTests {
     let policy = try! ContinueURLPolicy(
         allow: [

@@ -14,7 +14,7 @@ private func parseError(_ bytes: [UInt8]) -> JSONParseError? {
     }
 }
 
-@Suite("JSONValue parsing")
+@Suite("JSONValue parsing", .timeLimit(.minutes(5)))
 struct JSONValueParsingTests {
     @Test func parsesEveryKindAndKeepsMemberOrderAndDuplicates() throws {
         let value = try JSONValue.parse(#"{"b": [1, -2.5e3, true, false, null], "a": "x", "b": {}}"#)
@@ -153,7 +153,7 @@ struct JSONValueParsingTests {
     }
 }
 
-@Suite("JSONValue serialising")
+@Suite("JSONValue serialising", .timeLimit(.minutes(5)))
 struct JSONValueSerializingTests {
     @Test func compactOutputKeepsOrderAndDoesNotEscapeSlashes() throws {
         let value = JSONValue.object([

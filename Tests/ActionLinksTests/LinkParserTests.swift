@@ -4,7 +4,7 @@ import Testing
 
 /// `ActionCodeLink.parse` reads links on bytes (``LinkParser``); ``LinkInspection`` reads them through
 /// ``LinkUnwrapper`` with every layer recorded. Both must give the same answer for every input.
-@Suite("Parsing on bytes: DESIGN §3's rules at the edges")
+@Suite("Parsing on bytes: DESIGN §3's rules at the edges", .timeLimit(.minutes(5)))
 struct LinkParserTests {
     static let action = "https://a.example.com/__/auth/action?"
 
@@ -178,7 +178,7 @@ struct LinkParserTests {
     }
 }
 
-@Suite("Percent-decoding on bytes")
+@Suite("Percent-decoding on bytes", .timeLimit(.minutes(5)))
 struct PercentDecodingTests {
     @Test("the word-at-a-time decoder equals the plain one for escapes at every offset")
     func wordAtATime() {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinks
 
-@Suite("Unwrapping nested links")
+@Suite("Unwrapping nested links", .timeLimit(.minutes(5)))
 struct LinkUnwrapperTests {
     let action = "https://links.example.com/__/auth/action?mode=signIn&oobCode=C&apiKey=K"
 
@@ -81,7 +81,7 @@ struct LinkUnwrapperTests {
     }
 }
 
-@Suite("Inspection and client verdicts")
+@Suite("Inspection and client verdicts", .timeLimit(.minutes(5)))
 struct LinkInspectionTests {
     @Test("a missing apiKey is accepted by iOS only")
     func missingAPIKey() {

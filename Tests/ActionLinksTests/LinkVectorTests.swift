@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinks
 
-@Suite("Shared link vectors")
+@Suite("Shared link vectors", .timeLimit(.minutes(5)))
 struct LinkVectorTests {
     @Test("the vectors file is there and complete")
     func vectorsAreLoaded() throws {

@@ -1,7 +1,7 @@
 import ActionLinks
 import Testing
 
-@Suite("Loopback hosts")
+@Suite("Loopback hosts", .timeLimit(.minutes(5)))
 struct LoopbackTests {
     @Test(
         "names and addresses of this machine",

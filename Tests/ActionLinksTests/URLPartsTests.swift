@@ -2,7 +2,7 @@ import Testing
 
 @testable import ActionLinks
 
-@Suite("The strict URL splitter")
+@Suite("The strict URL splitter", .timeLimit(.minutes(5)))
 struct URLPartsTests {
     @Test("splits every component without copying")
     func components() throws {

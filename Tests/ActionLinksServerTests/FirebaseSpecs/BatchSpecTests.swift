@@ -12,7 +12,7 @@ extension FirebaseSpecs {
     /// (skipped in the spec itself; this server imports Firebase scrypt hashes, see
     /// `ImportedPasswordHashTests`). The specs' phone sign-ins are custom-token sign-ins of the
     /// imported account here (no SMS sign-in).
-    @Suite("batch.spec.ts: accounts:batchGet, accounts:batchCreate, accounts:batchDelete")
+    @Suite("batch.spec.ts: accounts:batchGet, accounts:batchCreate, accounts:batchDelete", .timeLimit(.minutes(5)))
     struct BatchSpecTests {
         static let batchGet = "/identitytoolkit.googleapis.com/v1/projects/demo-actionlinks/accounts:batchGet"
         static let legacy = "/www.googleapis.com/identitytoolkit/v3/relyingparty/"

@@ -14,7 +14,7 @@ extension FirebaseSpecs {
     /// ...", "should return updated config fields", and the emulator's three `PATCH` cases) answer
     /// `NOT_IMPLEMENTED` here, and the two blocking-function cases ("should error when updating an
     /// invalid blocking function event", "should error if functionUri is invalid") do not apply.
-    @Suite("config.spec.ts: config management")
+    @Suite("config.spec.ts: config management", .timeLimit(.minutes(5)))
     struct ConfigSpecTests {
         static let config = "/identitytoolkit.googleapis.com/v2/projects/demo-actionlinks/config"
 

@@ -8,7 +8,7 @@ extension FirebaseSpecs {
     /// firebase-tools `src/emulator/auth/createAuthUri.spec.ts`, every case. The emulator switches
     /// `allowDuplicateEmails` and `enableImprovedEmailPrivacy` at run time; here they are the
     /// configuration's `users.oneAccountPerEmail: false` and `users.emailEnumerationProtection`.
-    @Suite("createAuthUri.spec.ts: accounts:createAuthUri")
+    @Suite("createAuthUri.spec.ts: accounts:createAuthUri", .timeLimit(.minutes(5)))
     struct CreateAuthUriSpecTests {
         static func createAuthUri(_ app: TestApp, _ fields: [String: Any]) async throws -> HTTPReply {
             var all: [String: Any] = ["continueUri": "http://example.com/"]

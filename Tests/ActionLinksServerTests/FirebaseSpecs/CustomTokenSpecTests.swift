@@ -8,7 +8,7 @@ extension FirebaseSpecs {
     /// firebase-tools `src/emulator/auth/customToken.spec.ts`, every case: a development server takes
     /// the unsigned custom tokens (and plain JSON) that the emulator takes, still checking the
     /// audience and `uid`; a production server only tokens signed by its service accounts.
-    @Suite("customToken.spec.ts: sign-in with custom token")
+    @Suite("customToken.spec.ts: sign-in with custom token", .timeLimit(.minutes(5)))
     struct CustomTokenSpecTests {
         static var claims: [String: Any] { ["abc": "def", "ultimate": ["answer": 42]] }
 

@@ -8,7 +8,7 @@ extension FirebaseSpecs {
     /// firebase-tools `src/emulator/auth/deleteAccount.spec.ts`, every case (the spec names two cases
     /// "should delete the user of the idToken"; the second, which tests a disabled tenant, says so
     /// here), and this server's switch for self-service deletion.
-    @Suite("deleteAccount.spec.ts: accounts:delete")
+    @Suite("deleteAccount.spec.ts: accounts:delete", .timeLimit(.minutes(5)))
     struct DeleteAccountSpecTests {
         @Test("should delete the user of the idToken")
         func deleteByIDToken() async throws {

@@ -10,7 +10,7 @@ extension FirebaseSpecs {
     /// tenant projects") and the eight blocking-function cases: this server has neither. The specs'
     /// phone users are accounts the admin gave a phone number, signed in with a custom token (there is
     /// no SMS sign-in here).
-    @Suite("emailLink.spec.ts: email link sign-in")
+    @Suite("emailLink.spec.ts: email link sign-in", .timeLimit(.minutes(5)))
     struct EmailLinkSpecTests {
         @Test("should send OOB code to new emails and create account on sign-in")
         func newAccount() async throws {

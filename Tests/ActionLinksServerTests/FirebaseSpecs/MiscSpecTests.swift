@@ -12,7 +12,7 @@ extension FirebaseSpecs {
     /// configuration, which no request changes. Where this server answers differently on purpose, the
     /// case says why: refresh tokens are opaque (no record to forge), `project_id` is the project's ID,
     /// session cookies are signed, and another project in a path is `PROJECT_NOT_FOUND`.
-    @Suite("misc.spec.ts: token refresh, session cookies, lookup, query, emulator endpoints")
+    @Suite("misc.spec.ts: token refresh, session cookies, lookup, query, emulator endpoints", .timeLimit(.minutes(5)))
     struct MiscSpecTests {
         static func refresh(_ app: TestApp, form: String) async throws -> HTTPReply {
             try await app.request(

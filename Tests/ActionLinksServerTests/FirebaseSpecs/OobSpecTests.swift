@@ -9,7 +9,7 @@ extension FirebaseSpecs {
     /// differently on purpose, the case says why: a completed email change leaves a `recoverEmail`
     /// code for the old address (Firebase production mails one; the emulator does not), and the
     /// admin is never answered as if an unknown address existed.
-    @Suite("oob.spec.ts: accounts:sendOobCode")
+    @Suite("oob.spec.ts: accounts:sendOobCode", .timeLimit(.minutes(5)))
     struct OobSpecTests {
         @Test("should generate OOB code for verify email")
         func verifyEmail() async throws {

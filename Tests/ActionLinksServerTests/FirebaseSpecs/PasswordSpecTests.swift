@@ -12,7 +12,7 @@ extension FirebaseSpecs {
     /// firebase-tools `src/emulator/auth/password.spec.ts`, case by case. Not ported: the two
     /// multi-factor cases and the three blocking-function cases (this server has neither). Added: the
     /// limits on failed sign-ins, per account and per client, which the emulator does not have.
-    @Suite("password.spec.ts: accounts:signInWithPassword")
+    @Suite("password.spec.ts: accounts:signInWithPassword", .timeLimit(.minutes(5)))
     struct PasswordSpecTests {
         @Test("should issue tokens when email and password are valid")
         func validPassword() async throws {

@@ -10,7 +10,7 @@ extension FirebaseSpecs {
     /// ignored fields. Where this server answers differently on purpose, the case says why: `/` is the
     /// link domain's site, CORS reflects only allowed origins (loopback on a development server),
     /// and the spec's other project (`project-id`) is this server's own.
-    @Suite("rest.spec.ts: REST API mapping and authentication")
+    @Suite("rest.spec.ts: REST API mapping and authentication", .timeLimit(.minutes(5)))
     struct RestSpecTests {
         static let signUp = "/identitytoolkit.googleapis.com/v1/accounts:signUp"
         static let legacy = "/www.googleapis.com/identitytoolkit/v3/relyingparty/"

@@ -13,7 +13,7 @@ extension FirebaseSpecs {
     /// Where this server answers differently on purpose, the case says why: a completed email change
     /// leaves a `recoverEmail` code for the old address; a code whose effect is refused stays usable;
     /// a linked provider's entry shows `federatedId` as every provider entry does.
-    @Suite("setAccountInfo.spec.ts: accounts:update")
+    @Suite("setAccountInfo.spec.ts: accounts:update", .timeLimit(.minutes(5)))
     struct SetAccountInfoSpecTests {
         @Test("should allow updating and deleting displayName and photoUrl")
         func profile() async throws {

@@ -10,7 +10,7 @@ extension FirebaseSpecs {
     /// an invalid MFA phone number, an ignored enrollment ID) and the five blocking-function cases:
     /// this server has neither. The specs' phone users are accounts the admin gave a phone number,
     /// signed in with a custom token (no SMS sign-in here).
-    @Suite("signUp.spec.ts: accounts:signUp")
+    @Suite("signUp.spec.ts: accounts:signUp", .timeLimit(.minutes(5)))
     struct SignUpSpecTests {
         @Test("should throw error if no email provided")
         func noEmail() async throws {

@@ -13,7 +13,7 @@ import Testing
 /// Nearly every case hashes passwords with the server's scrypt (16 MiB, a good part of a core
 /// each), so the cases run one at a time: in parallel on a two-core machine they starve the
 /// live-socket suites that run beside them past their clients' timeouts.
-@Suite("Firebase's Auth emulator specs", .serialized)
+@Suite("Firebase's Auth emulator specs", .serialized, .timeLimit(.minutes(5)))
 enum FirebaseSpecs {}
 
 /// The helpers of Firebase's Auth emulator specs (firebase-tools

@@ -10,7 +10,7 @@ extension FirebaseSpecs {
     /// Where this server answers differently on purpose, the case says why: tenants have no
     /// multi-factor configuration (`mfaConfig` is always disabled), and reading an unknown tenant does
     /// not create it.
-    @Suite("tenant.spec.ts: tenant management")
+    @Suite("tenant.spec.ts: tenant management", .timeLimit(.minutes(5)))
     struct TenantSpecTests {
         static let tenants = "/identitytoolkit.googleapis.com/v2/projects/demo-actionlinks/tenants"
         static var allFields: [String: Any] {
