@@ -4,7 +4,7 @@ import Foundation
 public struct UserSettings: Sendable, Hashable {
     /// Whether people may create their own accounts (`signUp`, an email link for a new address,
     /// a first federated sign-in); when false only the admin API creates them
-    /// (`ADMIN_RESTRICTED_OPERATION` otherwise).
+    /// (`ADMIN_ONLY_OPERATION` otherwise).
     public var selfServiceSignUp = true
     /// Whether people may delete their own accounts (`accounts:delete` with an ID token).
     public var selfServiceDelete = true

@@ -1,3 +1,4 @@
+import Foundation
 import ActionLinksHeaders
 import Testing
 
@@ -29,6 +30,24 @@ struct SecuritySettingsTests {
             error("server:\n  development: false\n", environment: ["ACTIONLINKS_EMULATOR_LISTING": "true"]))
         #expect(fromEnvironment.key == "emulatorListing" && fromEnvironment.description.contains("ACTIONLINKS_EMULATOR_LISTING"))
         #expect(try parse("server:\n  development: true\nemulatorListing: true\n").emulatorListing)
+    }
+
+    @Test("users.recentSignInSeconds, passwordHashConcurrency and passwordHashQueue: defaults, file, environment, ranges")
+    func accountLimits() throws {
+        let defaults = try parse("").users
+        #expect(defaults.recentSignInSeconds == 300 && defaults.passwordHashQueue == 64)
+        #expect(defaults.passwordHashConcurrency == ProcessInfo.processInfo.activeProcessorCount)
+        let set = try parse("users:\n  recentSignInSeconds: 60\n  passwordHashConcurrency: 3\n  passwordHashQueue: 0\n").users
+        #expect(set.recentSignInSeconds == 60 && set.passwordHashConcurrency == 3 && set.passwordHashQueue == 0)
+        #expect(try parse("", environment: ["ACTIONLINKS_USERS_RECENT_SIGN_IN_SECONDS": "120"]).users.recentSignInSeconds == 120)
+        let zero = try #require(error("users:\n  recentSignInSeconds: 0\n"))
+        #expect(zero.key == "users.recentSignInSeconds" && zero.message.contains("from 1 to 86400"), "\(zero)")
+        let many = try #require(error("users:\n  passwordHashConcurrency: 1000\n"))
+        #expect(many.key == "users.passwordHashConcurrency" && many.line == 2, "\(many)")
+        // A tenant keeps the project's.
+        #expect(
+            try parse("users:\n  recentSignInSeconds: 90\ntenants:\n  - id: t1\n").accountSettings(forTenant: "t1")?.users
+                .recentSignInSeconds == 90)
     }
 
     @Test("tenants are listed IDs of letters, digits and hyphens")

@@ -17,9 +17,9 @@ public struct TenantPolicy: Sendable, Hashable {
     /// Anonymous sign-in (`ADMIN_ONLY_OPERATION` when off).
     public var enableAnonymousUser = true
     /// Whether clients may create accounts (sign-up, anonymous sign-in, a first email-link sign-in);
-    /// `ADMIN_RESTRICTED_OPERATION` when off. Admin calls are never restricted.
+    /// `ADMIN_ONLY_OPERATION` when off. Admin calls are never restricted.
     public var selfServiceSignUp = true
-    /// Whether a signed-in user may delete their own account (`ADMIN_RESTRICTED_OPERATION` when off).
+    /// Whether a signed-in user may delete their own account (`ADMIN_ONLY_OPERATION` when off).
     public var selfServiceDelete = true
     /// Firebase's email-enumeration protection: answers that never tell whether an address has an
     /// account (`INVALID_LOGIN_CREDENTIALS`, no `registered` in `createAuthUri`).
