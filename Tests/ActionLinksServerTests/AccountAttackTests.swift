@@ -51,6 +51,12 @@ struct AccountAttackTests {
             let profile = try await app.api("update", ["idToken": stolen, "displayName": "Still Me"])
             #expect(profile.status == 200, "\(profile.text)")
 
+            // The admin is never asked for a recent sign-in, even naming the user by an old ID token.
+            let byAdminWithToken = try await app.api(
+                "sendOobCode",
+                ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": stolen, "newEmail": "owner2@example.com", "returnOobLink": true],
+                admin: true, headers: Self.productionAdmin)
+            #expect(byAdminWithToken.status == 200, "\(byAdminWithToken.text)")
             // The app reauthenticates (a fresh auth_time) and the change goes through.
             let again = try await app.signInWithPassword("owner@example.com")
             let changed = try await app.api("update", ["idToken": again.idToken, "password": "a new password"])

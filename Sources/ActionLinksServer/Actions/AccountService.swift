@@ -42,15 +42,15 @@ public final class AccountService: Sendable {
     }
 
     /// Firebase production's recent sign-in rule, for a client that changes its password or
-    /// address or deletes its account (the admin never comes here): the ID token's sign-in
+    /// address or deletes its account (the admin is never asked, ID token or not): the ID token's sign-in
     /// (`auth_time`, which a refresh keeps) must be at most `users.recentSignInSeconds` old, else
     /// `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` (the SDKs' `requires-recent-login`: the app reauthenticates).
     /// A stolen refresh token alone then cannot lock the owner out or delete the account. An
     /// anonymous account is exempt (it has no other way in to reauthenticate with, and the session
     /// is all it has), and a development server does not check, as Firebase's emulator does not.
-    func checkRecentSignIn(_ user: User) throws(ActionError) {
+    func checkRecentSignIn(_ user: User, call: RESTCall) throws(ActionError) {
         let settings = tenants.settings
-        guard !settings.server.development, !user.account.isAnonymous else { return }
+        guard !call.isAdmin, !settings.server.development, !user.account.isAnonymous else { return }
         if clock.now / 1000 - user.claims.authTime > Int64(settings.users.recentSignInSeconds) {
             throw ActionError(.credentialTooOld, "this change needs a recent sign-in; sign in again (reauthenticate) and retry")
         }

@@ -108,7 +108,7 @@ public final class SignInService: Sendable {
         if let idToken = request.idToken {
             let user = try await accountService.user(idToken: idToken, call: call, bodyTenant: request.bodyTenant)
             // Adding an address and a password to a signed-in account is a change of both.
-            if !call.isAdmin, withPassword { try accountService.checkRecentSignIn(user) }
+            if withPassword { try accountService.checkRecentSignIn(user, call: call) }
             signedIn = user
             if user.tenant.tenantID != tenant.tenantID {
                 // The call named no tenant: the ID token's (enabled: ``AccountService/user``) is
@@ -209,7 +209,9 @@ public final class SignInService: Sendable {
         let window = now - now % 3_600_000
         let keys = failureKeys
         let counts = try await store.call { try await self.codes.countEvents(keys: keys, windowStart: window) }
-        let takeBack = { () async in _ = try? await self.store.call { try await self.codes.uncountEvents(keys: keys, windowStart: window) }
+        /// The attempt does not count after all (if the store cannot be reached, it stays counted).
+        func takeBack() async {
+            _ = try? await store.call { try await self.codes.uncountEvents(keys: keys, windowStart: window) }
         }
         if zip(counts, limits).contains(where: { $0 > $1 }) {
             await takeBack()

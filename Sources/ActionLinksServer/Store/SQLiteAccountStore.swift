@@ -53,7 +53,8 @@ public struct SQLiteAccountStore: AccountStore {
     }
 
     public func sessionOfDeletedAccount(hash: Data) async throws -> Bool {
-        try await pool.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM deleted_sessions WHERE hash = ?", arguments: [hash]) ?? false
+        try await pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM deleted_sessions WHERE hash = ?", arguments: [hash]) ?? false
         }
     }
 

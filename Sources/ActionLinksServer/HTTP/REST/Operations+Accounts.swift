@@ -64,7 +64,7 @@ extension IdentityToolkitAPI {
             } else {
                 let user = try await accounts.user(idToken: fields.idToken ?? "", call: call, bodyTenant: fields.tenantId)
                 if fields.disableUser != nil { throw ActionError(.operationNotAllowed) }
-                if fields.password != nil || fields.email != nil { try accounts.checkRecentSignIn(user) }
+                if fields.password != nil || fields.email != nil { try accounts.checkRecentSignIn(user, call: call) }
                 localID = user.account.localID
                 signInProvider = user.claims.firebase.signInProvider
                 tenant = user.tenant
@@ -149,7 +149,7 @@ extension IdentityToolkitAPI {
                 throw ActionError(
                     .adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")
             }
-            try accounts.checkRecentSignIn(user)
+            try accounts.checkRecentSignIn(user, call: call)
             try await accounts.delete(localID: user.account.localID, tenantID: user.tenant.tenantID)
             return DeleteResponse()
         }

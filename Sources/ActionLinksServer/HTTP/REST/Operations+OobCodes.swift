@@ -35,7 +35,7 @@ extension IdentityToolkitAPI {
                     if mode == .verifyAndChangeEmail, fields.idToken == nil { throw ActionError(.missingIDToken) }
                     let signedIn = try await accounts.user(idToken: fields.idToken ?? "", call: call, bodyTenant: fields.tenantId)
                     // verifyBeforeUpdateEmail moves the address: as sensitive as changing it.
-                    if mode == .verifyAndChangeEmail { try accounts.checkRecentSignIn(signedIn) }
+                    if mode == .verifyAndChangeEmail { try accounts.checkRecentSignIn(signedIn, call: call) }
                     user = signedIn.account
                     tenant = signedIn.tenant
                 }
