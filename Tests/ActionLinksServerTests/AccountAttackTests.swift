@@ -109,6 +109,27 @@ struct AccountAttackTests {
 
     // MARK: 2. The failed-sign-in limit under concurrency
 
+    /// Sends `count` wrong sign-ins at once (`guess(i)`: the address and password of the i-th) and
+    /// expects at most `limit` of them checked (`INVALID_LOGIN_CREDENTIALS`), the others refused
+    /// (`TOO_MANY_ATTEMPTS_TRY_LATER`); returns how many were checked.
+    static func checkedOfConcurrentGuesses(
+        _ app: TestApp, count: Int, limit: Int, _ guess: @escaping @Sendable (Int) -> (String, String)
+    ) async throws -> Int {
+        let codes = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    let (email, password) = guess(index)
+                    return try await app.api("signInWithPassword", ["email": email, "password": password]).errorCode ?? "OK"
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let checked = codes.filter { $0 == "INVALID_LOGIN_CREDENTIALS" }.count
+        #expect(checked >= 1 && checked <= limit, "\(codes)")
+        #expect(checked + codes.filter { $0 == "TOO_MANY_ATTEMPTS_TRY_LATER" }.count == count, "\(codes)")
+        return checked
+    }
+
     @Test(
         "24 concurrent wrong guesses never get more than the limit's hashes; the right password behind them is refused",
         arguments: StoreFactory.kinds)
@@ -117,18 +138,7 @@ struct AccountAttackTests {
         if kind == "postgres" { environment["ACTIONLINKS_STORE"] = try await PostgresTestServer.freshDatabaseURL() }
         try await TestApp.live(environment: environment) { app in
             _ = try await app.registerUser(email: "target@example.com", password: "the right password")
-            let codes = try await withThrowingTaskGroup(of: String.self) { group in
-                for index in 0..<24 {
-                    group.addTask {
-                        try await app.api("signInWithPassword", ["email": "target@example.com", "password": "guess \(index)"]).errorCode
-                            ?? "OK"
-                    }
-                }
-                return try await group.reduce(into: [String]()) { $0.append($1) }
-            }
-            let wrong = codes.filter { $0 == "INVALID_LOGIN_CREDENTIALS" }.count
-            #expect(wrong >= 1 && wrong <= 10, "\(codes)")
-            #expect(wrong + codes.filter { $0 == "TOO_MANY_ATTEMPTS_TRY_LATER" }.count == 24, "\(codes)")
+            let wrong = try await Self.checkedOfConcurrentGuesses(app, count: 24, limit: 10) { ("target@example.com", "guess \($0)") }
             // One after another, the limit fills to exactly ten checked guesses and no more.
             var checked = wrong
             for index in 0..<11 {
@@ -151,18 +161,7 @@ struct AccountAttackTests {
         var environment = Self.production.merging(["ACTIONLINKS_LIMITS_SIGN_IN_FAILURES_PER_IP_PER_HOUR": "5"]) { $1 }
         if kind == "postgres" { environment["ACTIONLINKS_STORE"] = try await PostgresTestServer.freshDatabaseURL() }
         try await TestApp.live(environment: environment) { app in
-            let codes = try await withThrowingTaskGroup(of: String.self) { group in
-                for index in 0..<16 {
-                    group.addTask {
-                        try await app.api("signInWithPassword", ["email": "nobody\(index)@example.com", "password": "guess"]).errorCode
-                            ?? "OK"
-                    }
-                }
-                return try await group.reduce(into: [String]()) { $0.append($1) }
-            }
-            let checked = codes.filter { $0 == "INVALID_LOGIN_CREDENTIALS" }.count
-            #expect(checked >= 1 && checked <= 5, "\(codes)")
-            #expect(checked + codes.filter { $0 == "TOO_MANY_ATTEMPTS_TRY_LATER" }.count == 16, "\(codes)")
+            _ = try await Self.checkedOfConcurrentGuesses(app, count: 16, limit: 5) { ("nobody\($0)@example.com", "guess") }
         }
     }
 
