@@ -66,7 +66,7 @@ start)
     tls=""
     [ -f "$dir/server.crt" ] && tls="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
     as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/socket -c max_connections=300 -c shared_buffers=128MB $tls" start >&2 ||
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/socket -c max_connections=600 -c shared_buffers=128MB $tls" start >&2 ||
         { tail -n 20 "$dir/log" >&2; exit 1; }
     if ! PGPASSWORD=actionlinks-test "$bindir/psql" -h 127.0.0.1 -p "$port" -U actionlinks -d postgres -tAc \
         "SELECT 1 FROM pg_database WHERE datname = 'actionlinks'" | grep -q 1; then

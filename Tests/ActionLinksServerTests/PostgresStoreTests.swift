@@ -100,7 +100,7 @@ struct PostgresStoreTests {
         let base = cluster.url.replacingOccurrences(of: "@127.0.0.1:", with: "@localhost:")
 
         let trusted = try PostgresStore(
-            location: try PostgresLocation(url: base + "?sslmode=verify-full&sslrootcert=\(cluster.certificate)&connect_timeout=20"),
+            location: try PostgresLocation(url: base + "?sslmode=verify-full&sslrootcert=\(cluster.certificate)&connect_timeout=120"),
             logger: Logger(label: "tls"))
         let runner = Task { await trusted.client.run() }
         defer { runner.cancel() }

@@ -47,9 +47,13 @@ public enum PostgresTestServer {
         try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
         var components = URLComponents(string: base)!
         components.path = "/" + name
-        // A generous wait for a connection: the suite runs many tests (and a browser) at once on few
-        // cores, and these tests are about behaviour, not the 503 deadline (tested on its own).
-        components.queryItems = [URLQueryItem(name: "connect_timeout", value: "20")]
+        // Deadlines as hang guards, not bounds: the suite runs many tests (and a browser) at once on
+        // few cores, maybe beside a build that saturates the disk, and these tests are about
+        // behaviour, not the 503 deadlines (the outage tests set their own). At 20 s, a fresh-clone
+        // CI run beside a parallel build saw five tests fail waiting for a connection.
+        components.queryItems = [
+            URLQueryItem(name: "connect_timeout", value: "120"), URLQueryItem(name: "statement_timeout", value: "60"),
+        ]
         return components.string!
     }
 
