@@ -55,6 +55,17 @@ struct ActionFormView: PageView {
     var emailField: EmailField?
     /// The new-password form.
     var passwordFields: PasswordFields?
+    /// In upstream mode, what the form carries back because nothing about the code is kept here.
+    var upstreamFields: UpstreamFields?
+
+    /// The link's API key, tenant and continue URL, and whether this form retries a call upstream
+    /// did not answer.
+    struct UpstreamFields: Sendable {
+        var apiKey: String
+        var tenantID: String?
+        var continueURL: String?
+        var retried: Bool
+    }
 
     struct EmailField: Sendable {
         var label: String
@@ -83,7 +94,9 @@ struct ActionFormView: PageView {
             ("emailError", .text { $0.emailField?.error }), ("askPassword", .flag { $0.passwordFields != nil }),
             ("passwordLabel", .text { $0.passwordFields?.label }), ("passwordHelp", .text { $0.passwordFields?.help }),
             ("passwordAgainLabel", .text { $0.passwordFields?.againLabel }), ("passwordError", .text { $0.passwordFields?.error }),
-            ("passwordAgainError", .text { $0.passwordFields?.againError }),
+            ("passwordAgainError", .text { $0.passwordFields?.againError }), ("upstream", .flag { $0.upstreamFields != nil }),
+            ("apiKey", .text { $0.upstreamFields?.apiKey }), ("tenantId", .text { $0.upstreamFields?.tenantID }),
+            ("continueUrl", .text { $0.upstreamFields?.continueURL }), ("retried", .flag { $0.upstreamFields?.retried ?? false }),
         ] + PageFrame.slots(\.frame)
 
     static func compiled(in templates: PageTemplates) -> CompiledPage<Self> { templates.action }

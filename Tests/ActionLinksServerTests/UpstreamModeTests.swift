@@ -1,0 +1,175 @@
+import ActionLinks
+import ActionLinksTestSupport
+import Foundation
+import Testing
+
+/// Upstream mode end to end with two real binaries on loopback: an upstream in development mode
+/// (it answers as Firebase's Auth emulator, so as the project's Identity Toolkit) and the front in
+/// production mode, whose pages check every code upstream on GET and apply it upstream on POST.
+@Suite("Upstream mode: the front's pages against a real upstream")
+struct UpstreamModeTests {
+    static let password = "first-password-1"
+
+    /// The front for `upstream`: production, its Identity Toolkit and Secure Token on loopback.
+    static func front(for upstream: TestServer) async throws -> TestServer {
+        try await TestServer(environment: [
+            "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": String(repeating: "f", count: 40),
+            "ACTIONLINKS_UPSTREAM_PROJECT_ID": TestProject.id, "ACTIONLINKS_UPSTREAM_API_KEYS": TestProject.apiKey,
+            "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": upstream.base, "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": upstream.base,
+        ])
+    }
+
+    /// The hidden fields of the page's form.
+    static func form(_ page: HTTPReply) throws -> [String: String] {
+        var fields: [String: String] = [:]
+        let pattern = try NSRegularExpression(pattern: #"<input type="hidden" name="([A-Za-z]+)" value="([^"]*)">"#)
+        let text = page.text
+        for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            let name = String(text[Range(match.range(at: 1), in: text)!])
+            var value = String(text[Range(match.range(at: 2), in: text)!])
+            for (entity, character) in [("&quot;", "\""), ("&#39;", "'"), ("&#x27;", "'"), ("&#x2F;", "/"), ("&lt;", "<"), ("&gt;", ">")] {
+                value = value.replacingOccurrences(of: entity, with: character)
+            }
+            fields[name] = value.replacingOccurrences(of: "&amp;", with: "&")
+        }
+        return fields
+    }
+
+    /// Posts `fields` as the page's form would, from the link domain.
+    static func post(_ front: TestServer, _ fields: [String: String]) async throws -> HTTPReply {
+        let body = fields.map { "\(PercentEncoding.encodeComponent($0.key))=\(PercentEncoding.encodeComponent($0.value))" }
+            .joined(separator: "&")
+        return try await front.request(
+            "POST", ActionCodeLink.actionPath, body: Data(body.utf8),
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": TestProject.linkOrigin])
+    }
+
+    static func signIn(_ upstream: TestServer, _ email: String, _ password: String) async throws -> HTTPReply {
+        try await upstream.api("signInWithPassword", ["email": email, "password": password, "returnSecureToken": true])
+    }
+
+    @Test(
+        "every mode: the page for a code the upstream issued, the POST, the effect seen upstream; used, wrong-mode and foreign-key links; sign-in goes on to the continue URL"
+    )
+    func everyMode() async throws {
+        let upstream = try await TestServer()
+        let front = try await Self.front(for: upstream)
+        let email = "ann-upstream@example.com"
+        try await upstream.createAccount(email: email, password: Self.password)
+
+        // Reset: the page shows the address upstream answers, the POST sets the password upstream.
+        let reset = try await upstream.link("PASSWORD_RESET", email: email, extra: ["continueUrl": "https://app.example.com/reset"])
+        let page = try await front.request("GET", try front.local(reset.link) + "&lang=en")
+        #expect(page.status == 200 && page.text.contains(email), "\(page.status) \(page.text)")
+        var fields = try Self.form(page)
+        #expect(fields["apiKey"] == TestProject.apiKey && fields["oobCode"] == reset.code && fields["mode"] == "resetPassword")
+        fields["password"] = "second-password-2"
+        fields["passwordAgain"] = "second-password-2"
+        let done = try await Self.post(front, fields)
+        #expect(done.status == 200 && done.text.contains("https://app.example.com/reset"), "\(done.status) \(done.text)")
+        #expect(try await Self.signIn(upstream, email, "second-password-2").status == 200, "the new password works upstream")
+        #expect(try await Self.signIn(upstream, email, Self.password).status == 400)
+        let again = try await Self.post(front, fields)
+        #expect(again.status == 400 && again.text.contains("already been used"), "\(again.text)")
+        var retried = fields
+        retried["retried"] = "1"
+        let maybe = try await Self.post(front, retried)
+        #expect(maybe.status == 200 && maybe.text.contains("may already have worked"), "\(maybe.text)")
+
+        // Verify: the address is verified upstream.
+        let verify = try await upstream.link("VERIFY_EMAIL", email: email)
+        let verifyPage = try await front.request("GET", try front.local(verify.link))
+        #expect(verifyPage.status == 200, "\(verifyPage.text)")
+        #expect(try await Self.post(front, try Self.form(verifyPage)).status == 200)
+        let looked = try await upstream.api("lookup", ["email": [email]], admin: true)
+        let user = try #require((looked.json["users"] as? [[String: Any]])?.first, "\(looked.text)")
+        #expect(user["emailVerified"] as? Bool == true)
+
+        // A link whose mode disagrees with the code, or whose key is not the project's.
+        let other = try await upstream.link("PASSWORD_RESET", email: email)
+        let local = try front.local(other.link)
+        let wrongMode = try await front.request("GET", local.replacingOccurrences(of: "mode=resetPassword", with: "mode=verifyEmail"))
+        #expect(wrongMode.status == 400 && wrongMode.text.contains("cannot be used"), "\(wrongMode.text)")
+        let foreign = try await front.request(
+            "GET", local.replacingOccurrences(of: "apiKey=\(TestProject.apiKey)", with: "apiKey=AIzaOther"))
+        #expect(foreign.status == 400, "\(foreign.text)")
+        let unknown = try await front.request("GET", local.replacingOccurrences(of: other.code, with: "no-such-code"))
+        #expect(unknown.status == 400)
+
+        // Change and recover: the new address upstream, then the old one back with the recover link upstream mailed.
+        let change = try await upstream.link(
+            "VERIFY_AND_CHANGE_EMAIL", email: email, extra: ["newEmail": "ann-new@example.com"])
+        let changePage = try await front.request("GET", try front.local(change.link))
+        #expect(changePage.status == 200 && changePage.text.contains("ann-new@example.com"), "\(changePage.text)")
+        #expect(try await Self.post(front, try Self.form(changePage)).status == 200)
+        #expect(try await Self.signIn(upstream, "ann-new@example.com", "second-password-2").status == 200)
+        let listing = try await upstream.request("GET", "/emulator/v1/projects/\(TestProject.id)/oobCodes")
+        let codes = try #require(listing.json["oobCodes"] as? [[String: Any]], "\(listing.text)")
+        let recoverLink = try #require(codes.last { $0["requestType"] as? String == "RECOVER_EMAIL" }?["oobLink"] as? String)
+        let recoverPage = try await front.request("GET", try front.local(recoverLink))
+        #expect(recoverPage.status == 200, "\(recoverPage.text)")
+        #expect(try await Self.post(front, try Self.form(recoverPage)).status == 200)
+        #expect(try await Self.signIn(upstream, email, "second-password-2").status == 200, "the old address is back")
+
+        // Sign-in: 303 to the allow-listed continue URL with the code, for the app's SDK to finish upstream.
+        let signInLink = try await upstream.link("EMAIL_SIGNIN", email: email, extra: ["continueUrl": "https://app.example.com/finish"])
+        let redirect = try await front.request("GET", try front.local(signInLink.link))
+        let location = try #require(redirect.header("Location"), "\(redirect.status) \(redirect.text)")
+        #expect(redirect.status == 303 && location.hasPrefix("https://app.example.com/finish?apiKey=\(TestProject.apiKey)&oobCode="))
+        let finished = try await upstream.api("signInWithEmailLink", ["email": email, "oobCode": signInLink.code])
+        #expect(finished.status == 200, "the code was not consumed by the front: \(finished.text)")
+        #expect(!front.standardError.contains(reset.code) && !front.standardError.contains(signInLink.code), "codes never reach the log")
+    }
+
+    @Test("an expired code gets the expired page")
+    func expired() async throws {
+        let upstream = try await TestServer(environment: ["ACTIONLINKS_CODES_LIFETIMES_VERIFY_EMAIL": "1s"])
+        let front = try await Self.front(for: upstream)
+        try await upstream.createAccount(email: "old@example.com", password: Self.password)
+        let verify = try await upstream.link("VERIFY_EMAIL", email: "old@example.com")
+        // Wait for the upstream to call the code expired, then ask the front.
+        while try await upstream.api("resetPassword", ["oobCode": verify.code]).errorCode != "EXPIRED_OOB_CODE" {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let page = try await front.request("GET", try front.local(verify.link))
+        #expect(page.status == 410 && page.text.contains("expired"), "\(page.text)")
+    }
+
+    @Test("upstream stopped mid-test: 503 that says nothing was changed and retries; started again, the retry works and nothing is lost")
+    func upstreamStopped() async throws {
+        let data = TestProject.temporaryDirectory("actionlinks-upstream")
+        let kept = [
+            "ACTIONLINKS_DATA_DIRECTORY": data.path,
+            "ACTIONLINKS_STORE": "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path,
+        ]
+        var upstream: TestServer? = try await TestServer(environment: kept)
+        let base = try #require(upstream?.base)
+        let port = try #require(base.split(separator: ":").last.map(String.init))
+        let front = try await Self.front(for: upstream!)
+        let email = "outage@example.com"
+        try await upstream!.createAccount(email: email, password: Self.password)
+        let reset = try await upstream!.link("PASSWORD_RESET", email: email)
+        let page = try await front.request("GET", try front.local(reset.link))
+        var fields = try Self.form(page)
+        fields["password"] = "after-outage-3"
+        fields["passwordAgain"] = "after-outage-3"
+
+        upstream!.process.terminate()
+        upstream!.process.waitUntilExit()
+        upstream = nil
+        let down = try await Self.post(front, fields)
+        #expect(down.status == 503 && down.text.contains("Nothing was changed"), "\(down.status) \(down.text)")
+        let retryFields = try Self.form(down)
+        #expect(retryFields["retried"] == "1" && retryFields["oobCode"] == reset.code)
+        let downPage = try await front.request("GET", try front.local(reset.link))
+        #expect(downPage.status == 503, "the GET while upstream is down")
+
+        let restarted = try await TestServer(environment: kept.merging(["ACTIONLINKS_SERVER_PORT": port]) { $1 })
+        var retry = retryFields
+        retry["password"] = "after-outage-3"
+        retry["passwordAgain"] = "after-outage-3"
+        let done = try await Self.post(front, retry)
+        #expect(done.status == 200 && !done.text.contains("may already"), "\(done.status) \(done.text)")
+        #expect(try await Self.signIn(restarted, email, "after-outage-3").status == 200)
+    }
+}
