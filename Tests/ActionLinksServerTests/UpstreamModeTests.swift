@@ -10,13 +10,49 @@ import Testing
 struct UpstreamModeTests {
     static let password = "first-password-1"
 
-    /// The front for `upstream`: production, its Identity Toolkit and Secure Token on loopback.
-    static func front(for upstream: TestServer) async throws -> TestServer {
-        try await TestServer(environment: [
-            "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": String(repeating: "f", count: 40),
+    static let frontAdmin = String(repeating: "f", count: 40)
+
+    /// The front for `upstream`: production, its Identity Toolkit and Secure Token on loopback, and
+    /// the service account `serviceAccount` if given.
+    static func front(for upstream: TestServer, serviceAccount: String? = nil) async throws -> TestServer {
+        var environment = [
+            "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": frontAdmin,
             "ACTIONLINKS_UPSTREAM_PROJECT_ID": TestProject.id, "ACTIONLINKS_UPSTREAM_API_KEYS": TestProject.apiKey,
             "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": upstream.base, "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": upstream.base,
-        ])
+        ]
+        if let serviceAccount { environment["ACTIONLINKS_UPSTREAM_SERVICE_ACCOUNT_FILE"] = serviceAccount }
+        return try await TestServer(environment: environment)
+    }
+
+    /// A service-account file for `upstream`, made by its own command, whose tokens come from it.
+    static func serviceAccount(of upstream: TestServer) async throws -> String {
+        let path = upstream.dataDirectory.appendingPathComponent("firebase-adminsdk.json").path
+        let made = try await Command.run(
+            program: try Repository.executable("actionlinks"),
+            ["service-account", "--out", path, "--config", Repository.configFile, "--token-uri", upstream.base + "/token"],
+            environment: ProcessInfo.processInfo.environment.merging(["ACTIONLINKS_DATA_DIRECTORY": upstream.dataDirectory.path]) { $1 })
+        guard made.status == 0 else { throw TestSupportError("service-account failed: \(made.stderr)") }
+        return path
+    }
+
+    /// The link in the newest mail the front printed (the `log` backend) to `address`, waiting for it.
+    static func mailedLink(_ front: TestServer, to address: String, after count: Int = 0) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let mails = front.standardOutput.components(separatedBy: "--- mail to \(address):").dropFirst()
+            if mails.count > count, let mail = mails.last,
+                let range = mail.range(of: #"https://links\.test\.example/__/auth/[^\s]+"#, options: .regularExpression)
+            {
+                return String(mail[range])
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestSupportError("no mail to \(address):\n\(front.standardOutput)")
+    }
+
+    /// Mail the front printed to `address`.
+    static func mailCount(_ front: TestServer, to address: String) -> Int {
+        front.standardOutput.components(separatedBy: "--- mail to \(address):").count - 1
     }
 
     /// The hidden fields of the page's form.
@@ -171,5 +207,85 @@ struct UpstreamModeTests {
         let done = try await Self.post(front, retry)
         #expect(done.status == 200 && !done.text.contains("may already"), "\(done.status) \(done.text)")
         #expect(try await Self.signIn(restarted, email, "after-outage-3").status == 200)
+    }
+
+    @Test(
+        "sendOobCode on the front: the service account asks upstream for the code, the link is ours and mailed with our templates; unknown addresses get the same answer and no mail; ID-token verification; admin returnOobLink; every other REST path is 404"
+    )
+    func sendOobCode() async throws {
+        let upstream = try await TestServer()
+        let front = try await Self.front(for: upstream, serviceAccount: try await Self.serviceAccount(of: upstream))
+        let email = "bea-upstream@example.com"
+        try await upstream.createAccount(email: email, password: Self.password)
+
+        // A client's reset, mailed by the front, completed on the front, seen upstream.
+        let unknown = try await front.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "nobody@example.com"])
+        let known = try await front.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": email])
+        #expect(known.status == 200 && known.json["email"] as? String == email, "\(known.text)")
+        #expect(unknown.status == 200 && unknown.json["email"] as? String == "nobody@example.com", "\(unknown.text)")
+        #expect(known.json.keys.sorted() == unknown.json.keys.sorted() && known.json["oobLink"] == nil)
+        let resetLink = try await Self.mailedLink(front, to: email)
+        #expect(resetLink.hasPrefix("https://links.test.example/__/auth/action?") && resetLink.contains("mode=resetPassword"))
+        #expect(Self.mailCount(front, to: "nobody@example.com") == 0, "no mail for an address upstream does not know")
+        let page = try await front.request("GET", try front.local(resetLink))
+        #expect(page.status == 200 && page.text.contains(email), "\(page.text)")
+        var fields = try Self.form(page)
+        fields["password"] = "mailed-by-front-4"
+        fields["passwordAgain"] = "mailed-by-front-4"
+        #expect(try await Self.post(front, fields).status == 200)
+        #expect(try await Self.signIn(upstream, email, "mailed-by-front-4").status == 200)
+
+        // Verification for the signed-in user: the address comes from upstream's lookup of the ID token.
+        let session = try await Self.signIn(upstream, email, "mailed-by-front-4")
+        let idToken = try #require(session.json["idToken"] as? String)
+        let verify = try await front.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": idToken])
+        #expect(verify.status == 200 && verify.json["email"] as? String == email, "\(verify.text)")
+        let verifyLink = try await Self.mailedLink(front, to: email, after: 1)
+        #expect(verifyLink.contains("mode=verifyEmail"))
+        let badToken = try await front.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": "not-a-token"])
+        #expect(badToken.status == 400 && badToken.errorCode == "INVALID_ID_TOKEN", "\(badToken.text)")
+
+        // The admin's returnOobLink: our link, unmailed; a client may not ask for it.
+        let admin = try await front.request(
+            "POST", "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
+            body: try JSONSerialization.data(withJSONObject: [
+                "requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true, "continueUrl": "https://app.example.com/finish",
+            ]), headers: ["Content-Type": "application/json", "Authorization": "Bearer " + Self.frontAdmin])
+        let signInLink = try #require(admin.json["oobLink"] as? String, "\(admin.text)")
+        let signInCode = try #require(admin.json["oobCode"] as? String)
+        #expect(signInLink.hasPrefix("https://links.test.example/__/auth/action?") && signInLink.contains(signInCode))
+        let redirect = try await front.request("GET", try front.local(signInLink))
+        #expect(redirect.status == 303 && redirect.header("Location")?.hasPrefix("https://app.example.com/finish?") == true)
+        #expect(try await upstream.api("signInWithEmailLink", ["email": email, "oobCode": signInCode]).status == 200)
+        let clientAsks = try await front.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": email, "returnOobLink": true])
+        #expect(clientAsks.errorCode == "INSUFFICIENT_PERMISSION", "\(clientAsks.text)")
+
+        // Another project's key, a continue URL off the allow-list, and every other REST path.
+        let foreign = try await front.request(
+            "POST", "/v1/accounts:sendOobCode?key=AIzaOther",
+            body: try JSONSerialization.data(withJSONObject: ["requestType": "PASSWORD_RESET", "email": email]),
+            headers: ["Content-Type": "application/json"])
+        #expect(foreign.status == 400 && foreign.text.contains("API key not valid"), "\(foreign.text)")
+        let offList = try await front.api(
+            "sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": email, "continueUrl": "https://evil.example.net/"])
+        #expect(offList.errorCode == "UNAUTHORIZED_DOMAIN", "\(offList.text)")
+        for path in [
+            "/v1/accounts:signInWithPassword?key=\(TestProject.apiKey)", "/v1/accounts:lookup", "/v1/token", "/v2/projects/p/tenants",
+        ] {
+            let other = try await front.request("POST", path, body: Data("{}".utf8), headers: ["Content-Type": "application/json"])
+            #expect(other.status == 404, "\(path): \(other.text)")
+            #expect(
+                other.text.contains("NOT_FOUND : this link domain fronts project \(TestProject.id); the SDKs call Firebase directly"),
+                "\(path)")
+        }
+        #expect(!front.standardError.contains(signInCode), "codes never reach the log")
+    }
+
+    @Test("without a service account, sendOobCode says what to configure")
+    func noServiceAccount() async throws {
+        let upstream = try await TestServer()
+        let front = try await Self.front(for: upstream)
+        let reply = try await front.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "ann@example.com"])
+        #expect(reply.errorCode == "OPERATION_NOT_ALLOWED" && reply.text.contains("upstream.serviceAccountFile"), "\(reply.text)")
     }
 }

@@ -21,10 +21,18 @@ public enum LinkDomainRouter {
         router.addRoutes(associations.collection)
         router.addRoutes(PageRoutes(pages: pages).collection)
         router.addRoutes(FederatedHandlerRoutes(services: services, pages: pages).collection)
-        IdentityToolkitRoutes(
-            api: IdentityToolkitAPI.all(services), settings: services.settings, origins: services.origins,
-            accessTokens: services.serviceAccountTokens
-        ).add(to: router)
+        if let upstream = services.upstream {
+            let sender = UpstreamLinkSender(upstream: upstream, issuer: services.issuer, settings: services.settings, clock: services.clock)
+            UpstreamRESTRoutes(
+                sender: sender, settings: services.settings, origins: services.origins, accessTokens: services.serviceAccountTokens
+            )
+            .add(to: router)
+        } else {
+            IdentityToolkitRoutes(
+                api: IdentityToolkitAPI.all(services), settings: services.settings, origins: services.origins,
+                accessTokens: services.serviceAccountTokens
+            ).add(to: router)
+        }
         router.addRoutes(OAuthTokenRoutes(tokens: services.serviceAccountTokens, settings: services.settings).collection)
         if services.settings.server.development {
             router.addRoutes(EmulatorRoutes(services: services).collection, atPath: "/emulator/v1/projects/{project}")

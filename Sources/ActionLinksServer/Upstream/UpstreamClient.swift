@@ -4,6 +4,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
+import JWTKit
 
 /// The Identity Toolkit of the project this server fronts (`upstream`), over async-http-client:
 /// every call about a code carries the link's API key and tenant, connects within 3 seconds and is
@@ -32,6 +34,7 @@ final class UpstreamClient: Service, Sendable {
 
     let settings: UpstreamSettings
     let client: HTTPClient
+    private let token = Mutex<(value: String, until: Int64)?>(nil)
 
     init(settings: UpstreamSettings) {
         self.settings = settings
@@ -61,24 +64,49 @@ final class UpstreamClient: Service, Sendable {
         try await call("accounts:update", ["oobCode": code, "tenantId": tenantID], apiKey: apiKey)
     }
 
+    /// What upstream answers when asked for a code (`accounts:sendOobCode` with `returnOobLink`).
+    struct IssuedCode: Decodable, Sendable {
+        var email: String?
+        var oobCode: String?
+    }
+
+    /// Asks upstream, as the service account, for a code (never mailed by upstream: `returnOobLink`).
+    func issueCode(_ fields: [String: String], now: Int64) async throws(Failure) -> IssuedCode {
+        let token = try await accessToken(now: now)
+        var body: [String: Any] = fields
+        body["returnOobLink"] = true
+        return try await call(
+            "projects/\(settings.projectID)/accounts:sendOobCode", body, headers: [("Authorization", "Bearer " + token)])
+    }
+
+    /// The address of the user an ID token names, as upstream (which checks the token) answers.
+    func email(idToken: String, apiKey: String, tenantID: String?) async throws(Failure) -> String? {
+        struct Users: Decodable {
+            struct User: Decodable { var email: String? }
+            var users: [User]?
+        }
+        let answer: Users = try await call(
+            "accounts:lookup", ["idToken": idToken, "tenantId": tenantID as Any?].compactMapValues { $0 },
+            headers: [("X-Goog-Api-Key", apiKey)])
+        return answer.users?.first?.email
+    }
+
     private func call<Answer: Decodable>(_ operation: String, _ fields: [String: String?], apiKey: String) async throws(Failure)
+        -> Answer
+    {
+        try await call(operation, fields.compactMapValues { $0 }, headers: [("X-Goog-Api-Key", apiKey)])
+    }
+
+    private func call<Answer: Decodable>(_ operation: String, _ fields: [String: Any], headers: [(String, String)]) async throws(Failure)
         -> Answer
     {
         var request = HTTPClientRequest(url: settings.identityToolkitURL + "/v1/" + operation)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "X-Goog-Api-Key", value: apiKey)
-        let body = (try? JSONSerialization.data(withJSONObject: fields.compactMapValues { $0 }, options: [.sortedKeys])) ?? Data()
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let body = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data()
         request.body = .bytes(ByteBuffer(bytes: body))
-        let status: UInt
-        let data: Data
-        do {
-            let response = try await client.execute(request, timeout: Self.answerTimeout)
-            status = response.status.code
-            data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
-        } catch {
-            throw Self.isConnectFailure(error) ? .unreachable : .noAnswer
-        }
+        let (status, data) = try await send(request)
         if status == 200, let answer = try? JSONDecoder().decode(Answer.self, from: data) { return answer }
         guard let body = try? JSONDecoder().decode(FirebaseErrorBody.self, from: data) else {
             // A gateway's page, or a 5xx without Firebase's body: upstream is not answering for its accounts.
@@ -86,6 +114,61 @@ final class UpstreamClient: Service, Sendable {
         }
         let parts = body.error.message.components(separatedBy: " : ")
         throw .refused(code: parts[0], detail: parts.count > 1 ? parts.dropFirst().joined(separator: " : ") : nil)
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws(Failure) -> (UInt, Data) {
+        do {
+            let response = try await client.execute(request, timeout: Self.answerTimeout)
+            return (response.status.code, Data(buffer: try await response.body.collect(upTo: 1 << 20)))
+        } catch {
+            throw Self.isConnectFailure(error) ? .unreachable : .noAnswer
+        }
+    }
+
+    // MARK: The service account's access token
+
+    /// The scopes asked for, as firebase-admin asks for them.
+    static let scopes = [
+        "https://www.googleapis.com/auth/cloud-platform", "https://www.googleapis.com/auth/firebase",
+        "https://www.googleapis.com/auth/identitytoolkit",
+    ]
+
+    /// An access token for the service account (RFC 7523's JWT-bearer grant at its `token_uri`),
+    /// kept until a minute before it expires.
+    func accessToken(now: Int64) async throws(Failure) -> String {
+        if let cached = token.withLock({ $0 }), cached.until > now { return cached.value }
+        guard let account = settings.serviceAccount else { throw .refused(code: "NO_SERVICE_ACCOUNT", detail: nil) }
+        let assertion: String
+        do {
+            let keys = JWTKeyCollection()
+            let kid = JWKIdentifier(string: account.privateKeyID)
+            await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: account.privateKeyPEM), digestAlgorithm: .sha256, kid: kid)
+            assertion = try await keys.sign(
+                GrantAssertion(
+                    iss: account.clientEmail, scope: Self.scopes.joined(separator: " "), aud: account.tokenURI, iat: now, exp: now + 3600),
+                kid: kid)
+        } catch {
+            throw .refused(code: "INVALID_SERVICE_ACCOUNT_KEY", detail: nil)
+        }
+        var request = HTTPClientRequest(url: account.tokenURI)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        let form =
+            "grant_type=" + "urn:ietf:params:oauth:grant-type:jwt-bearer".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            + "&assertion=" + assertion
+        request.body = .bytes(ByteBuffer(string: form))
+        let (status, data) = try await send(request)
+        struct Grant: Decodable {
+            var access_token: String
+            var expires_in: Int64?
+        }
+        guard status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: data) else {
+            if status >= 500 { throw .noAnswer }
+            throw .refused(code: "SERVICE_ACCOUNT_REFUSED", detail: nil)
+        }
+        let until = now + max(0, (grant.expires_in ?? 3600) - 60)
+        token.withLock { $0 = (grant.access_token, until) }
+        return grant.access_token
     }
 
     /// Whether `error` means the connection was never made (so the request was never sent).
@@ -101,4 +184,15 @@ final class UpstreamClient: Service, Sendable {
         struct Inner: Decodable { var message: String }
         var error: Inner
     }
+}
+
+/// The claims of the JWT-bearer assertion for the service account's access token.
+struct GrantAssertion: JWTPayload {
+    var iss: String
+    var scope: String
+    var aud: String
+    var iat: Int64
+    var exp: Int64
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
