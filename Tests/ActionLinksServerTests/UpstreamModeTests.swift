@@ -281,11 +281,18 @@ struct UpstreamModeTests {
         #expect(!front.standardError.contains(signInCode), "codes never reach the log")
     }
 
-    @Test("without a service account, sendOobCode says what to configure")
+    @Test("without a service account, sendOobCode says what to configure; the AASA claims sign-in action links only")
     func noServiceAccount() async throws {
         let upstream = try await TestServer()
         let front = try await Self.front(for: upstream)
         let reply = try await front.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "ann@example.com"])
         #expect(reply.errorCode == "OPERATION_NOT_ALLOWED" && reply.text.contains("upstream.serviceAccountFile"), "\(reply.text)")
+        let aasa = try AppSiteAssociation(bytes: try await front.request("GET", "/.well-known/apple-app-site-association").body)
+        let matcher = AASAMatcher(association: aasa)
+        for (query, opens) in [("mode=signIn&oobCode=c&apiKey=\(TestProject.apiKey)", true), ("mode=resetPassword&oobCode=c", false)] {
+            let url = AssociatedURL(host: "links.test.example", path: ActionCodeLink.actionPath, query: query)
+            #expect((matcher.decide(url, appID: "ABCDE12345.com.example.app", domain: "links.test.example").outcome == .match) == opens)
+        }
+        #expect((try await upstream.request("GET", "/.well-known/apple-app-site-association")).text.contains("signIn") == false)
     }
 }

@@ -66,7 +66,10 @@ struct AssociationRoutes {
     let tokens: TokenService
 
     init(services: LinkDomainServices) throws {
-        let generator = AssociationGenerator(configuration: services.apps)
+        var apps = services.apps
+        // Fronting a Firebase project, the app's own SDK finishes sign-in links with Firebase.
+        apps.claimSignInActionLinks = services.settings.upstream != nil
+        let generator = AssociationGenerator(configuration: apps)
         let apple = services.apps.appleApps.isEmpty ? nil : PrebuiltJSON(try generator.appleAppSiteAssociation(), maxAge: 300)
         files = [
             "/.well-known/apple-app-site-association": apple, "/apple-app-site-association": apple,
