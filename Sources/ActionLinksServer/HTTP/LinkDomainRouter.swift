@@ -20,7 +20,12 @@ public enum LinkDomainRouter {
         router.add(middleware: FallbackMiddleware(staticFiles: staticFiles, pages: pages))
         router.addRoutes(associations.collection)
         router.addRoutes(PageRoutes(pages: pages).collection)
-        router.addRoutes(FederatedHandlerRoutes(services: services, pages: pages).collection)
+        if let upstream = services.upstream {
+            // Fronting a Firebase project, its own helper runs the federated sign-in (or nothing does).
+            router.addRoutes(AuthDomainProxy(upstream: upstream, settings: services.settings).collection)
+        } else {
+            router.addRoutes(FederatedHandlerRoutes(services: services, pages: pages).collection)
+        }
         if let upstream = services.upstream {
             let sender = UpstreamLinkSender(upstream: upstream, issuer: services.issuer, settings: services.settings, clock: services.clock)
             UpstreamRESTRoutes(
