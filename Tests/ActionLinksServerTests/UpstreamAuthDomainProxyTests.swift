@@ -41,7 +41,8 @@ struct UpstreamAuthDomainProxyTests {
             try await Task.sleep(for: .seconds(15))
             return Response(status: .ok)
         }
-        router.get("/elsewhere") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "must not be reachable"))) }
+        // Any other path of the auth domain, however it is spelt.
+        router.get("/**") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "must not be reachable"))) }
         return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     }
 
@@ -97,7 +98,11 @@ struct UpstreamAuthDomainProxyTests {
             #expect(slow.status == 502 && slow.text == "The auth domain did not answer.\n")
             #expect(ContinuousClock.now - started < .seconds(14), "the answer deadline (10 s), not the stand-in's 15 s")
 
-            for path in ["/elsewhere", "/__/other/handler", "/__/firebase/other.json"] {
+            for path in [
+                "/elsewhere", "/__/other/handler", "/__/firebase/other.json", "/__/auth/../../elsewhere",
+                "/__/auth/%2e%2e/%2e%2e/elsewhere",
+                "/__/auth/..%2f..%2felsewhere",
+            ] {
                 #expect(try await front.request("GET", path).text.contains("must not be reachable") == false, "\(path)")
             }
             let put = try await front.request("PUT", "/__/auth/handler")

@@ -295,4 +295,43 @@ struct UpstreamModeTests {
         }
         #expect((try await upstream.request("GET", "/.well-known/apple-app-site-association")).text.contains("signIn") == false)
     }
+
+    @Test(
+        "a password the upstream refuses (WEAK_PASSWORD) comes back on the form, and the code still works; a mobile link goes on to the action page"
+    )
+    func weakPasswordAndMobileLink() async throws {
+        // The upstream asks for longer passwords than the front checks itself.
+        let upstream = try await TestServer(environment: ["ACTIONLINKS_PASSWORDS_MINIMUM_LENGTH": "20"])
+        let front = try await Self.front(for: upstream, serviceAccount: try await Self.serviceAccount(of: upstream))
+        let email = "weak@example.com"
+        try await upstream.createAccount(email: email, password: String(repeating: "p", count: 24))
+        let reset = try await upstream.link("PASSWORD_RESET", email: email)
+        var fields = try Self.form(try await front.request("GET", try front.local(reset.link)))
+        fields["password"] = "short-but-ok-here"
+        fields["passwordAgain"] = "short-but-ok-here"
+        let refused = try await Self.post(front, fields)
+        #expect(refused.status == 400 && refused.text.contains("does not accept this password"), "\(refused.status) \(refused.text)")
+        let again = try Self.form(refused)
+        #expect(refused.text.contains(email) && again["oobCode"] == reset.code, "the form again, for the same code")
+        var stronger = again
+        stronger["password"] = "long-enough-for-the-upstream-1"
+        stronger["passwordAgain"] = "long-enough-for-the-upstream-1"
+        #expect(try await Self.post(front, stronger).status == 200)
+        #expect(try await Self.signIn(upstream, email, "long-enough-for-the-upstream-1").status == 200)
+
+        let mobile = try await front.request(
+            "POST", "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
+            body: try JSONSerialization.data(withJSONObject: [
+                "requestType": "VERIFY_EMAIL", "email": email, "returnOobLink": true, "canHandleCodeInApp": true,
+                "iOSBundleId": "com.example.app", "continueUrl": "https://app.example.com/verified",
+            ]), headers: ["Content-Type": "application/json", "Authorization": "Bearer " + Self.frontAdmin])
+        let link = try #require(mobile.json["oobLink"] as? String, "\(mobile.text)")
+        #expect(link.hasPrefix("https://links.test.example/__/auth/links?link="))
+        let onward = try await front.request("GET", try front.local(link))
+        let location = try #require(onward.header("Location"), "\(onward.status) \(onward.text)")
+        #expect(onward.status == 303 && location.hasPrefix("/__/auth/action?mode=verifyEmail&oobCode="))
+        let page = try await front.request("GET", location)
+        let pageFields = try Self.form(page)
+        #expect(page.status == 200 && pageFields["continueUrl"] == "https://app.example.com/verified", "\(page.text)")
+    }
 }

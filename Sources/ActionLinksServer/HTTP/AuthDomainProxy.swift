@@ -45,7 +45,15 @@ struct AuthDomainProxy {
                 "Firebase's auth helper is not proxied here: set upstream.authDomain (e.g. \(upstream.settings.projectID).firebaseapp.com) to serve /__/auth/* from it\n"
             )
         }
-        var outgoing = HTTPClientRequest(url: origin + request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
+        // Only the helper's own paths: a dot segment or an escaped dot, slash or backslash could
+        // name another path of the auth domain once it normalises the path.
+        let path = request.uri.path
+        let lowered = path.lowercased()
+        guard path.hasPrefix("/__/auth/") || path == "/__/firebase/init.json",
+            !path.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }),
+            !lowered.contains("%2e"), !lowered.contains("%2f"), !lowered.contains("%5c"), !path.contains("\\")
+        else { return Self.text(.notFound, "Not found.\n") }
+        var outgoing = HTTPClientRequest(url: origin + path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)
         for field in request.headers where !Self.hopByHop.contains(field.name.canonicalName) {
             outgoing.headers.add(name: field.name.rawName, value: field.value)
