@@ -144,8 +144,20 @@ struct UpstreamModeTests {
         let recoverLink = try #require(codes.last { $0["requestType"] as? String == "RECOVER_EMAIL" }?["oobLink"] as? String)
         let recoverPage = try await front.request("GET", try front.local(recoverLink))
         #expect(recoverPage.status == 200, "\(recoverPage.text)")
-        #expect(try await Self.post(front, try Self.form(recoverPage)).status == 200)
+        let recovered = try await Self.post(front, try Self.form(recoverPage))
+        #expect(recovered.status == 200, "\(recovered.text)")
         #expect(try await Self.signIn(upstream, email, "second-password-2").status == 200, "the old address is back")
+        // The recovered address is offered a password reset, which upstream mails (no service account here).
+        var offer = try Self.form(recovered)
+        #expect(offer["step"] == "resetPassword" && offer["email"] == email, "\(recovered.text)")
+        let resetsBefore = codes.filter { $0["requestType"] as? String == "PASSWORD_RESET" }.count
+        let sent = try await Self.post(front, offer)
+        #expect(sent.status == 200 && sent.text.contains("Check your email"), "\(sent.text)")
+        let after = try await upstream.request("GET", "/emulator/v1/projects/\(TestProject.id)/oobCodes")
+        let resets = (after.json["oobCodes"] as? [[String: Any]] ?? []).filter { $0["requestType"] as? String == "PASSWORD_RESET" }
+        #expect(resets.count == resetsBefore + 1 && resets.last?["email"] as? String == email, "\(after.text)")
+        offer["email"] = "someone-else@example.com"
+        #expect(try await Self.post(front, offer).status == 403, "the offer is bound to the recovered address")
 
         // Sign-in: 303 to the allow-listed continue URL with the code, for the app's SDK to finish upstream.
         let signInLink = try await upstream.link("EMAIL_SIGNIN", email: email, extra: ["continueUrl": "https://app.example.com/finish"])

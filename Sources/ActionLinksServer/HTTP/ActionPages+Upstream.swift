@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksConfiguration
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -42,6 +43,9 @@ extension ActionPages {
         // The body was collected (and its size checked) by RequestBodyLimitMiddleware.
         let fields = (try? URLEncodedFormDecoder().decode(ConfirmForm.self, from: String(buffer: context.body)))
         let language = templates.language(requested: fields?.lang, acceptLanguage: request.headers[.acceptLanguage])
+        if let fields, fields.step == "resetPassword" {
+            return await offeredReset(request, fields: fields, context: context, language: language, upstream: upstream)
+        }
         guard let fields, let code = fields.oobCode, let mode = fields.mode.flatMap(ActionCodeLink.Mode.init(rawValue:)),
             Self.pageModes.contains(mode), mode != .signIn, let token = fields.form, let apiKey = fields.apiKey,
             upstream.settings.accepts(apiKey: apiKey)
@@ -73,9 +77,16 @@ extension ActionPages {
             let continueLink = link.continueURL.flatMap { policy.evaluate($0).url }.map {
                 (url: $0, label: templates.text("continue", language))
             }
-            return result(
+            // As Firebase's own page does, a recovered address is offered a password reset at once.
+            let offer = (mode == .recoverEmail ? done.email : nil).map { email in
+                ResultView.ResetOffer(
+                    oobCode: code, token: resetOfferToken(code: code, email: email, now: Int64(Date().timeIntervalSince1970)),
+                    apiKey: apiKey, tenantID: tenantID, email: email, label: templates.text("recoverEmail.offerReset", language))
+            }
+            return resultPage(
                 status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body", values: values,
-                continueLink: continueLink)
+                continueLink: continueLink, resetOffer: offer
+            ).response
         } catch .refused(let refusal, _) where refusal == "WEAK_PASSWORD" {
             state.passwordError = templates.text("passwordRefused", language, ["appName": settings.project.appName])
             do throws(UpstreamClient.Failure) {
@@ -102,6 +113,57 @@ extension ActionPages {
         } catch {
             return upstreamFailure(error, language: language)
         }
+    }
+
+    /// The password reset a recovered address asked for on the recovery's result page: mailed with
+    /// our templates and send limits when there is a service account, else by upstream itself.
+    private func offeredReset(
+        _ request: Request, fields: ConfirmForm, context: ServerRequestContext, language: String, upstream: UpstreamClient
+    ) async -> Response {
+        guard fields.mode == ActionCodeLink.Mode.recoverEmail.rawValue, let code = fields.oobCode, let email = fields.email,
+            let apiKey = fields.apiKey, upstream.settings.accepts(apiKey: apiKey), let token = fields.form
+        else { return outcome(.invalid, language) }
+        guard isSameSite(request), verifyResetOfferToken(token, code: code, email: email) else {
+            return outcome(.form, language, status: .forbidden)
+        }
+        let tenantID = fields.tenantId.flatMap { $0.isEmpty ? nil : $0 }
+        do throws(ActionError) {
+            if upstream.settings.serviceAccount != nil, let sender = upstreamSender {
+                var body: [String: String] = ["requestType": "PASSWORD_RESET", "email": email]
+                if let tenantID { body["tenantId"] = tenantID }
+                let data = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()
+                guard let asked = try? IdentityToolkitJSON.decoder.decode(SendOobCodeRequest.self, from: data) else {
+                    throw ActionError(.internalError)
+                }
+                _ = try await sender.send(asked, caller: .client(apiKey: apiKey), locale: language, clientAddress: context.clientAddress)
+            } else {
+                do throws(UpstreamClient.Failure) {
+                    try await upstream.sendPasswordReset(email: email, apiKey: apiKey, tenantID: tenantID)
+                } catch {
+                    throw UpstreamLinkSender.error(error)
+                }
+            }
+        } catch {
+            return failure(error, language)
+        }
+        return result(
+            status: .ok, language: language, title: "resetSent.title", body: "resetSent.body",
+            values: ["email": email, "appName": settings.project.appName])
+    }
+
+    /// `<seconds>.<HMAC(form key, "reset-offer|" + code + "|" + email + "|" + seconds)>`: ties the
+    /// reset offer to the recovered code and its address.
+    func resetOfferToken(code: String, email: String, now: Int64) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("reset-offer|\(code)|\(email)|\(now)".utf8), using: formKey)
+        return "\(now)." + Base64URL.encode(Data(mac))
+    }
+
+    func verifyResetOfferToken(_ token: String, code: String, email: String) -> Bool {
+        let parts = token.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, let issued = Int64(parts[0]) else { return false }
+        let now = Int64(Date().timeIntervalSince1970)
+        guard issued <= now + 60, issued >= now - Self.formLifetime else { return false }
+        return ConstantTime.equal(Array(token.utf8), Array(resetOfferToken(code: code, email: email, now: issued).utf8))
     }
 
     /// The form for `link` again (a password refused), with what upstream says about the code now.

@@ -23,6 +23,8 @@ struct ActionPages: Sendable {
     let templates: PageTemplates
     /// The project this server fronts (upstream mode), which checks and applies every code.
     let upstream: UpstreamClient?
+    /// Sends links through this domain in upstream mode (the recovered address's password reset).
+    let upstreamSender: UpstreamLinkSender?
 
     init(services: LinkDomainServices, templates: PageTemplates) {
         completer = services.completer
@@ -35,6 +37,9 @@ struct ActionPages: Sendable {
         formKey = services.keys.formKey
         self.templates = templates
         upstream = services.upstream
+        upstreamSender = services.upstream.map {
+            UpstreamLinkSender(upstream: $0, issuer: services.issuer, settings: services.settings, clock: services.clock)
+        }
     }
     /// How long a rendered form can be submitted.
     static let formLifetime: Int64 = 3600
@@ -389,11 +394,11 @@ struct ActionPages: Sendable {
 
     func resultPage(
         status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String],
-        continueLink: (url: String, label: String)? = nil
+        continueLink: (url: String, label: String)? = nil, resetOffer: ResultView.ResetOffer? = nil
     ) -> PageAnswer {
         let view = ResultView(
             frame: templates.frame(language, title: templates.text(title, language, values), appName: settings.project.appName),
-            body: templates.text(body, language, values), continueLink: continueLink)
+            body: templates.text(body, language, values), continueLink: continueLink, resetOffer: resetOffer)
         return PageAnswer(status: status, body: templates.render(view))
     }
 
@@ -506,7 +511,9 @@ struct ConfirmForm: Decodable, Sendable {
     var passwordAgain: String?
     /// `1` when the form was shown to a remembered device.
     var remembered: String?
-    /// In upstream mode: the link's API key, tenant and continue URL, and `1` on a retry.
+    /// In upstream mode: the link's API key, tenant and continue URL, and `1` on a retry;
+    /// `resetPassword` when a recovered address asks for a password reset.
+    var step: String?
     var apiKey: String?
     var tenantId: String?
     var continueUrl: String?

@@ -109,9 +109,28 @@ struct ResultView: PageView {
     var body: String
     /// The allow-listed continue URL and its button's label.
     var continueLink: (url: String, label: String)?
+    /// After an address was recovered upstream, the form that sends a password reset to it.
+    var resetOffer: ResetOffer?
+
+    /// What the reset form posts back (nothing about the code is kept here).
+    struct ResetOffer: Sendable {
+        var oobCode: String
+        var token: String
+        var apiKey: String
+        var tenantID: String?
+        var email: String
+        var label: String
+    }
 
     static let slots: [(String, PageSlot<Self>)] =
-        [("body", .text { $0.body }), ("continueURL", .text { $0.continueLink?.url }), ("continueLabel", .text { $0.continueLink?.label })]
+        [
+            ("body", .text { $0.body }), ("continueURL", .text { $0.continueLink?.url }),
+            ("continueLabel", .text { $0.continueLink?.label }),
+            ("offerReset", .flag { $0.resetOffer != nil }), ("offerCode", .text { $0.resetOffer?.oobCode }),
+            ("offerToken", .text { $0.resetOffer?.token }), ("offerApiKey", .text { $0.resetOffer?.apiKey }),
+            ("offerTenantId", .text { $0.resetOffer?.tenantID }), ("offerEmail", .text { $0.resetOffer?.email }),
+            ("offerLabel", .text { $0.resetOffer?.label }),
+        ]
         + PageFrame.slots(\.frame)
 
     static func compiled(in templates: PageTemplates) -> CompiledPage<Self> { templates.result }

@@ -79,6 +79,13 @@ final class UpstreamClient: Service, Sendable {
             "projects/\(settings.projectID)/accounts:sendOobCode", body, headers: [("Authorization", "Bearer " + token)])
     }
 
+    /// Asks upstream, as a client with the link's API key, to mail a password reset (what Firebase's
+    /// hosted page does after an address is recovered): upstream's own mail.
+    func sendPasswordReset(email: String, apiKey: String, tenantID: String?) async throws(Failure) {
+        let _: IssuedCode = try await call(
+            "accounts:sendOobCode", ["requestType": "PASSWORD_RESET", "email": email, "tenantId": tenantID], apiKey: apiKey)
+    }
+
     /// The address of the user an ID token names, as upstream (which checks the token) answers.
     func email(idToken: String, apiKey: String, tenantID: String?) async throws(Failure) -> String? {
         struct Users: Decodable {
