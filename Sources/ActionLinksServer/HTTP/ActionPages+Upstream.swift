@@ -35,7 +35,7 @@ extension ActionPages {
             return Response(status: .seeOther, headers: [.location: Self.url(url, adding: items)])
         }
         var state = FormState()
-        state.upstreamFields = Self.fields(link, apiKey: apiKey, retried: false)
+        state.upstreamFields = Self.fields(link, apiKey: apiKey)
         return formPage(for: Self.record(link, answer), code: link.oobCode, language: pageLanguage, state: state).response
     }
 
@@ -57,7 +57,7 @@ extension ActionPages {
         let link = ActionCodeLink(
             mode: mode, oobCode: code, apiKey: apiKey, continueURL: fields.continueUrl, languageCode: fields.lang, tenantID: tenantID)
         var state = FormState()
-        state.upstreamFields = Self.fields(link, apiKey: apiKey, retried: false)
+        state.upstreamFields = Self.fields(link, apiKey: apiKey)
         do throws(UpstreamClient.Failure) {
             let done: UpstreamClient.CodeAnswer
             if mode == .resetPassword {
@@ -208,9 +208,9 @@ extension ActionPages {
         return items.map { "\(PercentEncoding.encodeComponent($0.0))=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
     }
 
-    private static func fields(_ link: ActionCodeLink, apiKey: String, retried: Bool) -> ActionFormView.UpstreamFields {
+    private static func fields(_ link: ActionCodeLink, apiKey: String) -> ActionFormView.UpstreamFields {
         ActionFormView.UpstreamFields(
-            apiKey: apiKey, tenantID: link.tenantID.flatMap { $0.isEmpty ? nil : $0 }, continueURL: link.continueURL, retried: retried)
+            apiKey: apiKey, tenantID: link.tenantID.flatMap { $0.isEmpty ? nil : $0 }, continueURL: link.continueURL, retried: false)
     }
 
     /// What the page shows of a code upstream described (nothing of it is stored).
