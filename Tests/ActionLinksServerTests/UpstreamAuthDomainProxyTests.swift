@@ -67,13 +67,17 @@ struct UpstreamAuthDomainProxyTests {
 
             let get = try await front.request(
                 "GET", "/__/auth/handler?apiKey=k&authType=signInViaRedirect&providerId=yahoo.com",
-                headers: ["Cookie": "g_state=1", "X-Forwarded-For": "6.6.6.6", "X-Forwarded-Host": "evil.example"])
+                headers: [
+                    "Cookie": "g_state=1; actionlinks_device=123.secret", "X-Forwarded-For": "6.6.6.6", "X-Forwarded-Host": "evil.example",
+                    "Authorization": "Bearer " + UpstreamModeTests.frontAdmin,
+                ])
             #expect(get.status == 200 && get.header("X-Served-By") == "stand-in", "\(get.status) \(get.text)")
             #expect(get.header("Set-Cookie") == "__session=abc; Path=/; Secure; HttpOnly")
             let seen = try #require(get.json["headers"] as? [String: String])
             #expect(get.json["uri"] as? String == "/__/auth/handler?apiKey=k&authType=signInViaRedirect&providerId=yahoo.com")
             #expect(get.json["authority"] as? String == authority, "Host is the auth domain")
-            #expect(seen["cookie"] == "g_state=1")
+            #expect(seen["cookie"] == "g_state=1", "the auth domain's cookies, not ours")
+            #expect(seen["authorization"] == nil)
             #expect(seen["x-forwarded-for"] == "127.0.0.1", "the client as this server sees it, not what the client claimed")
             #expect(seen["x-forwarded-proto"] == "https" && seen["x-forwarded-host"] == String(front.base.dropFirst("http://".count)))
 

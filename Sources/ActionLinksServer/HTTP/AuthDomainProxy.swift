@@ -12,14 +12,15 @@ import NIOCore
 /// web app can use the link domain as its `authDomain` and an iOS app its `customAuthDomain`.
 /// Only those paths, only GET, HEAD and POST: never an open proxy. Hop-by-hop headers are dropped,
 /// `X-Forwarded-For/Proto/Host` added, cookies pass both ways, bodies are capped and every call has
-/// a deadline; whatever goes wrong upstream is a bare 502.
+/// a deadline; whatever goes wrong upstream is a bare 502. Neither an `Authorization` header nor
+/// this server's own cookies go to the auth domain.
 struct AuthDomainProxy {
     /// The largest answer passed on.
     static let maximumAnswerBytes = 4 << 20
     static let hopByHop: Set<String> = [
         "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
         "transfer-encoding", "upgrade", "host", "content-length", "forwarded", "x-forwarded-for", "x-forwarded-proto",
-        "x-forwarded-host",
+        "x-forwarded-host", "authorization",
     ]
 
     let upstream: UpstreamClient
@@ -56,6 +57,13 @@ struct AuthDomainProxy {
         var outgoing = HTTPClientRequest(url: origin + path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)
         for field in request.headers where !Self.hopByHop.contains(field.name.canonicalName) {
+            if field.name == .cookie {
+                // This server's own cookies (the remembered device) are not the auth domain's business.
+                let kept = field.value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.hasPrefix(ActionPages.deviceCookieName + "=") }
+                if !kept.isEmpty { outgoing.headers.add(name: "Cookie", value: kept.joined(separator: "; ")) }
+                continue
+            }
             outgoing.headers.add(name: field.name.rawName, value: field.value)
         }
         if let client = context.clientAddress { outgoing.headers.add(name: "X-Forwarded-For", value: client) }
