@@ -1,5 +1,7 @@
+import ActionLinksServer
 import ActionLinksTestSupport
 import Foundation
+import JWTKit
 import Testing
 
 /// The server as Google's token endpoint for its own service accounts (the JWT-bearer grant), so
@@ -82,5 +84,59 @@ struct UpstreamTokenEndpointTests {
             environment: ProcessInfo.processInfo.environment.merging(["ACTIONLINKS_DATA_DIRECTORY": server.dataDirectory.path]) { $1 })
         #expect(made.status == 64 && made.stderr.contains("--token-uri must be an https URL"), "\(made.stderr)")
         #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    struct Assertion: JWTPayload {
+        var iss: String
+        var scope: String
+        var aud: String
+        var iat: Int64
+        var exp: Int64
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    @Test(
+        "the access token is an admin credential until it expires an hour later, then 401; an assertion signed before a key was made is refused"
+    )
+    func expiry() async throws {
+        let clock = ManualClock()
+        try await TestApp.router(environment: Self.production, clock: clock) { app in
+            let path = app.dataDirectory.appendingPathComponent("sa.json").path
+            _ = try ServiceAccountFile.make(
+                dataDirectory: app.dataDirectory.path, projectID: TestProject.id, name: "tokens", output: path,
+                tokenURI: "https://links.test.example/token")
+            let file = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: String])
+            let keys = JWTKeyCollection()
+            let kid = JWKIdentifier(string: try #require(file["private_key_id"]))
+            await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: try #require(file["private_key"])), digestAlgorithm: .sha256, kid: kid)
+            let now = clock.now / 1000
+            let assertion = try await keys.sign(
+                Assertion(
+                    iss: try #require(file["client_email"]), scope: "https://www.googleapis.com/auth/firebase",
+                    aud: "https://links.test.example/token", iat: now, exp: now + 3600),
+                kid: kid)
+            let granted = try await app.request(
+                "POST", "/token",
+                body: Data("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)".utf8),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"])
+            let token = try #require(granted.json["access_token"] as? String, "\(granted.text)")
+            func query() async throws -> Int {
+                try await app.request(
+                    "POST", "/v1/projects/\(TestProject.id)/accounts:query", body: Data("{}".utf8),
+                    headers: ["Authorization": "Bearer " + token, "Content-Type": "application/json"]
+                ).status
+            }
+            #expect(try await query() == 200)
+            clock.advance(seconds: 3599)
+            #expect(try await query() == 200)
+            clock.advance(seconds: 2)
+            #expect(try await query() == 401, "expired")
+            let late = try await app.request(
+                "POST", "/token",
+                body: Data("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)".utf8),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"])
+            #expect(late.status == 400 && late.json["error"] as? String == "invalid_grant", "the assertion expired too: \(late.text)")
+        }
     }
 }
