@@ -96,7 +96,7 @@ struct UpstreamTokenEndpointTests {
     }
 
     @Test(
-        "the access token is an admin credential until it expires an hour later, then 401; an assertion signed before a key was made is refused"
+        "the access token is an admin credential until it expires an hour later, then 401; the assertion, once expired, gets no new one"
     )
     func expiry() async throws {
         let clock = ManualClock()
