@@ -95,6 +95,11 @@ public struct AppsConfiguration: Sendable, Hashable {
     /// verify link sent for the web then opens the web page even where the app is installed, and
     /// only mobile links (`/__/auth/links*`, sent with `handleCodeInApp`) open the app.
     public var claimActionLinks: Bool
+    /// Whether the apps open web action links for email sign-in only (`/__/auth/action` with the
+    /// query `mode=signIn`, iOS 14 components), as a server fronting a Firebase project claims them:
+    /// sign-in links open the app, reset and verify links stay on the web page. Implied by
+    /// ``claimActionLinks``.
+    public var claimSignInActionLinks = false
 
     /// Creates a configuration.
     public init(
@@ -150,6 +155,8 @@ public struct AssociationGenerator: Sendable {
     /// Web action links: covered, right after the mobile links, only with
     /// ``AppsConfiguration/claimActionLinks``.
     public static let webActionPath = "/__/auth/action*"
+    /// The web action handler's path, claimed with the query `mode=signIn` (``AppsConfiguration/claimSignInActionLinks``).
+    public static let signInActionPath = "/__/auth/action"
     /// Size ceiling for both files (Apple's AASA limit, applied to assetlinks.json too).
     public static let maximumFileSize = 128 * 1024
 
@@ -177,6 +184,12 @@ public struct AssociationGenerator: Sendable {
         }
         try checkRules()
         var components = configuration.claimedAuthPaths.map { AppSiteAssociation.Component(path: $0, comment: Self.comment(for: $0)) }
+        if configuration.claimSignInActionLinks, !configuration.claimActionLinks {
+            components.append(
+                AppSiteAssociation.Component(
+                    path: Self.signInActionPath, query: .items([.init(name: "mode", predicate: .pattern("signIn"))]),
+                    comment: "Email sign-in links open the app; reset and verify links stay on the web page"))
+        }
         components += configuration.extraRules.map { rule in
             AppSiteAssociation.Component(
                 path: rule.path,

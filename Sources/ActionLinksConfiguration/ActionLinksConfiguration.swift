@@ -115,7 +115,7 @@ private struct ConfigurationFile: Decodable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case server, project, linkDomains, continueUrls, apps, codes, store, dataDirectory, passwords, users, signUp, emulatorListing
-        case mail, limits, pages, tenants, providers
+        case mail, limits, pages, tenants, providers, upstream
     }
 
     init(from decoder: any Decoder) throws {
@@ -201,6 +201,7 @@ private struct ConfigurationFile: Decodable {
             }
             service.providers.append(provider)
         }
+        service.upstream = try file.decode(UpstreamSection.self, forKey: .upstream).settings
         let continueURLs = try file.decode(ContinueURLSection.self, forKey: .continueUrls).policy
         configuration = ActionLinksConfiguration(continueURLs: continueURLs, apps: apps, service: service)
     }

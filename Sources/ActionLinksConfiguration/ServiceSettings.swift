@@ -33,6 +33,8 @@ public struct ServiceSettings: Sendable {
     public var tenantSettings: [String: TenantSettings] = [:]
     /// `providers`: the federated sign-in providers, in the order given.
     public var providers: [ProviderSettings] = []
+    /// `upstream`: the Firebase project this server fronts; nil when this server is the account store.
+    public var upstream: UpstreamSettings?
 
     /// Whether `id` has the shape of a tenant ID: 1 to 64 ASCII letters, digits and hyphens.
     public static func isWellFormedTenantID(_ id: some StringProtocol) -> Bool {

@@ -84,7 +84,8 @@ public enum LinkDomainServer {
         let files = associations.prebuilt
         let limits = settings.server
         // With SQLite, the landing page is answered on the event loop too (its read never waits).
-        let pages = sqliteCodes.map { (ActionPages(services: services, templates: templates), $0) }
+        // In upstream mode every code is checked upstream: nothing to read on the event loop.
+        let pages = services.upstream == nil ? sqliteCodes.map { (ActionPages(services: services, templates: templates), $0) } : nil
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [AssociationFastPath(files: files)]
                 + (pages.map { [ActionPageFastPath(pages: $0.0, codes: $0.1, metrics: metrics, logger: logger)] } ?? []),
@@ -118,7 +119,7 @@ public enum LinkDomainServer {
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections, logger: logger)),
             services: storeServices + [
                 mailer, CodePurge(codes: codes, logger: logger), KeyRotation(keys: services.signingKeys, clock: clock, logger: logger),
-            ],
+            ] + (services.upstream.map { [$0 as any Service] } ?? []),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.server.port
                 let host = settings.server.host.contains(":") ? "[\(settings.server.host)]" : settings.server.host

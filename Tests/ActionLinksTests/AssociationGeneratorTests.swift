@@ -136,6 +136,25 @@ struct AssociationGeneratorTests {
         }
     }
 
+    @Test(
+        "fronting a Firebase project, only sign-in action links open the app (mode=signIn component), before any exclusion",
+        arguments: [
+            ("mode=signIn&oobCode=abc&apiKey=k", true), ("oobCode=abc&mode=signIn", true), ("mode=resetPassword&oobCode=abc", false),
+            ("mode=verifyEmail&oobCode=abc", false), ("mode=signin&oobCode=abc", false), ("oobCode=abc", false),
+        ])
+    func signInActionLinksOpenTheApp(query: String, opens: Bool) throws {
+        var configuration = full
+        configuration.claimSignInActionLinks = true
+        let bytes = try AssociationGenerator(configuration: configuration).appleAppSiteAssociation()
+        #expect(AASAValidator().validate(bytes).isClean)
+        let association = AASAMatcher(association: try AppSiteAssociation(bytes: bytes))
+        let url = AssociatedURL(host: "links.example.com", path: "/__/auth/action", query: query)
+        for app in configuration.appleApps {
+            let result = association.evaluate(url, appID: app.appID, domain: "links.example.com")
+            #expect((result.outcome == .match) == opens, "\(query): \(result.summary)")
+        }
+    }
+
     @Test func extraRulesApplyOnBothPlatforms() throws {
         let generator = AssociationGenerator(configuration: full)
         let association = AASAMatcher(association: try AppSiteAssociation(bytes: try generator.appleAppSiteAssociation()))

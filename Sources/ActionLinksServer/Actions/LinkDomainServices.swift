@@ -26,6 +26,10 @@ public struct LinkDomainServices: Sendable {
     let issuer: CodeIssuer
     let completer: ActionCompleter
     let federated: FederatedSignInService
+    /// The OAuth token endpoint's grants for this server's service accounts, and their access tokens.
+    let serviceAccountTokens: ServiceAccountTokens
+    /// The project this server fronts (`upstream`), if any: it checks and applies every code.
+    let upstream: UpstreamClient?
     let clock: any ServiceClock
 
     /// The services over the given stores, keys and mail delivery.
@@ -59,6 +63,9 @@ public struct LinkDomainServices: Sendable {
         tenants = TenantDirectory(settings: settings, store: tenantStore, gateway: store)
         passwordPolicy = PasswordPolicy(settings: settings.passwords)
         self.accounts = AccountService(accounts: accounts, tokens: tokens, tenants: tenants, store: store, clock: clock)
+        upstream = settings.upstream.map(UpstreamClient.init(settings:))
+        serviceAccountTokens = ServiceAccountTokens(
+            directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"), formKey: keys.formKey, clock: clock)
         let customTokens = CustomTokenVerifier(
             directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"), projectID: settings.project.id,
             acceptsUnsignedTokens: development, tokens: tokens, codes: codes, store: store)

@@ -23,6 +23,7 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let settings: ServiceSettings
     let origins: WebOrigins
+    let accessTokens: ServiceAccountTokens
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .options { return try await next(request, context) }
@@ -42,7 +43,7 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
 
     func authenticate(_ request: Request) throws(ActionError) -> APICaller {
         if let authorization = request.headers[.authorization], let bearer = AuthorizationHeader(authorization)?.bearerToken {
-            guard Self.isAdmin(bearer: bearer, settings.server) else {
+            guard Self.isAdmin(bearer: bearer, settings.server, accessTokens: accessTokens) else {
                 throw ActionError(
                     .unauthenticated,
                     "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
@@ -60,16 +61,18 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
     }
 
     /// Whether an `Authorization` header carries the admin credential.
-    static func isAdmin(_ authorization: String, _ settings: ServerSettings) -> Bool {
+    static func isAdmin(_ authorization: String, _ settings: ServerSettings, accessTokens: ServiceAccountTokens) -> Bool {
         guard let bearer = AuthorizationHeader(authorization)?.bearerToken else { return false }
-        return isAdmin(bearer: bearer, settings)
+        return isAdmin(bearer: bearer, settings, accessTokens: accessTokens)
     }
 
     /// Whether a bearer token is the admin credential: on a development server `owner` (any case)
-    /// or a Google service-account access token (`ya29.…`), as Firebase's emulator takes them; else
+    /// or a Google service-account access token (`ya29.…`), as Firebase's emulator takes them; an
+    /// unexpired access token this server granted (``ServiceAccountTokens``); else
     /// `server.adminToken` (compared in constant time).
-    static func isAdmin(bearer: String, _ settings: ServerSettings) -> Bool {
+    static func isAdmin(bearer: String, _ settings: ServerSettings, accessTokens: ServiceAccountTokens) -> Bool {
         if settings.development, bearer.lowercased() == "owner" || bearer.hasPrefix("ya29.") { return true }
+        if accessTokens.isValidAccessToken(bearer) { return true }
         return settings.adminToken.map { ConstantTime.equal(Array(bearer.utf8), Array($0.utf8)) } ?? false
     }
 }

@@ -21,6 +21,10 @@ struct ActionPages: Sendable {
     /// The key of form tokens and remembered-device cookies.
     let formKey: SymmetricKey
     let templates: PageTemplates
+    /// The project this server fronts (upstream mode), which checks and applies every code.
+    let upstream: UpstreamClient?
+    /// Sends links through this domain in upstream mode (the recovered address's password reset).
+    let upstreamSender: UpstreamLinkSender?
 
     init(services: LinkDomainServices, templates: PageTemplates) {
         completer = services.completer
@@ -32,6 +36,10 @@ struct ActionPages: Sendable {
         origins = services.origins
         formKey = services.keys.formKey
         self.templates = templates
+        upstream = services.upstream
+        upstreamSender = services.upstream.map {
+            UpstreamLinkSender(upstream: $0, issuer: services.issuer, settings: services.settings, clock: services.clock)
+        }
     }
     /// How long a rendered form can be submitted.
     static let formLifetime: Int64 = 3600
@@ -39,6 +47,7 @@ struct ActionPages: Sendable {
     // MARK: /__/auth/action
 
     func landing(_ request: Request) async -> Response {
+        if let upstream { return await upstreamLanding(request, upstream: upstream) }
         let acceptLanguage = request.headers[.acceptLanguage]
         switch landingStart(uri: request.uri, acceptLanguage: acceptLanguage) {
         case .page(let page): return page.response
@@ -118,6 +127,7 @@ struct ActionPages: Sendable {
     static let pageModes: Set<ActionCodeLink.Mode> = [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail, .recoverEmail]
 
     func confirm(_ request: Request, context: ServerRequestContext) async -> Response {
+        if let upstream { return await upstreamConfirm(request, context: context, upstream: upstream) }
         // The body was collected (and its size checked) by RequestBodyLimitMiddleware.
         let fields = (try? URLEncodedFormDecoder().decode(ConfirmForm.self, from: String(buffer: context.body)))
         let language = templates.language(requested: fields?.lang, acceptLanguage: request.headers[.acceptLanguage])
@@ -205,6 +215,10 @@ struct ActionPages: Sendable {
         var emailError: String?
         var passwordError: String?
         var passwordAgainError: String?
+        /// In upstream mode, the link's fields the form carries back.
+        var upstreamFields: ActionFormView.UpstreamFields?
+        /// Said instead of the mode's introduction (upstream did not answer; nothing was changed).
+        var notice: String?
         var hasError: Bool { emailError != nil || passwordError != nil || passwordAgainError != nil }
     }
 
@@ -245,6 +259,8 @@ struct ActionPages: Sendable {
                     value: state.emailValue.flatMap { $0.isEmpty ? nil : $0 }, error: state.emailError)
             }
         }
+        view.upstreamFields = state.upstreamFields
+        if let notice = state.notice { view.intro = notice }
         if record.mode == .resetPassword {
             view.passwordFields = .init(
                 label: templates.text("passwordLabel", language), help: templates.text("passwordHelp", language, ["minimum": minimum]),
@@ -262,6 +278,7 @@ struct ActionPages: Sendable {
     func mobileLink(_ request: Request, context: ServerRequestContext) async -> Response {
         let acceptLanguage = request.headers[.acceptLanguage]
         let language = templates.language(requested: nil, acceptLanguage: acceptLanguage)
+        if upstream != nil { return upstreamMobileLink(request, language: language) }
         // The library unwraps the wrapper exactly as the SDKs do, decoding `link` once. Only a
         // wrapper around a link to our own action handler, with nothing nested further, is shown.
         let (layers, unwrapped) = LinkUnwrapper.unwrap("https://link.invalid" + request.uri.string)
@@ -336,6 +353,9 @@ struct ActionPages: Sendable {
     /// The pages that end a flow without a form.
     enum Outcome: String {
         case expired, used, invalid, unavailable, form, notFound
+        /// Upstream's answers (upstream mode): the link may have worked before an answer was lost,
+        /// the account is disabled, too many attempts.
+        case maybeDone, disabled, tooMany
     }
 
     func notFound(_ request: Request) -> Response {
@@ -374,11 +394,11 @@ struct ActionPages: Sendable {
 
     func resultPage(
         status: HTTPResponse.Status, language: String, title: String, body: String, values: [String: String],
-        continueLink: (url: String, label: String)? = nil
+        continueLink: (url: String, label: String)? = nil, resetOffer: ResultView.ResetOffer? = nil
     ) -> PageAnswer {
         let view = ResultView(
             frame: templates.frame(language, title: templates.text(title, language, values), appName: settings.project.appName),
-            body: templates.text(body, language, values), continueLink: continueLink)
+            body: templates.text(body, language, values), continueLink: continueLink, resetOffer: resetOffer)
         return PageAnswer(status: status, body: templates.render(view))
     }
 
@@ -491,4 +511,11 @@ struct ConfirmForm: Decodable, Sendable {
     var passwordAgain: String?
     /// `1` when the form was shown to a remembered device.
     var remembered: String?
+    /// In upstream mode: the link's API key, tenant and continue URL, and `1` on a retry;
+    /// `resetPassword` when a recovered address asks for a password reset.
+    var step: String?
+    var apiKey: String?
+    var tenantId: String?
+    var continueUrl: String?
+    var retried: String?
 }

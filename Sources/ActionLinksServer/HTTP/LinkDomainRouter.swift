@@ -20,12 +20,31 @@ public enum LinkDomainRouter {
         router.add(middleware: FallbackMiddleware(staticFiles: staticFiles, pages: pages))
         router.addRoutes(associations.collection)
         router.addRoutes(PageRoutes(pages: pages).collection)
-        router.addRoutes(FederatedHandlerRoutes(services: services, pages: pages).collection)
-        IdentityToolkitRoutes(api: IdentityToolkitAPI.all(services), settings: services.settings, origins: services.origins).add(to: router)
+        if let upstream = services.upstream {
+            // Fronting a Firebase project, its own helper runs the federated sign-in (or nothing does).
+            router.addRoutes(AuthDomainProxy(upstream: upstream, settings: services.settings).collection)
+        } else {
+            router.addRoutes(FederatedHandlerRoutes(services: services, pages: pages).collection)
+        }
+        if let upstream = services.upstream {
+            let sender = UpstreamLinkSender(upstream: upstream, issuer: services.issuer, settings: services.settings, clock: services.clock)
+            UpstreamRESTRoutes(
+                sender: sender, settings: services.settings, origins: services.origins, accessTokens: services.serviceAccountTokens
+            )
+            .add(to: router)
+        } else {
+            IdentityToolkitRoutes(
+                api: IdentityToolkitAPI.all(services), settings: services.settings, origins: services.origins,
+                accessTokens: services.serviceAccountTokens
+            ).add(to: router)
+        }
+        router.addRoutes(OAuthTokenRoutes(tokens: services.serviceAccountTokens, settings: services.settings).collection)
         if services.settings.server.development {
             router.addRoutes(EmulatorRoutes(services: services).collection, atPath: "/emulator/v1/projects/{project}")
         }
-        router.addRoutes(OperationsRoutes(metrics: services.metrics, settings: services.settings.server).collection)
+        router.addRoutes(
+            OperationsRoutes(metrics: services.metrics, settings: services.settings.server, accessTokens: services.serviceAccountTokens)
+                .collection)
         return router
     }
 
@@ -52,7 +71,10 @@ struct AssociationRoutes {
     let tokens: TokenService
 
     init(services: LinkDomainServices) throws {
-        let generator = AssociationGenerator(configuration: services.apps)
+        var apps = services.apps
+        // Fronting a Firebase project, the app's own SDK finishes sign-in links with Firebase.
+        apps.claimSignInActionLinks = services.settings.upstream != nil
+        let generator = AssociationGenerator(configuration: apps)
         let apple = services.apps.appleApps.isEmpty ? nil : PrebuiltJSON(try generator.appleAppSiteAssociation(), maxAge: 300)
         files = [
             "/.well-known/apple-app-site-association": apple, "/apple-app-site-association": apple,
@@ -138,6 +160,7 @@ struct EmulatorRoutes {
 struct OperationsRoutes {
     let metrics: ServerMetrics
     let settings: ServerSettings
+    let accessTokens: ServiceAccountTokens
 
     var collection: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
@@ -146,17 +169,21 @@ struct OperationsRoutes {
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
-        let (metrics, settings) = (metrics, settings)
-        routes.get("/metrics") { request, _ in OperationsRoutes.metrics(request, metrics: metrics, settings: settings) }
+        let (metrics, settings, accessTokens) = (metrics, settings, accessTokens)
+        routes.get("/metrics") { request, _ in
+            OperationsRoutes.metrics(request, metrics: metrics, settings: settings, accessTokens: accessTokens)
+        }
         return routes
     }
 
     /// Prometheus metrics, for a scraper that sends `server.metricsToken` (or the admin credential)
     /// as a bearer token. Where the request comes from proves nothing: behind a proxy on the same
     /// machine, every request comes from loopback.
-    static func metrics(_ request: Request, metrics: ServerMetrics, settings: ServerSettings) -> Response {
+    static func metrics(_ request: Request, metrics: ServerMetrics, settings: ServerSettings, accessTokens: ServiceAccountTokens)
+        -> Response
+    {
         let authorized = request.headers[values: .authorization].contains { header in
-            if APIAuthenticationMiddleware.isAdmin(header, settings) { return true }
+            if APIAuthenticationMiddleware.isAdmin(header, settings, accessTokens: accessTokens) { return true }
             guard let token = settings.metricsToken, let bearer = AuthorizationHeader(header)?.bearerToken else { return false }
             return ConstantTime.equal(Array(bearer.utf8), Array(token.utf8))
         }

@@ -55,6 +55,17 @@ struct ActionFormView: PageView {
     var emailField: EmailField?
     /// The new-password form.
     var passwordFields: PasswordFields?
+    /// In upstream mode, what the form carries back because nothing about the code is kept here.
+    var upstreamFields: UpstreamFields?
+
+    /// The link's API key, tenant and continue URL, and whether this form retries a call upstream
+    /// did not answer.
+    struct UpstreamFields: Sendable {
+        var apiKey: String
+        var tenantID: String?
+        var continueURL: String?
+        var retried: Bool
+    }
 
     struct EmailField: Sendable {
         var label: String
@@ -83,7 +94,9 @@ struct ActionFormView: PageView {
             ("emailError", .text { $0.emailField?.error }), ("askPassword", .flag { $0.passwordFields != nil }),
             ("passwordLabel", .text { $0.passwordFields?.label }), ("passwordHelp", .text { $0.passwordFields?.help }),
             ("passwordAgainLabel", .text { $0.passwordFields?.againLabel }), ("passwordError", .text { $0.passwordFields?.error }),
-            ("passwordAgainError", .text { $0.passwordFields?.againError }),
+            ("passwordAgainError", .text { $0.passwordFields?.againError }), ("upstream", .flag { $0.upstreamFields != nil }),
+            ("apiKey", .text { $0.upstreamFields?.apiKey }), ("tenantId", .text { $0.upstreamFields?.tenantID }),
+            ("continueUrl", .text { $0.upstreamFields?.continueURL }), ("retried", .flag { $0.upstreamFields?.retried ?? false }),
         ] + PageFrame.slots(\.frame)
 
     static func compiled(in templates: PageTemplates) -> CompiledPage<Self> { templates.action }
@@ -96,9 +109,28 @@ struct ResultView: PageView {
     var body: String
     /// The allow-listed continue URL and its button's label.
     var continueLink: (url: String, label: String)?
+    /// After an address was recovered upstream, the form that sends a password reset to it.
+    var resetOffer: ResetOffer?
+
+    /// What the reset form posts back (nothing about the code is kept here).
+    struct ResetOffer: Sendable {
+        var oobCode: String
+        var token: String
+        var apiKey: String
+        var tenantID: String?
+        var email: String
+        var label: String
+    }
 
     static let slots: [(String, PageSlot<Self>)] =
-        [("body", .text { $0.body }), ("continueURL", .text { $0.continueLink?.url }), ("continueLabel", .text { $0.continueLink?.label })]
+        [
+            ("body", .text { $0.body }), ("continueURL", .text { $0.continueLink?.url }),
+            ("continueLabel", .text { $0.continueLink?.label }),
+            ("offerReset", .flag { $0.resetOffer != nil }), ("offerCode", .text { $0.resetOffer?.oobCode }),
+            ("offerToken", .text { $0.resetOffer?.token }), ("offerApiKey", .text { $0.resetOffer?.apiKey }),
+            ("offerTenantId", .text { $0.resetOffer?.tenantID }), ("offerEmail", .text { $0.resetOffer?.email }),
+            ("offerLabel", .text { $0.resetOffer?.label }),
+        ]
         + PageFrame.slots(\.frame)
 
     static func compiled(in templates: PageTemplates) -> CompiledPage<Self> { templates.result }

@@ -13,9 +13,15 @@ public enum ServiceAccountFile {
         public var publicKeyPath: String
     }
 
+    /// Google's token endpoint, the file's `token_uri` unless another is given.
+    public static let googleTokenURI = "https://oauth2.googleapis.com/token"
+
     /// Makes a key for `projectID`, writes the service-account file to `output` (0600, never over
-    /// an existing file) and the public key under `dataDirectory`.
-    public static func make(dataDirectory: String, projectID: String, name: String, output: String) throws -> Made {
+    /// an existing file) with `tokenURI` as where its access tokens come from, and the public key
+    /// under `dataDirectory`.
+    public static func make(
+        dataDirectory: String, projectID: String, name: String, output: String, tokenURI: String = googleTokenURI
+    ) throws -> Made {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let keyID = (0..<20).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let clientEmail = "\(name)@\(projectID).iam.gserviceaccount.com"
@@ -23,7 +29,7 @@ public enum ServiceAccountFile {
         let account: [String: String] = [
             "type": "service_account", "project_id": projectID, "private_key_id": keyID, "private_key": key.pkcs8PEMRepresentation + "\n",
             "client_email": clientEmail, "client_id": clientID, "auth_uri": "https://accounts.google.com/o/oauth2/auth",
-            "token_uri": "https://oauth2.googleapis.com/token", "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
+            "token_uri": tokenURI, "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
             "client_x509_cert_url": "https://www.googleapis.com/robot/v1/metadata/x509/" + clientEmail,
         ]
         let encoder = JSONEncoder()

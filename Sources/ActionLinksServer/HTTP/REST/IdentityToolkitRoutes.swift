@@ -28,12 +28,13 @@ struct IdentityToolkitRoutes {
     let api: IdentityToolkitAPI
     let settings: ServiceSettings
     let origins: WebOrigins
+    let accessTokens: ServiceAccountTokens
 
     /// Adds the API's routes to `router`.
     func add(to router: Router<ServerRequestContext>) {
         let collection = RouteCollection(context: ServerRequestContext.self)
         collection.add(middleware: APICORSMiddleware(origins: origins))
-        collection.add(middleware: APIAuthenticationMiddleware(settings: settings, origins: origins))
+        collection.add(middleware: APIAuthenticationMiddleware(settings: settings, origins: origins, accessTokens: accessTokens))
         collection.add(middleware: RequestBodyLimitMiddleware(maximumBytes: settings.server.maximumBodyBytes))
         for prefix in Self.prefixes {
             route(collection, "\(prefix)/accounts:{operation}")

@@ -1,0 +1,217 @@
+import ActionLinks
+import Foundation
+
+/// The Firebase project this server fronts (`upstream`): the project keeps its accounts, and this
+/// server is its link domain. Absent, this server is the account store.
+public struct UpstreamSettings: Sendable, Hashable {
+    /// The upstream project's ID.
+    public var projectID: String
+    /// The Web API keys the project's links carry; a link or call with any other key is refused.
+    public var apiKeys: [String]
+    /// The service account that lets this server ask upstream for codes (link generation with our
+    /// own mail), when given.
+    public var serviceAccount: UpstreamServiceAccount?
+    /// The project's auth domain, whose `/__/auth/*` helper is proxied, when given.
+    public var authDomain: String?
+    /// Identity Toolkit's origin, without a trailing slash.
+    public var identityToolkitURL: String
+    /// Secure Token's origin, without a trailing slash.
+    public var secureTokenURL: String
+
+    /// Google's Identity Toolkit.
+    public static let googleIdentityToolkit = "https://identitytoolkit.googleapis.com"
+    /// Google's Secure Token service.
+    public static let googleSecureToken = "https://securetoken.googleapis.com"
+
+    /// Settings from values.
+    public init(
+        projectID: String, apiKeys: [String], serviceAccount: UpstreamServiceAccount? = nil, authDomain: String? = nil,
+        identityToolkitURL: String = Self.googleIdentityToolkit, secureTokenURL: String = Self.googleSecureToken
+    ) {
+        self.projectID = projectID
+        self.apiKeys = apiKeys
+        self.serviceAccount = serviceAccount
+        self.authDomain = authDomain
+        self.identityToolkitURL = identityToolkitURL
+        self.secureTokenURL = secureTokenURL
+    }
+
+    /// The origin the auth domain is reached at: `https://<authDomain>`, or `http://` for a
+    /// loopback host with a port (tests).
+    public var authDomainOrigin: String? {
+        guard let authDomain else { return nil }
+        return (Self.isLoopbackWithPort(authDomain) ? "http://" : "https://") + authDomain
+    }
+
+    /// Whether `key` is one of the configured API keys (compared in full, byte for byte).
+    public func accepts(apiKey key: some StringProtocol) -> Bool {
+        apiKeys.contains { $0.utf8.elementsEqual(key.utf8) }
+    }
+
+    static func isLoopbackWithPort(_ authority: String) -> Bool {
+        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]),
+            (1...65535).contains(port)
+        else { return false }
+        return Loopback.isLoopback(authority[..<colon])
+    }
+}
+
+/// What the service-account file given as `upstream.serviceAccountFile` holds (Google's
+/// service-account JSON), checked at start.
+public struct UpstreamServiceAccount: Sendable, Hashable {
+    /// The file's path.
+    public var path: String
+    /// `client_email`: the assertion's issuer.
+    public var clientEmail: String
+    /// `private_key_id`: the assertion's `kid`.
+    public var privateKeyID: String
+    /// `private_key`: the RSA key, PEM.
+    public var privateKeyPEM: String
+    /// `token_uri`: where the assertion is exchanged for an access token.
+    public var tokenURI: String
+    /// `project_id`.
+    public var projectID: String
+}
+
+extension UpstreamSettings {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case projectId, apiKeys, serviceAccountFile, authDomain, identityToolkitURL, secureTokenURL
+    }
+
+    /// Reads `upstream`; nil when neither the file nor the environment gives any of its keys.
+    static func decode(from decoder: any Decoder) throws -> UpstreamSettings? {
+        let section = try decoder.container(keyedBy: CodingKeys.self)
+        let projectID = try section.string(.projectId)
+        let apiKeys = try section.strings(.apiKeys)
+        let accountFile = try section.string(.serviceAccountFile)
+        let authDomain = try section.string(.authDomain)
+        let toolkit = try section.string(.identityToolkitURL)
+        let secureToken = try section.string(.secureTokenURL)
+        if projectID == nil, apiKeys.isEmpty, accountFile == nil, authDomain == nil, toolkit == nil, secureToken == nil { return nil }
+        guard let projectID else {
+            throw section.problem("projectId is required: the ID of the Firebase project this server fronts")
+        }
+        guard projectID.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }) else {
+            throw section.problem(.projectId, "expected lower-case letters, digits and hyphens; got '\(projectID)'")
+        }
+        guard !apiKeys.isEmpty else {
+            throw section.problem(.apiKeys, "expected at least one Web API key of the project (Firebase console → Project settings)")
+        }
+        for (index, key) in apiKeys.enumerated()
+        where !key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "&") && $0 != UInt8(ascii: "#") }) {
+            throw section.problem(.apiKeys, index: index, "expected printable ASCII without spaces, '&' or '#'")
+        }
+        var settings = UpstreamSettings(projectID: projectID, apiKeys: apiKeys)
+        if let authDomain {
+            guard Self.isAuthDomain(authDomain) else {
+                throw section.problem(
+                    .authDomain,
+                    "expected a host name such as \(projectID).firebaseapp.com (no scheme or path; a loopback host with a port, such as 127.0.0.1:9099, for tests); got '\(authDomain)'"
+                )
+            }
+            settings.authDomain = authDomain
+        }
+        settings.identityToolkitURL = try Self.origin(toolkit ?? Self.googleIdentityToolkit, section, .identityToolkitURL)
+        settings.secureTokenURL = try Self.origin(secureToken ?? Self.googleSecureToken, section, .secureTokenURL)
+        if let accountFile {
+            settings.serviceAccount = try UpstreamServiceAccount.read(accountFile, at: section.codingPath + [CodingKeys.serviceAccountFile])
+        }
+        return settings
+    }
+
+    /// `text` as an origin without a trailing slash, if it is an https URL (http for a loopback
+    /// host) with no user, query or fragment.
+    private static func origin(_ text: String, _ section: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> String {
+        guard let checked = checkedURL(text) else {
+            throw section.problem(
+                key,
+                "expected an absolute https URL such as \(key == .secureTokenURL ? googleSecureToken : googleIdentityToolkit) "
+                    + "(http only for a loopback host such as http://127.0.0.1:9099); got '\(text)'")
+        }
+        return checked
+    }
+
+    /// `text` without a trailing slash if it is an https URL, or http with a loopback host, with no
+    /// user, query or fragment: the URLs this server calls, or lets others call, for a project.
+    public static func checkedURL(_ text: String) -> String? {
+        guard let url = URLComponents(string: text), let host = url.host, !host.isEmpty, url.user == nil, url.password == nil,
+            url.query == nil, url.fragment == nil, !text.contains(where: { $0.isWhitespace })
+        else { return nil }
+        switch url.scheme {
+        case "https": break
+        case "http": guard Loopback.isLoopback(host) else { return nil }
+        default: return nil
+        }
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
+    private static func isAuthDomain(_ text: String) -> Bool {
+        if isLoopbackWithPort(text) { return true }
+        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2 && text.utf8.count <= 253
+            && labels.allSatisfy { label in
+                (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
+                    && label.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-") }
+            }
+    }
+}
+
+extension UpstreamServiceAccount {
+    /// Reads and checks the service-account file at `path`: only its owner may read it, and it is
+    /// Google's service-account JSON with an RSA private key in PEM.
+    static func read(_ path: String, at key: [any CodingKey]) throws(DecodingProblem) -> UpstreamServiceAccount {
+        let attributes: [FileAttributeKey: Any]
+        let data: Data
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw DecodingProblem(key, "cannot read the service-account file '\(path)': \(error.localizedDescription)")
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
+        guard mode & 0o077 == 0 else {
+            throw DecodingProblem(
+                key,
+                "expected a file only its owner can read, as it holds the project's private key; it has mode \(String(mode, radix: 8)): run chmod 600 \(path)"
+            )
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw DecodingProblem(
+                key, "'\(path)' is not a service-account JSON object (Firebase console → Project settings → Service accounts)")
+        }
+        func field(_ name: String) throws(DecodingProblem) -> String {
+            guard let value = object[name] as? String, !value.isEmpty else {
+                throw DecodingProblem(
+                    key, "'\(path)': \(name) is missing or not a non-empty string; expected Google's service-account JSON")
+            }
+            return value
+        }
+        let type = try field("type")
+        guard type == "service_account" else {
+            throw DecodingProblem(key, "'\(path)': type is '\(type)'; expected 'service_account'")
+        }
+        let pem = try field("private_key")
+        let body = pem.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("-----") }.joined()
+        guard pem.contains("-----BEGIN PRIVATE KEY-----") || pem.contains("-----BEGIN RSA PRIVATE KEY-----"),
+            let der = Data(base64Encoded: body, options: .ignoreUnknownCharacters), der.count > 256
+        else {
+            throw DecodingProblem(key, "'\(path)': private_key is not an RSA private key in PEM (-----BEGIN PRIVATE KEY-----)")
+        }
+        let tokenURI = try field("token_uri")
+        guard UpstreamSettings.checkedURL(tokenURI) != nil else {
+            throw DecodingProblem(key, "'\(path)': token_uri is '\(tokenURI)'; expected an https URL (http only for a loopback host)")
+        }
+        return UpstreamServiceAccount(
+            path: path, clientEmail: try field("client_email"), privateKeyID: try field("private_key_id"), privateKeyPEM: pem,
+            tokenURI: tokenURI, projectID: try field("project_id"))
+    }
+}
+
+/// `upstream`, which may be absent.
+struct UpstreamSection: Decodable {
+    var settings: UpstreamSettings?
+
+    init(from decoder: any Decoder) throws {
+        settings = try UpstreamSettings.decode(from: decoder)
+    }
+}

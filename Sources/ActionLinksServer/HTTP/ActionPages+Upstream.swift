@@ -1,0 +1,222 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The pages in upstream mode: the project this server fronts checks each code on GET (without
+/// consuming it) and applies it on POST; the pages, their languages, the form-token, `Origin` and
+/// continue-URL rules are ours. Nothing about a code is stored here, so the form carries the link's
+/// API key, tenant and continue URL back (each checked again on POST).
+extension ActionPages {
+    func upstreamLanding(_ request: Request, upstream: UpstreamClient) async -> Response {
+        let acceptLanguage = request.headers[.acceptLanguage]
+        let language = templates.language(requested: request.uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
+        guard let link = ActionCodeLink.parse("https://link.invalid" + request.uri.string), let apiKey = link.apiKey,
+            upstream.settings.accepts(apiKey: apiKey), Self.pageModes.contains(link.mode)
+        else { return outcome(.invalid, language) }
+        let answer: UpstreamClient.CodeAnswer
+        do throws(UpstreamClient.Failure) {
+            answer = try await upstream.check(code: link.oobCode, apiKey: apiKey, tenantID: link.tenantID)
+        } catch {
+            return upstreamFailure(error, language: language)
+        }
+        guard answer.requestType == link.mode.requestType else { return outcome(.invalid, language) }
+        let pageLanguage = templates.language(requested: link.languageCode, acceptLanguage: acceptLanguage)
+        if link.mode == .signIn {
+            // The app's own Firebase SDK completes the sign-in with Firebase on the continue URL,
+            // as Firebase's hosted page does; without an allowed continue URL there is nowhere to go.
+            guard let continueURL = link.continueURL, let url = policy.evaluate(continueURL).url else {
+                return outcome(.invalid, pageLanguage)
+            }
+            var items = [("apiKey", apiKey), ("oobCode", link.oobCode), ("mode", "signIn"), ("lang", pageLanguage)]
+            if let tenant = link.tenantID, !tenant.isEmpty { items.append(("tenantId", tenant)) }
+            return Response(status: .seeOther, headers: [.location: Self.url(url, adding: items)])
+        }
+        var state = FormState()
+        state.upstreamFields = Self.fields(link, apiKey: apiKey)
+        return formPage(for: Self.record(link, answer), code: link.oobCode, language: pageLanguage, state: state).response
+    }
+
+    func upstreamConfirm(_ request: Request, context: ServerRequestContext, upstream: UpstreamClient) async -> Response {
+        // The body was collected (and its size checked) by RequestBodyLimitMiddleware.
+        let fields = (try? URLEncodedFormDecoder().decode(ConfirmForm.self, from: String(buffer: context.body)))
+        let language = templates.language(requested: fields?.lang, acceptLanguage: request.headers[.acceptLanguage])
+        if let fields, fields.step == "resetPassword" {
+            return await offeredReset(request, fields: fields, context: context, language: language, upstream: upstream)
+        }
+        guard let fields, let code = fields.oobCode, let mode = fields.mode.flatMap(ActionCodeLink.Mode.init(rawValue:)),
+            Self.pageModes.contains(mode), mode != .signIn, let token = fields.form, let apiKey = fields.apiKey,
+            upstream.settings.accepts(apiKey: apiKey)
+        else { return outcome(.invalid, language) }
+        guard isSameSite(request), verifyFormToken(token, code: code, mode: mode) else {
+            return outcome(.form, language, status: .forbidden)
+        }
+        let tenantID = fields.tenantId.flatMap { $0.isEmpty ? nil : $0 }
+        let link = ActionCodeLink(
+            mode: mode, oobCode: code, apiKey: apiKey, continueURL: fields.continueUrl, languageCode: fields.lang, tenantID: tenantID)
+        var state = FormState()
+        state.upstreamFields = Self.fields(link, apiKey: apiKey)
+        do throws(UpstreamClient.Failure) {
+            let done: UpstreamClient.CodeAnswer
+            if mode == .resetPassword {
+                let password = fields.password ?? ""
+                state.passwordError = passwordProblem(password, language)
+                if state.passwordError == nil, password != fields.passwordAgain {
+                    state.passwordAgainError = templates.text("passwordsDiffer", language)
+                }
+                if state.hasError { return try await upstreamForm(link, state: state, language: language, upstream: upstream) }
+                done = try await upstream.resetPassword(code: code, newPassword: password, apiKey: apiKey, tenantID: tenantID)
+            } else {
+                done = try await upstream.apply(code: code, apiKey: apiKey, tenantID: tenantID)
+            }
+            var values = ["email": done.email ?? "", "appName": settings.project.appName]
+            if let newEmail = done.newEmail { values["newEmail"] = newEmail }
+            // Checked again now: the allow-list may have changed since the page was shown.
+            let continueLink = link.continueURL.flatMap { policy.evaluate($0).url }.map {
+                (url: $0, label: templates.text("continue", language))
+            }
+            // As Firebase's own page does, a recovered address is offered a password reset at once.
+            let offer = (mode == .recoverEmail ? done.email : nil).map { email in
+                ResultView.ResetOffer(
+                    oobCode: code, token: resetOfferToken(code: code, email: email, now: Int64(Date().timeIntervalSince1970)),
+                    apiKey: apiKey, tenantID: tenantID, email: email, label: templates.text("recoverEmail.offerReset", language))
+            }
+            return resultPage(
+                status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body", values: values,
+                continueLink: continueLink, resetOffer: offer
+            ).response
+        } catch .refused(let refusal, _) where refusal == "WEAK_PASSWORD" {
+            state.passwordError = templates.text("passwordRefused", language, ["appName": settings.project.appName])
+            do throws(UpstreamClient.Failure) {
+                return try await upstreamForm(link, state: state, language: language, upstream: upstream)
+            } catch {
+                return upstreamFailure(error, language: language)
+            }
+        } catch .refused(let refusal, _) where refusal == "INVALID_OOB_CODE" && fields.retried == "1" {
+            // The first attempt got no answer, and the code no longer works: that attempt may well
+            // have been applied before the answer was lost.
+            return outcome(.maybeDone, language, status: .ok)
+        } catch .refused(let refusal, _) where refusal == "INVALID_OOB_CODE" {
+            return outcome(.used, language)
+        } catch .unreachable, .noAnswer {
+            // Nothing is known to have changed: the same form again, which says so and retries.
+            state.notice = templates.text("upstream.unavailable", language, ["appName": settings.project.appName])
+            state.upstreamFields?.retried = true
+            state.passwordError = nil
+            state.passwordAgainError = nil
+            return formPage(
+                for: Self.record(link, UpstreamClient.CodeAnswer(requestType: mode.requestType)), code: code, language: language,
+                state: state, status: .serviceUnavailable
+            ).response
+        } catch {
+            return upstreamFailure(error, language: language)
+        }
+    }
+
+    /// The password reset a recovered address asked for on the recovery's result page: mailed with
+    /// our templates and send limits when there is a service account, else by upstream itself.
+    private func offeredReset(
+        _ request: Request, fields: ConfirmForm, context: ServerRequestContext, language: String, upstream: UpstreamClient
+    ) async -> Response {
+        guard fields.mode == ActionCodeLink.Mode.recoverEmail.rawValue, let code = fields.oobCode, let email = fields.email,
+            let apiKey = fields.apiKey, upstream.settings.accepts(apiKey: apiKey), let token = fields.form
+        else { return outcome(.invalid, language) }
+        guard isSameSite(request), verifyResetOfferToken(token, code: code, email: email) else {
+            return outcome(.form, language, status: .forbidden)
+        }
+        let tenantID = fields.tenantId.flatMap { $0.isEmpty ? nil : $0 }
+        do throws(ActionError) {
+            if upstream.settings.serviceAccount != nil, let sender = upstreamSender {
+                var body: [String: String] = ["requestType": "PASSWORD_RESET", "email": email]
+                if let tenantID { body["tenantId"] = tenantID }
+                let data = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()
+                guard let asked = try? IdentityToolkitJSON.decoder.decode(SendOobCodeRequest.self, from: data) else {
+                    throw ActionError(.internalError)
+                }
+                _ = try await sender.send(asked, caller: .client(apiKey: apiKey), locale: language, clientAddress: context.clientAddress)
+            } else {
+                do throws(UpstreamClient.Failure) {
+                    try await upstream.sendPasswordReset(email: email, apiKey: apiKey, tenantID: tenantID)
+                } catch {
+                    throw UpstreamLinkSender.error(error)
+                }
+            }
+        } catch {
+            return failure(error, language)
+        }
+        return result(
+            status: .ok, language: language, title: "resetSent.title", body: "resetSent.body",
+            values: ["email": email, "appName": settings.project.appName])
+    }
+
+    /// `<seconds>.<HMAC(form key, "reset-offer|" + code + "|" + email + "|" + seconds)>`: ties the
+    /// reset offer to the recovered code and its address.
+    func resetOfferToken(code: String, email: String, now: Int64) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("reset-offer|\(code)|\(email)|\(now)".utf8), using: formKey)
+        return "\(now)." + Base64URL.encode(Data(mac))
+    }
+
+    func verifyResetOfferToken(_ token: String, code: String, email: String) -> Bool {
+        let parts = token.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, let issued = Int64(parts[0]) else { return false }
+        let now = Int64(Date().timeIntervalSince1970)
+        guard issued <= now + 60, issued >= now - Self.formLifetime else { return false }
+        return ConstantTime.equal(Array(token.utf8), Array(resetOfferToken(code: code, email: email, now: issued).utf8))
+    }
+
+    /// The form for `link` again (a password refused), with what upstream says about the code now.
+    private func upstreamForm(_ link: ActionCodeLink, state: FormState, language: String, upstream: UpstreamClient)
+        async throws(UpstreamClient.Failure) -> Response
+    {
+        let answer = try await upstream.check(code: link.oobCode, apiKey: link.apiKey ?? "", tenantID: link.tenantID)
+        return formPage(for: Self.record(link, answer), code: link.oobCode, language: language, state: state, status: .badRequest).response
+    }
+
+    /// The page for a call upstream refused or did not answer.
+    func upstreamFailure(_ failure: UpstreamClient.Failure, language: String) -> Response {
+        switch failure {
+        case .unreachable, .noAnswer: outcome(.unavailable, language, status: .serviceUnavailable)
+        case .refused("EXPIRED_OOB_CODE", _): outcome(.expired, language, status: .gone)
+        case .refused("USER_DISABLED", _): outcome(.disabled, language, status: .forbidden)
+        case .refused("TOO_MANY_ATTEMPTS_TRY_LATER", _): outcome(.tooMany, language, status: .tooManyRequests)
+        case .refused: outcome(.invalid, language)
+        }
+    }
+
+    /// The browser fallback of a mobile link in upstream mode: a wrapper around a link to this
+    /// domain's own action page goes on to that page (same origin, so never an open redirect).
+    func upstreamMobileLink(_ request: Request, language: String) -> Response {
+        let (layers, unwrapped) = LinkUnwrapper.unwrap("https://link.invalid" + request.uri.string)
+        guard layers.count == 2, layers[0].kind == .mobileLinkWrapper, layers[0].innerParameter == "link",
+            case .success(let parts) = unwrapped, let host = parts.host?.lowercased(), parts.path == ActionCodeLink.actionPath,
+            settings.linkDomains.contains(where: { $0.host == host && $0.port == parts.port.flatMap { Int($0) } }),
+            let link = ActionCodeLink.parse(parts.string), let apiKey = link.apiKey
+        else { return outcome(.invalid, language) }
+        let target = ActionCodeLink(
+            mode: link.mode, oobCode: link.oobCode, apiKey: apiKey, continueURL: link.continueURL, languageCode: link.languageCode,
+            tenantID: link.tenantID)
+        return Response(status: .seeOther, headers: [.location: ActionCodeLink.actionPath + "?" + Self.query(of: target)])
+    }
+
+    private static func query(of link: ActionCodeLink) -> String {
+        var items = [("mode", link.mode.rawValue), ("oobCode", link.oobCode), ("apiKey", link.apiKey ?? "")]
+        if let continueURL = link.continueURL { items.append(("continueUrl", continueURL)) }
+        if let language = link.languageCode { items.append(("lang", language)) }
+        if let tenant = link.tenantID { items.append(("tenantId", tenant)) }
+        return items.map { "\(PercentEncoding.encodeComponent($0.0))=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+    }
+
+    private static func fields(_ link: ActionCodeLink, apiKey: String) -> ActionFormView.UpstreamFields {
+        ActionFormView.UpstreamFields(
+            apiKey: apiKey, tenantID: link.tenantID.flatMap { $0.isEmpty ? nil : $0 }, continueURL: link.continueURL, retried: false)
+    }
+
+    /// What the page shows of a code upstream described (nothing of it is stored).
+    private static func record(_ link: ActionCodeLink, _ answer: UpstreamClient.CodeAnswer) -> ActionCodeRecord {
+        ActionCodeRecord(
+            hash: Data(), mode: link.mode, tenantID: link.tenantID ?? "", accountID: nil, email: answer.email ?? "",
+            newEmail: answer.newEmail, continueURL: link.continueURL, languageCode: link.languageCode, createdAt: 0, expiresAt: 0)
+    }
+}

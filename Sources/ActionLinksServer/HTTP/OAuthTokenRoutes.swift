@@ -1,0 +1,63 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Foundation
+import Hummingbird
+
+/// `POST /token` and `/oauth2.googleapis.com/token` (the host as a path, as the emulator prefixes
+/// are): Google's OAuth 2 token endpoint for this server's own service accounts
+/// (``ServiceAccountTokens``), so that firebase-admin and google-auth get an access token from a
+/// service-account file whose `token_uri` points here, and so that one ActionLinks can be another's
+/// upstream.
+struct OAuthTokenRoutes {
+    static let paths = ["/token", "/oauth2.googleapis.com/token"]
+
+    let tokens: ServiceAccountTokens
+    let settings: ServiceSettings
+
+    var collection: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        routes.add(middleware: RequestBodyLimitMiddleware(maximumBytes: settings.server.maximumBodyBytes))
+        let (tokens, origins) = (tokens, settings.linkDomains.map(\.origin))
+        for path in Self.paths {
+            routes.post(RouterPath(path)) { request, context in
+                let fields = (try? URLEncodedFormDecoder().decode([String: String].self, from: String(buffer: context.body))) ?? [:]
+                // The assertion's audience: Google's endpoint, or this one as the link domains or the
+                // request itself name it (whoever made the file chose the URL they reach us at).
+                var audiences = [ServiceAccountTokens.googleTokenURL]
+                for origin in origins { audiences += Self.paths.map { origin + $0 } }
+                // A token URL with a loopback host may be plain HTTP (tests, one server on one machine).
+                if let host = request.head.authority {
+                    audiences.append("https://" + host + request.uri.path)
+                    if let url = try? URLParts("http://" + host), let name = url.host, Loopback.isLoopback(name) {
+                        audiences.append("http://" + host + request.uri.path)
+                    }
+                }
+                do throws(OAuthError) {
+                    guard let grantType = fields["grant_type"] else {
+                        throw OAuthError(.invalidRequest, "Missing required parameter: grant_type")
+                    }
+                    guard grantType == ServiceAccountTokens.jwtBearerGrant else {
+                        throw OAuthError(.unsupportedGrantType, "Invalid grant_type: \(grantType.prefix(100))")
+                    }
+                    guard let assertion = fields["assertion"], !assertion.isEmpty else {
+                        throw OAuthError(.invalidRequest, "Missing required parameter: assertion")
+                    }
+                    return Self.json(.ok, try await tokens.grant(assertion: assertion, audiences: audiences))
+                } catch {
+                    return Self.json(.badRequest, error)
+                }
+            }
+            routes.refuseOtherMethods(RouterPath(path), allowed: [.post])
+        }
+        return routes
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,89 @@
+import ActionLinks
+import ActionLinksConfiguration
+import ActionLinksHeaders
+import Foundation
+import Hummingbird
+
+/// The REST paths in upstream mode: `accounts:sendOobCode` (``UpstreamLinkSender``), and for every
+/// other path of Google's APIs a 404 that says where the SDKs go instead; never a silent half of an
+/// emulator. A client's API key must be one of the project's; the admin credential is this
+/// server's (the admin token, or an access token it granted).
+struct UpstreamRESTRoutes {
+    let sender: UpstreamLinkSender
+    let settings: ServiceSettings
+    let origins: WebOrigins
+    let accessTokens: ServiceAccountTokens
+
+    func add(to router: Router<ServerRequestContext>) {
+        let collection = RouteCollection(context: ServerRequestContext.self)
+        collection.add(middleware: APICORSMiddleware(origins: origins))
+        collection.add(middleware: RequestBodyLimitMiddleware(maximumBytes: settings.server.maximumBodyBytes))
+        for prefix in IdentityToolkitRoutes.prefixes {
+            route(collection, "\(prefix)/accounts:{operation}")
+            route(collection, "\(prefix)/projects/{project}/accounts:{operation}")
+            route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts:{operation}")
+            for other in ["accounts", "tenants/{tenant}/accounts", "", "tenants/{tenant}"] {
+                route(collection, RouterPath("\(prefix)/projects/{project}" + (other.isEmpty ? "" : "/" + other)))
+            }
+            route(collection, "\(prefix)/projects")
+        }
+        for prefix in IdentityToolkitRoutes.tenantPrefixes {
+            route(collection, "\(prefix)/projects/{project}/**")
+        }
+        for path in IdentityToolkitRoutes.tokenPaths { route(collection, RouterPath(path)) }
+        route(collection, "\(IdentityToolkitRoutes.legacyPrefix)/{legacy}")
+        router.addRoutes(collection)
+    }
+
+    private func route(_ collection: RouteCollection<ServerRequestContext>, _ path: RouterPath) {
+        let routes = self
+        for method in LinkDomainRouter.otherMethods {
+            collection.on(path, method: method) { request, context in
+                if request.method == .options { return APICORSMiddleware.preflight(request, allowed: true) }
+                let operation = context.parameters.get("operation") ?? ""
+                let project = context.parameters.get("project")
+                guard request.method == .post, operation == "sendOobCode",
+                    project == nil || project == routes.sender.upstream.settings.projectID
+                else {
+                    throw ActionError(
+                        .notFound,
+                        "NOT_FOUND : this link domain fronts project \(routes.sender.upstream.settings.projectID); the SDKs call Firebase directly"
+                    )
+                }
+                let caller = try routes.caller(request, namesProject: project != nil)
+                let fields: SendOobCodeRequest
+                do {
+                    fields = try IdentityToolkitJSON.decoder.decode(SendOobCodeRequest.self, from: Data(buffer: context.body))
+                } catch {
+                    throw ActionError(.invalidJSON, "the body is not the JSON of accounts:sendOobCode")
+                }
+                let answer = try await routes.sender.send(
+                    fields, caller: caller, locale: request.firebaseLocale, clientAddress: context.clientAddress)
+                return RESTAPIResponse.json(IdentityToolkitJSON.encode(answer))
+            }
+        }
+    }
+
+    /// The caller, with Firebase's rules as ``APIAuthenticationMiddleware`` applies them, but the
+    /// project's own API keys.
+    private func caller(_ request: Request, namesProject: Bool) throws(ActionError) -> UpstreamLinkSender.Caller {
+        if let authorization = request.headers[.authorization], let bearer = AuthorizationHeader(authorization)?.bearerToken {
+            guard APIAuthenticationMiddleware.isAdmin(bearer: bearer, settings.server, accessTokens: accessTokens) else {
+                throw ActionError(
+                    .unauthenticated,
+                    "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+                )
+            }
+            if let origin = request.headers[.origin], !origins.allowsAPI(origin) {
+                throw ActionError(
+                    .insufficientPermission, "the admin credential is not accepted from a browser page on \(origin.prefix(100))")
+            }
+            return .admin
+        }
+        let key = request.uri.queryParameters["key"].map(String.init) ?? request.headers[.googAPIKey]
+        guard let key, !key.isEmpty else { throw ActionError(.permissionDenied, "The request is missing a valid API key.") }
+        guard sender.upstream.settings.accepts(apiKey: key) else { throw ActionError(.invalidAPIKey) }
+        if namesProject { throw ActionError(.insufficientPermission, "Only authenticated requests can specify target_project_id.") }
+        return .client(apiKey: key)
+    }
+}

@@ -1,0 +1,145 @@
+import Crypto
+import Foundation
+import JWTKit
+import Synchronization
+
+/// The OAuth 2 token endpoint's work, as Google's does it for service accounts: a JWT-bearer
+/// assertion (RFC 7523) signed with a key that `actionlinks service-account` made is exchanged for
+/// an access token, and that token is an admin credential until it expires (an hour).
+///
+/// Access tokens are not stored: each is `ya29.al.<exp>.<kid>.<mac>`, the MAC under a key derived
+/// from `keys/forms.key`, so every instance that shares the data directory accepts them.
+public final class ServiceAccountTokens: Sendable {
+    /// The audience google-auth signs whatever the file's `token_uri` says.
+    public static let googleTokenURL = "https://oauth2.googleapis.com/token"
+    /// The grant type of RFC 7523.
+    public static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    /// How long an access token works, in seconds (Google's hour).
+    static let lifetime: Int64 = 3600
+    static let prefix = "ya29.al."
+
+    let directory: String
+    let key: SymmetricKey
+    let clock: any ServiceClock
+    private let accounts = Mutex<[String: ServiceAccountKey]>([:])
+
+    /// Tokens for the keys in `directory` (`keys/service-accounts/`), with a MAC key derived from
+    /// the form key.
+    init(directory: String, formKey: SymmetricKey, clock: any ServiceClock) {
+        self.directory = directory
+        key = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: formKey, info: Data("actionlinks service-account access tokens".utf8), outputByteCount: 32)
+        self.clock = clock
+    }
+
+    /// What the token endpoint answers.
+    struct Grant: Encodable {
+        var accessToken: String
+        var expiresIn: Int64
+        var tokenType = "Bearer"
+
+        enum CodingKeys: String, CodingKey {
+            case accessToken = "access_token"
+            case expiresIn = "expires_in"
+            case tokenType = "token_type"
+        }
+    }
+
+    /// An access token for `assertion`, whose `aud` must be one of `audiences`; or Google's error.
+    func grant(assertion: String, audiences: [String]) async throws(OAuthError) -> Grant {
+        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
+            let header = try? JSONDecoder().decode(JWTHeaderFields.self, from: headerData),
+            let payloadData = Base64URL.decode(parts[1]),
+            let payload = try? JSONDecoder().decode(AssertionPayload.self, from: payloadData)
+        else { throw OAuthError(.invalidGrant, "Invalid JWT: the assertion is not a JWT.") }
+        guard header.alg == "RS256" else { throw OAuthError(.invalidGrant, "Invalid JWT: expected alg RS256.") }
+        guard let kid = header.kid, let account = account(kid) else {
+            throw OAuthError(.invalidGrant, "Invalid grant: account not found")
+        }
+        let keys = JWTKeyCollection()
+        await keys.add(rsa: account.publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
+        guard (try? await keys.verify(assertion, as: AssertionPayload.self)) != nil else {
+            throw OAuthError(.invalidGrant, "Invalid JWT Signature.")
+        }
+        guard payload.iss == account.clientEmail else {
+            throw OAuthError(.invalidGrant, "Invalid JWT: iss is not the service account the key belongs to.")
+        }
+        guard let aud = payload.aud, audiences.contains(aud) else {
+            throw OAuthError(.invalidGrant, "Invalid JWT: Failed audience check.")
+        }
+        let now = clock.now / 1000
+        guard let iat = payload.iat, let exp = payload.exp, exp > now, iat <= now + 300, exp - iat <= 3600, exp > iat else {
+            throw OAuthError(
+                .invalidGrant,
+                "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
+            )
+        }
+        guard let scope = payload.scope, !scope.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw OAuthError(.invalidScope, "Empty or missing scope not allowed.")
+        }
+        let expires = now + Self.lifetime
+        let body = String(expires) + "." + Base64URL.encode(Array(kid.utf8))
+        return Grant(accessToken: Self.prefix + body + "." + mac(body), expiresIn: Self.lifetime)
+    }
+
+    /// Whether `bearer` is an access token this server granted that has not expired.
+    func isValidAccessToken(_ bearer: some StringProtocol) -> Bool {
+        guard bearer.hasPrefix(Self.prefix) else { return false }
+        let rest = bearer.dropFirst(Self.prefix.count)
+        guard let dot = rest.lastIndex(of: "."), let expires = rest.split(separator: ".").first.flatMap({ Int64($0) }) else {
+            return false
+        }
+        let body = String(rest[..<dot])
+        guard ConstantTime.equal(Array(rest[rest.index(after: dot)...].utf8), Array(mac(body).utf8)) else { return false }
+        return expires > clock.now / 1000
+    }
+
+    private func mac(_ body: String) -> String {
+        Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Data(body.utf8), using: key))
+    }
+
+    /// The service-account key with this ID, reading the folder again when it is not known yet (a
+    /// key made while the server runs works at once).
+    private func account(_ id: String) -> ServiceAccountKey? {
+        if let known = accounts.withLock({ $0[id] }) { return known }
+        let loaded = ServiceAccountKey.readAll(directory)
+        accounts.withLock { $0 = loaded }
+        return loaded[id]
+    }
+}
+
+/// The claims of a JWT-bearer assertion.
+struct AssertionPayload: JWTPayload, Sendable {
+    var iss: String?
+    var aud: String?
+    var scope: String?
+    var iat: Int64?
+    var exp: Int64?
+
+    /// Times are checked by ``ServiceAccountTokens`` against the service clock.
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// An OAuth 2 error as Google's token endpoint answers it: `{"error", "error_description"}`.
+struct OAuthError: Error, Encodable {
+    enum Code: String, Encodable {
+        case invalidRequest = "invalid_request"
+        case invalidGrant = "invalid_grant"
+        case invalidScope = "invalid_scope"
+        case unsupportedGrantType = "unsupported_grant_type"
+    }
+
+    var error: Code
+    var errorDescription: String
+
+    init(_ error: Code, _ description: String) {
+        self.error = error
+        errorDescription = description
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case error
+        case errorDescription = "error_description"
+    }
+}

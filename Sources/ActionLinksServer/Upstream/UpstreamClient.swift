@@ -1,0 +1,205 @@
+import ActionLinksConfiguration
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+import JWTKit
+
+/// The Identity Toolkit of the project this server fronts (`upstream`), over async-http-client:
+/// every call about a code carries the link's API key and tenant, connects within 3 seconds and is
+/// answered within 10. Nothing about a code is kept here; logs never see a code or a password.
+final class UpstreamClient: Service, Sendable {
+    /// Why a call did not get an answer from upstream's accounts, or upstream's refusal.
+    enum Failure: Error, Sendable {
+        /// Firebase's error code (`EXPIRED_OOB_CODE`) and the detail after ` : `, if any.
+        case refused(code: String, detail: String?)
+        /// Upstream could not be reached: nothing was sent, so nothing was changed.
+        case unreachable
+        /// The request went out and no answer came back in time: upstream may have applied it.
+        case noAnswer
+    }
+
+    /// What upstream says about a code (`accounts:resetPassword` with only the code, or the answer
+    /// of applying it).
+    struct CodeAnswer: Decodable, Sendable {
+        var requestType: String?
+        var email: String?
+        var newEmail: String?
+    }
+
+    static let connectTimeout = TimeAmount.seconds(3)
+    static let answerTimeout = TimeAmount.seconds(10)
+
+    let settings: UpstreamSettings
+    let client: HTTPClient
+    private let token = Mutex<(value: String, until: Int64)?>(nil)
+
+    init(settings: UpstreamSettings) {
+        self.settings = settings
+        let configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: Self.connectTimeout, read: Self.answerTimeout))
+        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    }
+
+    /// Closes the client's connections when the server stops.
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await client.shutdown()
+    }
+
+    /// The code's mode and address, without consuming it (what the JS SDK's `checkActionCode` asks).
+    func check(code: String, apiKey: String, tenantID: String?) async throws(Failure) -> CodeAnswer {
+        try await call("accounts:resetPassword", ["oobCode": code, "tenantId": tenantID], apiKey: apiKey)
+    }
+
+    /// Sets a new password with a reset code.
+    func resetPassword(code: String, newPassword: String, apiKey: String, tenantID: String?) async throws(Failure) -> CodeAnswer {
+        try await call("accounts:resetPassword", ["oobCode": code, "newPassword": newPassword, "tenantId": tenantID], apiKey: apiKey)
+    }
+
+    /// Applies a verify, recover or verify-and-change code (`accounts:update` with the code).
+    func apply(code: String, apiKey: String, tenantID: String?) async throws(Failure) -> CodeAnswer {
+        try await call("accounts:update", ["oobCode": code, "tenantId": tenantID], apiKey: apiKey)
+    }
+
+    /// What upstream answers when asked for a code (`accounts:sendOobCode` with `returnOobLink`).
+    struct IssuedCode: Decodable, Sendable {
+        var email: String?
+        var oobCode: String?
+    }
+
+    /// Asks upstream, as the service account, for a code (never mailed by upstream: `returnOobLink`).
+    func issueCode(_ fields: [String: String], now: Int64) async throws(Failure) -> IssuedCode {
+        let token = try await accessToken(now: now)
+        var body: [String: Any] = fields
+        body["returnOobLink"] = true
+        return try await call(
+            "projects/\(settings.projectID)/accounts:sendOobCode", body, headers: [("Authorization", "Bearer " + token)])
+    }
+
+    /// Asks upstream, as a client with the link's API key, to mail a password reset (what Firebase's
+    /// hosted page does after an address is recovered): upstream's own mail.
+    func sendPasswordReset(email: String, apiKey: String, tenantID: String?) async throws(Failure) {
+        let _: IssuedCode = try await call(
+            "accounts:sendOobCode", ["requestType": "PASSWORD_RESET", "email": email, "tenantId": tenantID], apiKey: apiKey)
+    }
+
+    /// The address of the user an ID token names, as upstream (which checks the token) answers.
+    func email(idToken: String, apiKey: String, tenantID: String?) async throws(Failure) -> String? {
+        struct Users: Decodable {
+            struct User: Decodable { var email: String? }
+            var users: [User]?
+        }
+        let answer: Users = try await call(
+            "accounts:lookup", ["idToken": idToken, "tenantId": tenantID as Any?].compactMapValues { $0 },
+            headers: [("X-Goog-Api-Key", apiKey)])
+        return answer.users?.first?.email
+    }
+
+    private func call<Answer: Decodable>(_ operation: String, _ fields: [String: String?], apiKey: String) async throws(Failure)
+        -> Answer
+    {
+        try await call(operation, fields.compactMapValues { $0 }, headers: [("X-Goog-Api-Key", apiKey)])
+    }
+
+    private func call<Answer: Decodable>(_ operation: String, _ fields: [String: Any], headers: [(String, String)]) async throws(Failure)
+        -> Answer
+    {
+        var request = HTTPClientRequest(url: settings.identityToolkitURL + "/v1/" + operation)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let body = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data()
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let (status, data) = try await send(request)
+        if status == 200, let answer = try? JSONDecoder().decode(Answer.self, from: data) { return answer }
+        guard let body = try? JSONDecoder().decode(FirebaseErrorBody.self, from: data) else {
+            // A gateway's page, or a 5xx without Firebase's body: upstream is not answering for its accounts.
+            throw status >= 500 ? .noAnswer : .refused(code: "UNKNOWN", detail: nil)
+        }
+        let parts = body.error.message.components(separatedBy: " : ")
+        throw .refused(code: parts[0], detail: parts.count > 1 ? parts.dropFirst().joined(separator: " : ") : nil)
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws(Failure) -> (UInt, Data) {
+        do {
+            let response = try await client.execute(request, timeout: Self.answerTimeout)
+            return (response.status.code, Data(buffer: try await response.body.collect(upTo: 1 << 20)))
+        } catch {
+            throw Self.isConnectFailure(error) ? .unreachable : .noAnswer
+        }
+    }
+
+    // MARK: The service account's access token
+
+    /// The scopes asked for, as firebase-admin asks for them.
+    static let scopes = [
+        "https://www.googleapis.com/auth/cloud-platform", "https://www.googleapis.com/auth/firebase",
+        "https://www.googleapis.com/auth/identitytoolkit",
+    ]
+
+    /// An access token for the service account (RFC 7523's JWT-bearer grant at its `token_uri`),
+    /// kept until a minute before it expires.
+    func accessToken(now: Int64) async throws(Failure) -> String {
+        if let cached = token.withLock({ $0 }), cached.until > now { return cached.value }
+        guard let account = settings.serviceAccount else { throw .refused(code: "NO_SERVICE_ACCOUNT", detail: nil) }
+        let assertion: String
+        do {
+            let keys = JWTKeyCollection()
+            let kid = JWKIdentifier(string: account.privateKeyID)
+            await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: account.privateKeyPEM), digestAlgorithm: .sha256, kid: kid)
+            assertion = try await keys.sign(
+                GrantAssertion(
+                    iss: account.clientEmail, scope: Self.scopes.joined(separator: " "), aud: account.tokenURI, iat: now, exp: now + 3600),
+                kid: kid)
+        } catch {
+            throw .refused(code: "INVALID_SERVICE_ACCOUNT_KEY", detail: nil)
+        }
+        var request = HTTPClientRequest(url: account.tokenURI)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        let form =
+            "grant_type=" + "urn:ietf:params:oauth:grant-type:jwt-bearer".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            + "&assertion=" + assertion
+        request.body = .bytes(ByteBuffer(string: form))
+        let (status, data) = try await send(request)
+        struct Grant: Decodable {
+            var access_token: String
+            var expires_in: Int64?
+        }
+        guard status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: data) else {
+            if status >= 500 { throw .noAnswer }
+            throw .refused(code: "SERVICE_ACCOUNT_REFUSED", detail: nil)
+        }
+        let until = now + max(0, (grant.expires_in ?? 3600) - 60)
+        token.withLock { $0 = (grant.access_token, until) }
+        return grant.access_token
+    }
+
+    /// Whether `error` means the connection was never made (so the request was never sent).
+    static func isConnectFailure(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError, error == .connectTimeout { return true }
+        if error is NIOConnectionError { return true }
+        if let error = error as? ChannelError, case .connectTimeout = error { return true }
+        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
+        return false
+    }
+
+    private struct FirebaseErrorBody: Decodable {
+        struct Inner: Decodable { var message: String }
+        var error: Inner
+    }
+}
+
+/// The claims of the JWT-bearer assertion for the service account's access token.
+struct GrantAssertion: JWTPayload {
+    var iss: String
+    var scope: String
+    var aud: String
+    var iat: Int64
+    var exp: Int64
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

@@ -1,0 +1,122 @@
+import ActionLinks
+import ActionLinksConfiguration
+import Foundation
+
+/// `accounts:sendOobCode` in upstream mode: the project's service account asks upstream for the
+/// code (`returnOobLink`, so upstream mails nothing), and this server builds the link on its own
+/// link domain and mails it with its own templates, limits and enumeration protection.
+struct UpstreamLinkSender: Sendable {
+    let upstream: UpstreamClient
+    let issuer: CodeIssuer
+    let settings: ServiceSettings
+    let clock: any ServiceClock
+
+    /// Who asks: the admin, or a client with one of the project's API keys.
+    enum Caller: Sendable {
+        case admin
+        case client(apiKey: String)
+    }
+
+    func send(_ fields: SendOobCodeRequest, caller: Caller, locale: String?, clientAddress: String?) async throws(ActionError)
+        -> SendOobCodeResponse
+    {
+        guard let type = fields.requestType?.name, !type.isEmpty, type != "OOB_REQ_TYPE_UNSPECIFIED" else {
+            throw ActionError(.missingRequestType)
+        }
+        guard let mode = ActionCodeLink.Mode(requestType: type) else {
+            throw ActionError(.invalidRequestType, "unknown requestType '\(type.prefix(100))'")
+        }
+        guard [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail].contains(mode) else {
+            throw ActionError(.invalidRequestType, "\(mode.requestType) links are sent by Firebase itself, not on request")
+        }
+        let isAdmin: Bool
+        let apiKey: String
+        switch caller {
+        case .admin: (isAdmin, apiKey) = (true, upstream.settings.apiKeys[0])
+        case .client(let key): (isAdmin, apiKey) = (false, key)
+        }
+        let returnLink = fields.returnOobLink?.value ?? false
+        if returnLink, !isAdmin { throw ActionError.insufficientPermission }
+        guard upstream.settings.serviceAccount != nil else {
+            throw ActionError(
+                .operationNotAllowed,
+                "this server has no service account for project \(upstream.settings.projectID) (upstream.serviceAccountFile), so it cannot send links; send them through Firebase"
+            )
+        }
+        let tenantID = fields.tenantId.flatMap { $0.isEmpty ? nil : $0 }
+        let domain = try issuer.linkDomain(fields.linkDomain ?? fields.dynamicLinkDomain)
+        let continueURL = try issuer.checkedContinueURL(fields.continueUrl, required: mode == .signIn)
+
+        var email: String
+        if mode == .verifyEmail || mode == .verifyAndChangeEmail, !isAdmin || fields.idToken != nil {
+            // The signed-in user's own address, as upstream knows it from the ID token.
+            guard let idToken = fields.idToken, !idToken.isEmpty else { throw ActionError(.missingIDToken) }
+            let found: String?
+            do throws(UpstreamClient.Failure) {
+                found = try await upstream.email(idToken: idToken, apiKey: apiKey, tenantID: tenantID)
+            } catch {
+                throw Self.error(error)
+            }
+            guard let found, let canonical = EmailAddress.canonical(found) else { throw ActionError.missingEmail }
+            email = canonical
+        } else {
+            guard let given = fields.email, !given.isEmpty else { throw ActionError.missingEmail }
+            guard let canonical = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
+            email = canonical
+        }
+        var newEmail: String?
+        if mode == .verifyAndChangeEmail {
+            guard let given = fields.newEmail, !given.isEmpty else { throw ActionError(.missingNewEmail) }
+            guard let canonical = EmailAddress.canonical(given) else { throw ActionError(.invalidNewEmail) }
+            newEmail = canonical
+        }
+        if !isAdmin {
+            try await issuer.checkSendLimits(
+                addresses: [email] + (newEmail.map { [$0] } ?? []), clientAddress: clientAddress, now: clock.now)
+        }
+
+        var asked = ["requestType": mode.requestType, "email": email]
+        if let newEmail { asked["newEmail"] = newEmail }
+        if let tenantID { asked["tenantId"] = tenantID }
+        var issuedCode: String?
+        var deliver = true
+        do throws(UpstreamClient.Failure) {
+            issuedCode = try await upstream.issueCode(asked, now: clock.now / 1000).oobCode
+        } catch .refused(let refusal, _)
+            where (refusal == "EMAIL_NOT_FOUND" || refusal == "USER_NOT_FOUND") && !isAdmin
+            && settings.users.emailEnumerationProtection
+        {
+            // The same answer after the same work (the link built and the message rendered), and no mail.
+            issuedCode = Secrets.token()
+            deliver = false
+        } catch {
+            throw Self.error(error)
+        }
+        guard let code = issuedCode, !code.isEmpty else { throw ActionError(.internalError, "upstream answered no code") }
+        let action = ActionCodeLink(
+            mode: mode, oobCode: code, apiKey: apiKey, continueURL: continueURL, languageCode: locale, tenantID: tenantID)
+        let mobile =
+            (fields.canHandleCodeInApp?.value ?? false)
+            && ((fields.iOSBundleId ?? fields.iosBundleId) != nil || fields.androidPackageName != nil)
+        let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
+        let recipient = newEmail ?? email
+        let appName = settings.project.appName
+        if !deliver {
+            _ = issuer.mailer.render(mode: mode, to: recipient, link: link, languageCode: locale, appName: appName)
+        } else if !returnLink {
+            await issuer.mailer.send(mode: mode, to: recipient, link: link, languageCode: locale, appName: appName)
+        }
+        return SendOobCodeResponse(email: email, oobLink: returnLink ? link : nil, oobCode: returnLink ? code : nil)
+    }
+
+    /// Upstream's refusal as the same Firebase error, or 503 when upstream did not answer.
+    static func error(_ failure: UpstreamClient.Failure) -> ActionError {
+        switch failure {
+        case .unreachable, .noAnswer:
+            return ActionError(.unavailable, "the project's Identity Toolkit did not answer in time; nothing was sent")
+        case .refused(let code, let detail):
+            if let known = ActionError.Code(rawValue: code) { return ActionError(known, detail) }
+            return ActionError(.internalError, "the project refused the request (\(code.prefix(60)))")
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import ActionLinksTestSupport
+import Foundation
+import Testing
+
+/// Upstream mode with the real Firebase JS SDK in Chromium (Tests/Browser/js_sdk_upstream_test.py):
+/// the SDK's project is an upstream in development mode, and the front, in production, is the link
+/// domain that sends, opens and completes the links.
+@Suite("Upstream mode: the Firebase JS SDK in a browser")
+struct UpstreamBrowserTests {
+    static let script = Repository.root.appendingPathComponent("Tests/Browser/js_sdk_upstream_test.py").path
+
+    @Test(
+        "a sign-in link asked of the front's sendOobCode, mailed, opened and finished by the SDK with the upstream; a reset mailed by the upstream completed on the front's page, then signInWithEmailAndPassword"
+    )
+    func firebaseJSSDK() async throws {
+        try await BrowserTests.checkDependencies()
+        let (frontPort, appPort, mailPort) = (try LoopbackPort.free(), try LoopbackPort.free(), try LoopbackPort.free())
+        let frontOrigin = "http://localhost:\(frontPort)"
+        // The upstream's links are built on the front's domain: Firebase's action URL set to the front.
+        let upstream = try await TestServer(environment: ["ACTIONLINKS_LINK_DOMAINS": frontOrigin])
+        let account = try await UpstreamModeTests.serviceAccount(of: upstream)
+        let front = try await TestServer(environment: [
+            "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": UpstreamModeTests.frontAdmin,
+            "ACTIONLINKS_SERVER_PORT": String(frontPort), "ACTIONLINKS_LINK_DOMAINS": frontOrigin,
+            "ACTIONLINKS_CONTINUE_URLS_ALLOW": "https://app.example.com/,http://127.0.0.1:\(appPort)/",
+            "ACTIONLINKS_MAIL_BACKEND": "webhook", "ACTIONLINKS_MAIL_WEBHOOK_URL": "http://127.0.0.1:\(mailPort)/mail",
+            "ACTIONLINKS_UPSTREAM_PROJECT_ID": TestProject.id, "ACTIONLINKS_UPSTREAM_API_KEYS": TestProject.apiKey,
+            "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": upstream.base, "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": upstream.base,
+            "ACTIONLINKS_UPSTREAM_SERVICE_ACCOUNT_FILE": account,
+        ])
+        let sdk = Repository.root.deletingLastPathComponent().appendingPathComponent("shared/clients/firebase-js-sdk-11.0.2").path
+        let (status, text) = try await BrowserTests.python([
+            Self.script, "--upstream", upstream.base, "--front", frontOrigin, "--sdk", sdk, "--app-port", String(appPort),
+            "--mail-port", String(mailPort),
+        ])
+        withExtendedLifetime((upstream, front)) {}
+        if status == 3 { throw TestSupportError(BrowserTests.install + "\n" + text) }
+        #expect(status == 0 && text.contains(", 0 failed"), "js_sdk_upstream_test.py failed (exit \(status)):\n\(text)")
+    }
+}

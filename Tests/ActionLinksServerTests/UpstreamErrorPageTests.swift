@@ -1,0 +1,59 @@
+import ActionLinksTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// The front's pages for the refusals a development upstream does not give (a disabled account on
+/// a reset, too many attempts, an operation the project turned off) and for an upstream that
+/// accepts the call and never answers: a local server stands in for the Identity Toolkit.
+@Suite("Upstream mode: upstream's refusals and silences on our pages")
+struct UpstreamErrorPageTests {
+    /// Answers `accounts:resetPassword` by the code: its refusal, or nothing for 15 s.
+    static func standIn() -> Application<RouterResponder<BasicRequestContext>> {
+        let router = Router()
+        router.post("/v1/accounts:resetPassword") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            let code = (try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["oobCode"] as? String ?? ""
+            if code == "SLOW" { try await Task.sleep(for: .seconds(15)) }
+            let error = ["error": ["code": 400, "message": code + " : from the stand-in"]]
+            return Response(
+                status: .badRequest, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: error))))
+        }
+        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+    }
+
+    @Test(
+        "USER_DISABLED, TOO_MANY_ATTEMPTS_TRY_LATER, OPERATION_NOT_ALLOWED and EXPIRED_OOB_CODE get their pages; no answer within 10 s is 503"
+    )
+    func refusals() async throws {
+        try await Self.standIn().test(.live) { standIn in
+            let upstream = "http://127.0.0.1:\(try #require(standIn.port))"
+            let front = try await TestServer(environment: [
+                "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": UpstreamModeTests.frontAdmin,
+                "ACTIONLINKS_UPSTREAM_PROJECT_ID": TestProject.id, "ACTIONLINKS_UPSTREAM_API_KEYS": TestProject.apiKey,
+                "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": upstream, "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": upstream,
+            ])
+            func page(_ code: String) async throws -> HTTPReply {
+                try await front.request(
+                    "GET", "/__/auth/action?mode=resetPassword&oobCode=\(code)&apiKey=\(TestProject.apiKey)&lang=en")
+            }
+            let disabled = try await page("USER_DISABLED")
+            #expect(disabled.status == 403 && disabled.text.contains("This account is disabled"), "\(disabled.text)")
+            let tooMany = try await page("TOO_MANY_ATTEMPTS_TRY_LATER")
+            #expect(tooMany.status == 429 && tooMany.text.contains("Too many attempts"), "\(tooMany.text)")
+            let notAllowed = try await page("OPERATION_NOT_ALLOWED")
+            #expect(notAllowed.status == 400 && notAllowed.text.contains("cannot be used"), "\(notAllowed.text)")
+            let expired = try await page("EXPIRED_OOB_CODE")
+            #expect(expired.status == 410, "\(expired.text)")
+            let started = ContinuousClock.now
+            let slow = try await page("SLOW")
+            let waited = ContinuousClock.now - started
+            #expect(slow.status == 503 && slow.text.contains("Your link still works"), "\(slow.text)")
+            #expect(waited >= .seconds(9) && waited < .seconds(14), "the 10 s answer deadline: \(waited)")
+            #expect(!front.standardError.contains("from the stand-in"), "upstream's detail is not logged")
+        }
+    }
+}

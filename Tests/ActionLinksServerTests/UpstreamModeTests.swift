@@ -1,0 +1,349 @@
+import ActionLinks
+import ActionLinksTestSupport
+import Foundation
+import Testing
+
+/// Upstream mode end to end with two real binaries on loopback: an upstream in development mode
+/// (it answers as Firebase's Auth emulator, so as the project's Identity Toolkit) and the front in
+/// production mode, whose pages check every code upstream on GET and apply it upstream on POST.
+@Suite("Upstream mode: the front's pages against a real upstream")
+struct UpstreamModeTests {
+    static let password = "first-password-1"
+
+    static let frontAdmin = String(repeating: "f", count: 40)
+
+    /// The front for `upstream`: production, its Identity Toolkit and Secure Token on loopback, and
+    /// the service account `serviceAccount` if given.
+    static func front(for upstream: TestServer, serviceAccount: String? = nil) async throws -> TestServer {
+        var environment = [
+            "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": frontAdmin,
+            "ACTIONLINKS_UPSTREAM_PROJECT_ID": TestProject.id, "ACTIONLINKS_UPSTREAM_API_KEYS": TestProject.apiKey,
+            "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": upstream.base, "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": upstream.base,
+        ]
+        if let serviceAccount { environment["ACTIONLINKS_UPSTREAM_SERVICE_ACCOUNT_FILE"] = serviceAccount }
+        return try await TestServer(environment: environment)
+    }
+
+    /// A service-account file for `upstream`, made by its own command, whose tokens come from it.
+    static func serviceAccount(of upstream: TestServer) async throws -> String {
+        let path = upstream.dataDirectory.appendingPathComponent("firebase-adminsdk.json").path
+        let made = try await Command.run(
+            program: try Repository.executable("actionlinks"),
+            ["service-account", "--out", path, "--config", Repository.configFile, "--token-uri", upstream.base + "/token"],
+            environment: ProcessInfo.processInfo.environment.merging(["ACTIONLINKS_DATA_DIRECTORY": upstream.dataDirectory.path]) { $1 })
+        guard made.status == 0 else { throw TestSupportError("service-account failed: \(made.stderr)") }
+        return path
+    }
+
+    /// The link in the newest mail the front printed (the `log` backend) to `address`, waiting for it.
+    static func mailedLink(_ front: TestServer, to address: String, after count: Int = 0) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let mails = front.standardOutput.components(separatedBy: "--- mail to \(address):").dropFirst()
+            if mails.count > count, let mail = mails.last,
+                let range = mail.range(of: #"https://links\.test\.example/__/auth/[^\s]+"#, options: .regularExpression)
+            {
+                return String(mail[range])
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestSupportError("no mail to \(address):\n\(front.standardOutput)")
+    }
+
+    /// Mail the front printed to `address`.
+    static func mailCount(_ front: TestServer, to address: String) -> Int {
+        front.standardOutput.components(separatedBy: "--- mail to \(address):").count - 1
+    }
+
+    /// The hidden fields of the page's form.
+    static func form(_ page: HTTPReply) throws -> [String: String] {
+        var fields: [String: String] = [:]
+        let pattern = try NSRegularExpression(pattern: #"<input type="hidden" name="([A-Za-z]+)" value="([^"]*)">"#)
+        let text = page.text
+        for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            let name = String(text[Range(match.range(at: 1), in: text)!])
+            var value = String(text[Range(match.range(at: 2), in: text)!])
+            for (entity, character) in [("&quot;", "\""), ("&#39;", "'"), ("&#x27;", "'"), ("&#x2F;", "/"), ("&lt;", "<"), ("&gt;", ">")] {
+                value = value.replacingOccurrences(of: entity, with: character)
+            }
+            fields[name] = value.replacingOccurrences(of: "&amp;", with: "&")
+        }
+        return fields
+    }
+
+    /// Posts `fields` as the page's form would, from the link domain.
+    static func post(_ front: TestServer, _ fields: [String: String]) async throws -> HTTPReply {
+        let body = fields.map { "\(PercentEncoding.encodeComponent($0.key))=\(PercentEncoding.encodeComponent($0.value))" }
+            .joined(separator: "&")
+        return try await front.request(
+            "POST", ActionCodeLink.actionPath, body: Data(body.utf8),
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": TestProject.linkOrigin])
+    }
+
+    static func signIn(_ upstream: TestServer, _ email: String, _ password: String) async throws -> HTTPReply {
+        try await upstream.api("signInWithPassword", ["email": email, "password": password, "returnSecureToken": true])
+    }
+
+    @Test(
+        "every mode: the page for a code the upstream issued, the POST, the effect seen upstream; used, wrong-mode and foreign-key links; sign-in goes on to the continue URL"
+    )
+    func everyMode() async throws {
+        let upstream = try await TestServer()
+        let front = try await Self.front(for: upstream)
+        let email = "ann-upstream@example.com"
+        try await upstream.createAccount(email: email, password: Self.password)
+
+        // Reset: the page shows the address upstream answers, the POST sets the password upstream.
+        let reset = try await upstream.link("PASSWORD_RESET", email: email, extra: ["continueUrl": "https://app.example.com/reset"])
+        let page = try await front.request("GET", try front.local(reset.link) + "&lang=en")
+        #expect(page.status == 200 && page.text.contains(email), "\(page.status) \(page.text)")
+        var fields = try Self.form(page)
+        #expect(fields["apiKey"] == TestProject.apiKey && fields["oobCode"] == reset.code && fields["mode"] == "resetPassword")
+        fields["password"] = "second-password-2"
+        fields["passwordAgain"] = "second-password-2"
+        let done = try await Self.post(front, fields)
+        #expect(done.status == 200 && done.text.contains("https://app.example.com/reset"), "\(done.status) \(done.text)")
+        #expect(try await Self.signIn(upstream, email, "second-password-2").status == 200, "the new password works upstream")
+        #expect(try await Self.signIn(upstream, email, Self.password).status == 400)
+        let again = try await Self.post(front, fields)
+        #expect(again.status == 400 && again.text.contains("already been used"), "\(again.text)")
+        var retried = fields
+        retried["retried"] = "1"
+        let maybe = try await Self.post(front, retried)
+        #expect(maybe.status == 200 && maybe.text.contains("may already have worked"), "\(maybe.text)")
+
+        // Verify: the address is verified upstream.
+        let verify = try await upstream.link("VERIFY_EMAIL", email: email)
+        let verifyPage = try await front.request("GET", try front.local(verify.link))
+        #expect(verifyPage.status == 200, "\(verifyPage.text)")
+        #expect(try await Self.post(front, try Self.form(verifyPage)).status == 200)
+        let looked = try await upstream.api("lookup", ["email": [email]], admin: true)
+        let user = try #require((looked.json["users"] as? [[String: Any]])?.first, "\(looked.text)")
+        #expect(user["emailVerified"] as? Bool == true)
+
+        // A link whose mode disagrees with the code, or whose key is not the project's.
+        let other = try await upstream.link("PASSWORD_RESET", email: email)
+        let local = try front.local(other.link)
+        let wrongMode = try await front.request("GET", local.replacingOccurrences(of: "mode=resetPassword", with: "mode=verifyEmail"))
+        #expect(wrongMode.status == 400 && wrongMode.text.contains("cannot be used"), "\(wrongMode.text)")
+        let foreign = try await front.request(
+            "GET", local.replacingOccurrences(of: "apiKey=\(TestProject.apiKey)", with: "apiKey=AIzaOther"))
+        #expect(foreign.status == 400, "\(foreign.text)")
+        let unknown = try await front.request("GET", local.replacingOccurrences(of: other.code, with: "no-such-code"))
+        #expect(unknown.status == 400)
+
+        // Change and recover: the new address upstream, then the old one back with the recover link upstream mailed.
+        let change = try await upstream.link(
+            "VERIFY_AND_CHANGE_EMAIL", email: email, extra: ["newEmail": "ann-new@example.com"])
+        let changePage = try await front.request("GET", try front.local(change.link))
+        #expect(changePage.status == 200 && changePage.text.contains("ann-new@example.com"), "\(changePage.text)")
+        #expect(try await Self.post(front, try Self.form(changePage)).status == 200)
+        #expect(try await Self.signIn(upstream, "ann-new@example.com", "second-password-2").status == 200)
+        let listing = try await upstream.request("GET", "/emulator/v1/projects/\(TestProject.id)/oobCodes")
+        let codes = try #require(listing.json["oobCodes"] as? [[String: Any]], "\(listing.text)")
+        let recoverLink = try #require(codes.last { $0["requestType"] as? String == "RECOVER_EMAIL" }?["oobLink"] as? String)
+        let recoverPage = try await front.request("GET", try front.local(recoverLink))
+        #expect(recoverPage.status == 200, "\(recoverPage.text)")
+        let recovered = try await Self.post(front, try Self.form(recoverPage))
+        #expect(recovered.status == 200, "\(recovered.text)")
+        #expect(try await Self.signIn(upstream, email, "second-password-2").status == 200, "the old address is back")
+        // The recovered address is offered a password reset, which upstream mails (no service account here).
+        var offer = try Self.form(recovered)
+        #expect(offer["step"] == "resetPassword" && offer["email"] == email, "\(recovered.text)")
+        let resetsBefore = codes.filter { $0["requestType"] as? String == "PASSWORD_RESET" }.count
+        let sent = try await Self.post(front, offer)
+        #expect(sent.status == 200 && sent.text.contains("Check your email"), "\(sent.text)")
+        let after = try await upstream.request("GET", "/emulator/v1/projects/\(TestProject.id)/oobCodes")
+        let resets = (after.json["oobCodes"] as? [[String: Any]] ?? []).filter { $0["requestType"] as? String == "PASSWORD_RESET" }
+        #expect(resets.count == resetsBefore + 1 && resets.last?["email"] as? String == email, "\(after.text)")
+        offer["email"] = "someone-else@example.com"
+        #expect(try await Self.post(front, offer).status == 403, "the offer is bound to the recovered address")
+
+        // Sign-in: 303 to the allow-listed continue URL with the code, for the app's SDK to finish upstream.
+        let signInLink = try await upstream.link("EMAIL_SIGNIN", email: email, extra: ["continueUrl": "https://app.example.com/finish"])
+        let redirect = try await front.request("GET", try front.local(signInLink.link))
+        let location = try #require(redirect.header("Location"), "\(redirect.status) \(redirect.text)")
+        #expect(redirect.status == 303 && location.hasPrefix("https://app.example.com/finish?apiKey=\(TestProject.apiKey)&oobCode="))
+        let finished = try await upstream.api("signInWithEmailLink", ["email": email, "oobCode": signInLink.code])
+        #expect(finished.status == 200, "the code was not consumed by the front: \(finished.text)")
+        #expect(!front.standardError.contains(reset.code) && !front.standardError.contains(signInLink.code), "codes never reach the log")
+    }
+
+    @Test("an expired code gets the expired page")
+    func expired() async throws {
+        let upstream = try await TestServer(environment: ["ACTIONLINKS_CODES_LIFETIMES_VERIFY_EMAIL": "1s"])
+        let front = try await Self.front(for: upstream)
+        try await upstream.createAccount(email: "old@example.com", password: Self.password)
+        let verify = try await upstream.link("VERIFY_EMAIL", email: "old@example.com")
+        // Wait for the upstream to call the code expired, then ask the front.
+        while try await upstream.api("resetPassword", ["oobCode": verify.code]).errorCode != "EXPIRED_OOB_CODE" {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let page = try await front.request("GET", try front.local(verify.link))
+        #expect(page.status == 410 && page.text.contains("expired"), "\(page.text)")
+    }
+
+    @Test("upstream stopped mid-test: 503 that says nothing was changed and retries; started again, the retry works and nothing is lost")
+    func upstreamStopped() async throws {
+        let data = TestProject.temporaryDirectory("actionlinks-upstream")
+        let kept = [
+            "ACTIONLINKS_DATA_DIRECTORY": data.path,
+            "ACTIONLINKS_STORE": "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path,
+        ]
+        var upstream: TestServer? = try await TestServer(environment: kept)
+        let base = try #require(upstream?.base)
+        let port = try #require(base.split(separator: ":").last.map(String.init))
+        let front = try await Self.front(for: upstream!)
+        let email = "outage@example.com"
+        try await upstream!.createAccount(email: email, password: Self.password)
+        let reset = try await upstream!.link("PASSWORD_RESET", email: email)
+        let page = try await front.request("GET", try front.local(reset.link))
+        var fields = try Self.form(page)
+        fields["password"] = "after-outage-3"
+        fields["passwordAgain"] = "after-outage-3"
+
+        upstream!.process.terminate()
+        upstream!.process.waitUntilExit()
+        upstream = nil
+        let down = try await Self.post(front, fields)
+        #expect(down.status == 503 && down.text.contains("Nothing was changed"), "\(down.status) \(down.text)")
+        let retryFields = try Self.form(down)
+        #expect(retryFields["retried"] == "1" && retryFields["oobCode"] == reset.code)
+        let downPage = try await front.request("GET", try front.local(reset.link))
+        #expect(downPage.status == 503, "the GET while upstream is down")
+
+        let restarted = try await TestServer(environment: kept.merging(["ACTIONLINKS_SERVER_PORT": port]) { $1 })
+        var retry = retryFields
+        retry["password"] = "after-outage-3"
+        retry["passwordAgain"] = "after-outage-3"
+        let done = try await Self.post(front, retry)
+        #expect(done.status == 200 && !done.text.contains("may already"), "\(done.status) \(done.text)")
+        #expect(try await Self.signIn(restarted, email, "after-outage-3").status == 200)
+    }
+
+    @Test(
+        "sendOobCode on the front: the service account asks upstream for the code, the link is ours and mailed with our templates; unknown addresses get the same answer and no mail; ID-token verification; admin returnOobLink; every other REST path is 404"
+    )
+    func sendOobCode() async throws {
+        let upstream = try await TestServer()
+        let front = try await Self.front(for: upstream, serviceAccount: try await Self.serviceAccount(of: upstream))
+        let email = "bea-upstream@example.com"
+        try await upstream.createAccount(email: email, password: Self.password)
+
+        // A client's reset, mailed by the front, completed on the front, seen upstream.
+        let unknown = try await front.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "nobody@example.com"])
+        let known = try await front.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": email])
+        #expect(known.status == 200 && known.json["email"] as? String == email, "\(known.text)")
+        #expect(unknown.status == 200 && unknown.json["email"] as? String == "nobody@example.com", "\(unknown.text)")
+        #expect(known.json.keys.sorted() == unknown.json.keys.sorted() && known.json["oobLink"] == nil)
+        let resetLink = try await Self.mailedLink(front, to: email)
+        #expect(resetLink.hasPrefix("https://links.test.example/__/auth/action?") && resetLink.contains("mode=resetPassword"))
+        #expect(Self.mailCount(front, to: "nobody@example.com") == 0, "no mail for an address upstream does not know")
+        let page = try await front.request("GET", try front.local(resetLink))
+        #expect(page.status == 200 && page.text.contains(email), "\(page.text)")
+        var fields = try Self.form(page)
+        fields["password"] = "mailed-by-front-4"
+        fields["passwordAgain"] = "mailed-by-front-4"
+        #expect(try await Self.post(front, fields).status == 200)
+        #expect(try await Self.signIn(upstream, email, "mailed-by-front-4").status == 200)
+
+        // Verification for the signed-in user: the address comes from upstream's lookup of the ID token.
+        let session = try await Self.signIn(upstream, email, "mailed-by-front-4")
+        let idToken = try #require(session.json["idToken"] as? String)
+        let verify = try await front.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": idToken])
+        #expect(verify.status == 200 && verify.json["email"] as? String == email, "\(verify.text)")
+        let verifyLink = try await Self.mailedLink(front, to: email, after: 1)
+        #expect(verifyLink.contains("mode=verifyEmail"))
+        let badToken = try await front.api("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": "not-a-token"])
+        #expect(badToken.status == 400 && badToken.errorCode == "INVALID_ID_TOKEN", "\(badToken.text)")
+
+        // The admin's returnOobLink: our link, unmailed; a client may not ask for it.
+        let admin = try await front.request(
+            "POST", "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
+            body: try JSONSerialization.data(withJSONObject: [
+                "requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true, "continueUrl": "https://app.example.com/finish",
+            ]), headers: ["Content-Type": "application/json", "Authorization": "Bearer " + Self.frontAdmin])
+        let signInLink = try #require(admin.json["oobLink"] as? String, "\(admin.text)")
+        let signInCode = try #require(admin.json["oobCode"] as? String)
+        #expect(signInLink.hasPrefix("https://links.test.example/__/auth/action?") && signInLink.contains(signInCode))
+        let redirect = try await front.request("GET", try front.local(signInLink))
+        #expect(redirect.status == 303 && redirect.header("Location")?.hasPrefix("https://app.example.com/finish?") == true)
+        #expect(try await upstream.api("signInWithEmailLink", ["email": email, "oobCode": signInCode]).status == 200)
+        let clientAsks = try await front.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": email, "returnOobLink": true])
+        #expect(clientAsks.errorCode == "INSUFFICIENT_PERMISSION", "\(clientAsks.text)")
+
+        // Another project's key, a continue URL off the allow-list, and every other REST path.
+        let foreign = try await front.request(
+            "POST", "/v1/accounts:sendOobCode?key=AIzaOther",
+            body: try JSONSerialization.data(withJSONObject: ["requestType": "PASSWORD_RESET", "email": email]),
+            headers: ["Content-Type": "application/json"])
+        #expect(foreign.status == 400 && foreign.text.contains("API key not valid"), "\(foreign.text)")
+        let offList = try await front.api(
+            "sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": email, "continueUrl": "https://evil.example.net/"])
+        #expect(offList.errorCode == "UNAUTHORIZED_DOMAIN", "\(offList.text)")
+        for path in [
+            "/v1/accounts:signInWithPassword?key=\(TestProject.apiKey)", "/v1/accounts:lookup", "/v1/token", "/v2/projects/p/tenants",
+        ] {
+            let other = try await front.request("POST", path, body: Data("{}".utf8), headers: ["Content-Type": "application/json"])
+            #expect(other.status == 404, "\(path): \(other.text)")
+            #expect(
+                other.text.contains("NOT_FOUND : this link domain fronts project \(TestProject.id); the SDKs call Firebase directly"),
+                "\(path)")
+        }
+        #expect(!front.standardError.contains(signInCode), "codes never reach the log")
+    }
+
+    @Test("without a service account, sendOobCode says what to configure; the AASA claims sign-in action links only")
+    func noServiceAccount() async throws {
+        let upstream = try await TestServer()
+        let front = try await Self.front(for: upstream)
+        let reply = try await front.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "ann@example.com"])
+        #expect(reply.errorCode == "OPERATION_NOT_ALLOWED" && reply.text.contains("upstream.serviceAccountFile"), "\(reply.text)")
+        let aasa = try AppSiteAssociation(bytes: try await front.request("GET", "/.well-known/apple-app-site-association").body)
+        let matcher = AASAMatcher(association: aasa)
+        for (query, opens) in [("mode=signIn&oobCode=c&apiKey=\(TestProject.apiKey)", true), ("mode=resetPassword&oobCode=c", false)] {
+            let url = AssociatedURL(host: "links.test.example", path: ActionCodeLink.actionPath, query: query)
+            #expect((matcher.decide(url, appID: "ABCDE12345.com.example.app", domain: "links.test.example").outcome == .match) == opens)
+        }
+        #expect((try await upstream.request("GET", "/.well-known/apple-app-site-association")).text.contains("signIn") == false)
+    }
+
+    @Test(
+        "a password the upstream refuses (WEAK_PASSWORD) comes back on the form, and the code still works; a mobile link goes on to the action page"
+    )
+    func weakPasswordAndMobileLink() async throws {
+        // The upstream asks for longer passwords than the front checks itself.
+        let upstream = try await TestServer(environment: ["ACTIONLINKS_PASSWORDS_MINIMUM_LENGTH": "20"])
+        let front = try await Self.front(for: upstream, serviceAccount: try await Self.serviceAccount(of: upstream))
+        let email = "weak@example.com"
+        try await upstream.createAccount(email: email, password: String(repeating: "p", count: 24))
+        let reset = try await upstream.link("PASSWORD_RESET", email: email)
+        var fields = try Self.form(try await front.request("GET", try front.local(reset.link)))
+        fields["password"] = "short-but-ok-here"
+        fields["passwordAgain"] = "short-but-ok-here"
+        let refused = try await Self.post(front, fields)
+        #expect(refused.status == 400 && refused.text.contains("does not accept this password"), "\(refused.status) \(refused.text)")
+        let again = try Self.form(refused)
+        #expect(refused.text.contains(email) && again["oobCode"] == reset.code, "the form again, for the same code")
+        var stronger = again
+        stronger["password"] = "long-enough-for-the-upstream-1"
+        stronger["passwordAgain"] = "long-enough-for-the-upstream-1"
+        #expect(try await Self.post(front, stronger).status == 200)
+        #expect(try await Self.signIn(upstream, email, "long-enough-for-the-upstream-1").status == 200)
+
+        let mobile = try await front.request(
+            "POST", "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
+            body: try JSONSerialization.data(withJSONObject: [
+                "requestType": "VERIFY_EMAIL", "email": email, "returnOobLink": true, "canHandleCodeInApp": true,
+                "iOSBundleId": "com.example.app", "continueUrl": "https://app.example.com/verified",
+            ]), headers: ["Content-Type": "application/json", "Authorization": "Bearer " + Self.frontAdmin])
+        let link = try #require(mobile.json["oobLink"] as? String, "\(mobile.text)")
+        #expect(link.hasPrefix("https://links.test.example/__/auth/links?link="))
+        let onward = try await front.request("GET", try front.local(link))
+        let location = try #require(onward.header("Location"), "\(onward.status) \(onward.text)")
+        #expect(onward.status == 303 && location.hasPrefix("/__/auth/action?mode=verifyEmail&oobCode="))
+        let page = try await front.request("GET", location)
+        let pageFields = try Self.form(page)
+        #expect(page.status == 200 && pageFields["continueUrl"] == "https://app.example.com/verified", "\(page.text)")
+    }
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""The real Firebase JS SDK (../shared/clients) in headless Chromium with ActionLinks in upstream
+mode: the SDK's project is the upstream (an ActionLinks development server, as Firebase's emulator,
+`useEmulator`), and the front (production, upstream mode) is the link domain.
+
+1. The app asks the front's sendOobCode for a sign-in link (a fetch, as an app or backend would);
+   the link the front mailed (to a webhook this script runs) is opened in the browser, the front
+   answers 303 to the app's page, and the SDK's isSignInWithEmailLink and signInWithEmailLink
+   complete with the upstream.
+2. A password account made through the SDK asks for a reset (sendPasswordResetEmail, to the
+   upstream, whose link domain is the front's: Firebase's "action URL" set to the front); the link
+   is completed on the front's page by typing, then signInWithEmailAndPassword works with the new
+   password through the SDK.
+
+Run by Tests/ActionLinksServerTests/UpstreamBrowserTests.swift:
+    python3 Tests/Browser/js_sdk_upstream_test.py --upstream URL --front URL --sdk DIR --app-port N --mail-port N
+Exit status 0 when every check passed; otherwise 1, with the failures listed; 3 when Selenium is missing.
+"""
+
+import argparse
+import http.server
+import json
+import os
+import re
+import socketserver
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from js_sdk_test import API_KEY, APP_PAGE, PROJECT, RUN, Failures, call, make_driver  # noqa: E402
+
+from selenium.webdriver.common.by import By  # noqa: E402
+
+
+def serve(port, handler):
+    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", port), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def serve_app(port, sdk, upstream):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            path = urllib.parse.urlparse(self.path).path
+            if path.endswith(".js"):
+                with open(os.path.join(sdk, os.path.basename(path)), "rb") as handle:
+                    body = handle.read()
+                content_type = "text/javascript"
+            else:
+                body = (APP_PAGE % {"apiKey": API_KEY, "authDomain": urllib.parse.urlparse(upstream).netloc, "project": PROJECT,
+                                    "server": upstream}).encode()
+                content_type = "text/html; charset=utf-8"
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    return serve(port, Handler)
+
+
+def serve_mailbox(port):
+    """The front's mail webhook: keeps every message."""
+    messages = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length", "0"))
+            messages.append(json.loads(self.rfile.read(length)))
+            self.send_response(204)
+            self.end_headers()
+
+    serve(port, Handler)
+    return messages
+
+
+def wait_for(condition, seconds=20):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    return None
+
+
+def run(driver, upstream, front, app, messages, failures):
+    email = f"upstream-web-{RUN}@example.com"
+    driver.get(app + "/")
+    asked = call(driver, f"""
+        const reply = await fetch("{front}/v1/accounts:sendOobCode?key={API_KEY}", {{
+            method: "POST", headers: {{"Content-Type": "application/json"}},
+            body: JSON.stringify({{requestType: "EMAIL_SIGNIN", email: "{email}", continueUrl: "{app}/finish"}})}});
+        return {{status: reply.status, body: await reply.json()}};""")
+    failures.check(asked["ok"] and asked["value"]["status"] == 200, f"sendOobCode on the front: {asked}")
+
+    def mailed_link():
+        for message in messages:
+            if message.get("to") == email:
+                found = re.search(re.escape(front) + r"/__/auth/action\?[^\s\"<>]+", message.get("text", ""))
+                if found:
+                    return found.group(0)
+        return None
+
+    link = wait_for(mailed_link)
+    failures.check(link is not None, f"the front mailed the sign-in link to {email}: {messages}")
+    if link is None:
+        return
+    driver.get(link)
+    failures.check(driver.current_url.startswith(app + "/finish?"), f"the link went on to the app's page: {driver.current_url}")
+    is_link = call(driver, "return auth.isSignInWithEmailLink(location.href);")
+    failures.check(is_link == {"ok": True, "value": True}, f"isSignInWithEmailLink: {is_link}")
+    signed_in = call(driver, f"const c = await auth.signInWithEmailLink('{email}', location.href); return userInfo(c.user);")
+    failures.check(signed_in["ok"] and signed_in["value"]["email"] == email and signed_in["value"]["emailVerified"],
+                   f"signInWithEmailLink with the upstream: {signed_in}")
+
+    # A reset mailed by the upstream, whose action URL is the front, completed on the front's page.
+    reader = f"reader-{RUN}@example.com"
+    driver.get(app + "/")
+    made = call(driver, f"await auth.signOut(); const c = await auth.createUserWithEmailAndPassword('{reader}', 'first-pass-1');"
+                        f" await auth.sendPasswordResetEmail('{reader}'); return c.user.uid;")
+    failures.check(made["ok"], f"createUserWithEmailAndPassword and sendPasswordResetEmail: {made}")
+    with urllib.request.urlopen(f"{upstream}/emulator/v1/projects/{PROJECT}/oobCodes") as response:
+        codes = [c for c in json.loads(response.read())["oobCodes"] if c["email"] == reader and c["requestType"] == "PASSWORD_RESET"]
+    failures.check(codes and codes[-1]["oobLink"].startswith(front + "/__/auth/action?"), f"the upstream's link is on the front: {codes}")
+    if not codes:
+        return
+    driver.get(codes[-1]["oobLink"])
+    driver.find_element(By.NAME, "password").send_keys("new-pass-2")
+    driver.find_element(By.NAME, "passwordAgain").send_keys("new-pass-2")
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    done = wait_for(lambda: "Your password has been changed" in driver.page_source, 15)
+    failures.check(done, f"the front's done page: {driver.page_source[:600]}")
+    driver.get(app + "/")
+    again = call(driver, f"const c = await auth.signInWithEmailAndPassword('{reader}', 'new-pass-2'); return userInfo(c.user);")
+    failures.check(again["ok"] and again["value"]["email"] == reader, f"signInWithEmailAndPassword with the new password: {again}")
+    old = call(driver, f"await auth.signOut(); await auth.signInWithEmailAndPassword('{reader}', 'first-pass-1'); return 1;")
+    failures.check(not old["ok"], f"the old password no longer works: {old}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ["--upstream", "--front", "--sdk"]:
+        parser.add_argument(name, required=True)
+    parser.add_argument("--app-port", type=int, required=True)
+    parser.add_argument("--mail-port", type=int, required=True)
+    args = parser.parse_args()
+    upstream, front = args.upstream.rstrip("/"), args.front.rstrip("/")
+    serve_app(args.app_port, args.sdk, upstream)
+    messages = serve_mailbox(args.mail_port)
+    app = f"http://127.0.0.1:{args.app_port}"
+    failures = Failures()
+    driver = make_driver()
+    try:
+        run(driver, upstream, front, app, messages, failures)
+    except Exception:
+        failures.items.append("stopped: " + traceback.format_exc())
+    finally:
+        driver.quit()
+    print(f"{failures.checks} checks, {len(failures.items)} failed")
+    for item in failures.items:
+        print("FAIL: " + item)
+    sys.exit(1 if failures.items else 0)
+
+
+if __name__ == "__main__":
+    main()
