@@ -3,7 +3,7 @@ import Testing
 
 @testable import ActionLinksConfiguration
 
-@Suite("The upstream section")
+@Suite("The upstream section", .timeLimit(.minutes(5)))
 struct UpstreamSettingsTests {
     func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
         try ActionLinksConfiguration.parse(yaml: "linkDomains: [links.example.com]\n" + yaml, file: "t.yaml", environment: environment)

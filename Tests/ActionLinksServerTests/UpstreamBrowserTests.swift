@@ -5,7 +5,7 @@ import Testing
 /// Upstream mode with the real Firebase JS SDK in Chromium (Tests/Browser/js_sdk_upstream_test.py):
 /// the SDK's project is an upstream in development mode, and the front, in production, is the link
 /// domain that sends, opens and completes the links.
-@Suite("Upstream mode: the Firebase JS SDK in a browser")
+@Suite("Upstream mode: the Firebase JS SDK in a browser", .timeLimit(.minutes(20)))
 struct UpstreamBrowserTests {
     static let script = Repository.root.appendingPathComponent("Tests/Browser/js_sdk_upstream_test.py").path
 

@@ -7,7 +7,7 @@ import Testing
 /// The server as Google's token endpoint for its own service accounts (the JWT-bearer grant), so
 /// that one ActionLinks is another's upstream: google-auth, as firebase-admin uses it, against a
 /// production server (`development: false`, where only a granted token is an admin credential).
-@Suite("Upstream: the token endpoint with google-auth")
+@Suite("Upstream: the token endpoint with google-auth", .timeLimit(.minutes(5)))
 struct UpstreamTokenEndpointTests {
     static let script = Repository.root.appendingPathComponent("Tests/FirebaseAdmin/service_account_token.py").path
     static let production = [
