@@ -104,11 +104,12 @@ public enum RawHTTP {
     }
 
     /// Sends `request` on a new connection to `host:port` and reads until the server closes it (at
-    /// most 1 MB; a read that waits 10 s ends it). Blocking: call it from a thread of its own.
+    /// most 1 MB; a read that waits 120 s ends it, a hang guard: a loaded machine's fsync has stalled
+    /// an answer past the 10 s this was). Blocking: call it from a thread of its own.
     public static func exchange(host: String, port: Int, _ request: [UInt8]) throws -> [UInt8] {
         guard let fd = connect(host: host, port: port) else { throw TestSupportError("cannot connect to \(host):\(port)") }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: 120, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var sent = 0
         while sent < request.count {

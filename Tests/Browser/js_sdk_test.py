@@ -99,8 +99,9 @@ def make_driver():
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
-    driver.set_page_load_timeout(30)
-    driver.set_script_timeout(30)
+    # Hang guards, not bounds: a loaded machine (a parallel build) makes pages slow, never wrong.
+    driver.set_page_load_timeout(120)
+    driver.set_script_timeout(120)
     return driver
 
 
@@ -143,7 +144,8 @@ def main():
 
 def open_app(driver, app, path="/app.html"):
     driver.get(app + path)
-    for _ in range(100):
+    deadline = time.time() + 60
+    while time.time() < deadline:
         if driver.execute_script("return typeof window.run === 'function' && typeof firebase !== 'undefined'"):
             return
         time.sleep(0.05)
@@ -295,7 +297,8 @@ def run(driver, server, app, failures):
 
 
 def open_until_ready(driver):
-    for _ in range(100):
+    deadline = time.time() + 60
+    while time.time() < deadline:
         if driver.execute_script("return typeof window.run === 'function' && typeof firebase !== 'undefined'"):
             return
         time.sleep(0.05)

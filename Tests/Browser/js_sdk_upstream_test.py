@@ -85,7 +85,7 @@ def serve_mailbox(port):
     return messages
 
 
-def wait_for(condition, seconds=20):
+def wait_for(condition, seconds=60):
     deadline = time.time() + seconds
     while time.time() < deadline:
         value = condition()
@@ -140,7 +140,7 @@ def run(driver, upstream, front, app, messages, failures):
     driver.find_element(By.NAME, "password").send_keys("new-pass-2")
     driver.find_element(By.NAME, "passwordAgain").send_keys("new-pass-2")
     driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    done = wait_for(lambda: "Your password has been changed" in driver.page_source, 15)
+    done = wait_for(lambda: "Your password has been changed" in driver.page_source, 60)
     failures.check(done, f"the front's done page: {driver.page_source[:600]}")
     driver.get(app + "/")
     again = call(driver, f"const c = await auth.signInWithEmailAndPassword('{reader}', 'new-pass-2'); return userInfo(c.user);")

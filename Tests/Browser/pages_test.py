@@ -127,7 +127,7 @@ def make_driver(javascript):
     if not javascript:
         options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     driver = webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
-    driver.set_page_load_timeout(30)
+    driver.set_page_load_timeout(120)
     set_viewport(driver, 720)
     return driver
 
@@ -200,7 +200,8 @@ class Pages:
         auditor = self.auditor
         auditor.get(self.server.origin.replace("127.0.0.1", "localhost") + "/")
         auditor.execute_script("document.open(); document.write(arguments[0]); document.close();", html)
-        for _ in range(100):
+        deadline = time.time() + 60
+        while time.time() < deadline:
             ready = auditor.execute_script(
                 "return document.readyState === 'complete' && document.styleSheets.length > 0 && document.styleSheets[0].cssRules.length > 0")
             if ready:
@@ -248,8 +249,8 @@ class Pages:
             except WebDriverException:
                 return False
 
-        WebDriverWait(self.flow, 15).until(replaced)
-        WebDriverWait(self.flow, 15).until(loaded)
+        WebDriverWait(self.flow, 60).until(replaced)
+        WebDriverWait(self.flow, 60).until(loaded)
 
     def submit(self):
         self.click(self.flow.find_element(By.CSS_SELECTOR, "form button[type=submit]"))

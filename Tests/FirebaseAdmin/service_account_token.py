@@ -46,7 +46,7 @@ def main():
             f"{base}/v1/projects/{project}/accounts:query",
             json={"returnUserInfo": True},
             headers={"Authorization": f"Bearer {token}"},
-            timeout=10,
+            timeout=60,
         )
         return reply.status_code
 
@@ -65,7 +65,7 @@ def main():
         reply = requests.post(
             token_uri,
             data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": assertion},
-            timeout=10,
+            timeout=60,
         )
         try:
             body = reply.json()
@@ -93,7 +93,7 @@ def main():
     ).decode()
     result["unknownKey"] = exchange(signed(claims(), google.auth.crypt.RSASigner.from_string(other_pem, "0" * 40)))
     result["otherKeySameId"] = exchange(signed(claims(), google.auth.crypt.RSASigner.from_string(other_pem, info["private_key_id"])))
-    reply = requests.post(token_uri, data={"grant_type": "client_credentials"}, timeout=10)
+    reply = requests.post(token_uri, data={"grant_type": "client_credentials"}, timeout=60)
     result["otherGrant"] = {"status": reply.status_code, **reply.json()}
     print(json.dumps(result))
 
