@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksServer
 import ActionLinksTestSupport
 import Foundation
 import Testing
@@ -97,7 +98,9 @@ struct UpstreamModeTests {
         // Reset: the page shows the address upstream answers, the POST sets the password upstream.
         let reset = try await upstream.link("PASSWORD_RESET", email: email, extra: ["continueUrl": "https://app.example.com/reset"])
         let page = try await front.request("GET", try front.local(reset.link) + "&lang=en")
-        #expect(page.status == 200 && page.text.contains(email), "\(page.status) \(page.text)")
+        // The text masks the address; the hidden username keeps it, for password managers.
+        #expect(page.status == 200 && page.text.contains("for a•••@example.com"), "\(page.status) \(page.text)")
+        #expect(page.text.contains(#"name="username" autocomplete="username" value="\#(email)""#), "\(page.text)")
         var fields = try Self.form(page)
         #expect(fields["apiKey"] == TestProject.apiKey && fields["oobCode"] == reset.code && fields["mode"] == "resetPassword")
         fields["password"] = "second-password-2"
@@ -117,6 +120,7 @@ struct UpstreamModeTests {
         let verify = try await upstream.link("VERIFY_EMAIL", email: email)
         let verifyPage = try await front.request("GET", try front.local(verify.link))
         #expect(verifyPage.status == 200, "\(verifyPage.text)")
+        #expect(!verifyPage.text.contains(email), "the address is masked: \(verifyPage.text)")
         #expect(try await Self.post(front, try Self.form(verifyPage)).status == 200)
         let looked = try await upstream.api("lookup", ["email": [email]], admin: true)
         let user = try #require((looked.json["users"] as? [[String: Any]])?.first, "\(looked.text)")
@@ -137,7 +141,9 @@ struct UpstreamModeTests {
         let change = try await upstream.link(
             "VERIFY_AND_CHANGE_EMAIL", email: email, extra: ["newEmail": "ann-new@example.com"])
         let changePage = try await front.request("GET", try front.local(change.link))
-        #expect(changePage.status == 200 && changePage.text.contains("ann-new@example.com"), "\(changePage.text)")
+        // The page masks both addresses: a forwarded or scanned link does not tell whose it is.
+        #expect(changePage.status == 200 && changePage.text.contains("a•••@example.com"), "\(changePage.text)")
+        #expect(!changePage.text.contains("ann-new@example.com") && !changePage.text.contains(email), "\(changePage.text)")
         #expect(try await Self.post(front, try Self.form(changePage)).status == 200)
         #expect(try await Self.signIn(upstream, "ann-new@example.com", "second-password-2").status == 200)
         let listing = try await upstream.request("GET", "/emulator/v1/projects/\(TestProject.id)/oobCodes")
@@ -346,5 +352,17 @@ struct UpstreamModeTests {
         let page = try await front.request("GET", location)
         let pageFields = try Self.form(page)
         #expect(page.status == 200 && pageFields["continueUrl"] == "https://app.example.com/verified", "\(page.text)")
+    }
+}
+
+@Suite("Masked addresses", .timeLimit(.minutes(5)))
+struct MaskedAddressTests {
+    @Test("the first character, three dots whatever the length, and the domain")
+    func masked() {
+        #expect(EmailAddress.masked("ann@example.com") == "a•••@example.com")
+        #expect(EmailAddress.masked("a-much-longer-name@example.com") == "a•••@example.com")
+        #expect(EmailAddress.masked("x@example.com") == "•••@example.com", "a one-character name is not shown")
+        #expect(EmailAddress.masked("") == "" && EmailAddress.masked("no-at-sign") == "•••")
+        #expect(EmailAddress.masked("我的@例子.中国") == "我•••@例子.中国")
     }
 }

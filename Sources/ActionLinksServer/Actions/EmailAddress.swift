@@ -12,4 +12,13 @@ public enum EmailAddress {
         else { return nil }
         return email
     }
+
+    /// The address as a page fronting a Firebase project shows it: the first character of the
+    /// local part, three dots (whatever its length), and the domain (`a•••@example.com`), so a
+    /// forwarded or scanned link does not tell whose it is. Text without an `@` is masked whole.
+    public static func masked(_ email: String) -> String {
+        guard let at = email.lastIndex(of: "@") else { return email.isEmpty ? "" : "•••" }
+        let local = email[..<at]
+        return (local.count > 1 ? String(local.prefix(1)) : "") + "•••" + email[at...]
+    }
 }

@@ -71,8 +71,8 @@ extension ActionPages {
             } else {
                 done = try await upstream.apply(code: code, apiKey: apiKey, tenantID: tenantID)
             }
-            var values = ["email": done.email ?? "", "appName": settings.project.appName]
-            if let newEmail = done.newEmail { values["newEmail"] = newEmail }
+            var values = ["email": EmailAddress.masked(done.email ?? ""), "appName": settings.project.appName]
+            if let newEmail = done.newEmail { values["newEmail"] = EmailAddress.masked(newEmail) }
             // Checked again now: the allow-list may have changed since the page was shown.
             let continueLink = link.continueURL.flatMap { policy.evaluate($0).url }.map {
                 (url: $0, label: templates.text("continue", language))
@@ -148,7 +148,7 @@ extension ActionPages {
         }
         return result(
             status: .ok, language: language, title: "resetSent.title", body: "resetSent.body",
-            values: ["email": email, "appName": settings.project.appName])
+            values: ["email": EmailAddress.masked(email), "appName": settings.project.appName])
     }
 
     /// `<seconds>.<HMAC(form key, "reset-offer|" + code + "|" + email + "|" + seconds)>`: ties the

@@ -241,8 +241,11 @@ struct ActionPages: Sendable {
         for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok
     ) -> PageAnswer {
         let mode = record.mode.rawValue
-        var values = ["appName": settings.project.appName, "email": record.email]
-        if let newEmail = record.newEmail { values["newEmail"] = newEmail }
+        // Fronting a Firebase project, the page's text masks the addresses (the password form's
+        // hidden username keeps the full one, for password managers).
+        let shown = upstream == nil ? { $0 } : EmailAddress.masked
+        var values = ["appName": settings.project.appName, "email": shown(record.email)]
+        if let newEmail = record.newEmail { values["newEmail"] = shown(newEmail) }
         let minimum = String(settings.passwords.minimumLength)
         var view = ActionFormView(
             frame: templates.frame(language, title: templates.text("\(mode).title", language, values), appName: settings.project.appName),
