@@ -15,7 +15,8 @@ public struct UpstreamSettings: Sendable, Hashable {
     public var authDomain: String?
     /// Identity Toolkit's origin, without a trailing slash.
     public var identityToolkitURL: String
-    /// Secure Token's origin, without a trailing slash.
+    /// Secure Token's origin, without a trailing slash. Checked, but no flow calls it yet: token
+    /// refreshes go from the SDKs to Google directly.
     public var secureTokenURL: String
 
     /// Google's Identity Toolkit.
