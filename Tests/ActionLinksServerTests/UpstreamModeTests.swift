@@ -176,6 +176,29 @@ struct UpstreamModeTests {
         #expect(!front.standardError.contains(reset.code) && !front.standardError.contains(signInLink.code), "codes never reach the log")
     }
 
+    @Test("a link's tenantId goes upstream with its code: changed on the way, upstream refuses it and nothing happens")
+    func tenantGoesUpstream() async throws {
+        let upstream = try await TestServer(environment: ["ACTIONLINKS_TENANTS": "team-a,team-b"])
+        let front = try await Self.front(for: upstream)
+        let email = "tenant-user@example.com"
+        let created = try await upstream.api("create", ["email": email, "password": Self.password], admin: true, tenant: "team-a")
+        #expect(created.status == 200, "\(created.text)")
+        let issued = try await upstream.api(
+            "sendOobCode", ["requestType": "VERIFY_EMAIL", "email": email, "returnOobLink": true], admin: true, tenant: "team-a")
+        let link = try #require(issued.json["oobLink"] as? String, "\(issued.text)")
+        let local = try front.local(link)
+        #expect(local.contains("tenantId=team-a"), "\(local)")
+        // Another tenant named on the way: upstream, asked about the code in that tenant, refuses it.
+        let moved = try await front.request("GET", local.replacingOccurrences(of: "tenantId=team-a", with: "tenantId=team-b"))
+        #expect(moved.status >= 400 && !moved.text.contains("<form"), "\(moved.status) \(moved.text)")
+        // The link as issued works, in its own tenant.
+        let page = try await front.request("GET", local)
+        #expect(page.status == 200, "\(page.text)")
+        #expect(try await Self.post(front, try Self.form(page)).status == 200)
+        let looked = try await upstream.api("lookup", ["email": [email]], admin: true, tenant: "team-a")
+        #expect((looked.json["users"] as? [[String: Any]])?.first?["emailVerified"] as? Bool == true, "\(looked.text)")
+    }
+
     @Test("an expired code gets the expired page")
     func expired() async throws {
         let upstream = try await TestServer(environment: ["ACTIONLINKS_CODES_LIFETIMES_VERIFY_EMAIL": "1s"])
