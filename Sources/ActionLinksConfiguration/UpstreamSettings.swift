@@ -18,6 +18,12 @@ public struct UpstreamSettings: Sendable, Hashable {
     /// Secure Token's origin, without a trailing slash. Checked, but no flow calls it yet: token
     /// refreshes go from the SDKs to Google directly.
     public var secureTokenURL: String
+    /// How long a call waits to connect upstream, in seconds, before the page answers 503
+    /// (`upstream.connectTimeout`, 3 s).
+    public var connectTimeout = 3
+    /// How long a call waits for upstream's answer, in seconds, before the page answers 503 and the
+    /// proxy 502 (`upstream.answerTimeout`, 10 s).
+    public var answerTimeout = 10
 
     /// Google's Identity Toolkit.
     public static let googleIdentityToolkit = "https://identitytoolkit.googleapis.com"
@@ -76,7 +82,7 @@ public struct UpstreamServiceAccount: Sendable, Hashable {
 
 extension UpstreamSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case projectId, apiKeys, serviceAccountFile, authDomain, identityToolkitURL, secureTokenURL
+        case projectId, apiKeys, serviceAccountFile, authDomain, identityToolkitURL, secureTokenURL, connectTimeout, answerTimeout
     }
 
     /// Reads `upstream`; nil when neither the file nor the environment gives any of its keys.
@@ -88,7 +94,13 @@ extension UpstreamSettings {
         let authDomain = try section.string(.authDomain)
         let toolkit = try section.string(.identityToolkitURL)
         let secureToken = try section.string(.secureTokenURL)
-        if projectID == nil, apiKeys.isEmpty, accountFile == nil, authDomain == nil, toolkit == nil, secureToken == nil { return nil }
+        let connectTimeout = try section.duration(.connectTimeout, in: 1...60, kind: "a timeout", examples: "3s")
+        let answerTimeout = try section.duration(.answerTimeout, in: 1...600, kind: "a timeout", examples: "10s or 1m")
+        if projectID == nil, apiKeys.isEmpty, accountFile == nil, authDomain == nil, toolkit == nil, secureToken == nil,
+            connectTimeout == nil, answerTimeout == nil
+        {
+            return nil
+        }
         guard let projectID else {
             throw section.problem("projectId is required: the ID of the Firebase project this server fronts")
         }
@@ -114,6 +126,8 @@ extension UpstreamSettings {
         }
         settings.identityToolkitURL = try Self.origin(toolkit ?? Self.googleIdentityToolkit, section, .identityToolkitURL)
         settings.secureTokenURL = try Self.origin(secureToken ?? Self.googleSecureToken, section, .secureTokenURL)
+        settings.connectTimeout = connectTimeout ?? settings.connectTimeout
+        settings.answerTimeout = answerTimeout ?? settings.answerTimeout
         if let accountFile {
             settings.serviceAccount = try UpstreamServiceAccount.read(accountFile, at: section.codingPath + [CodingKeys.serviceAccountFile])
         }

@@ -58,6 +58,7 @@ struct UpstreamSettingsTests {
         #expect(upstream.authDomain == "my-project.firebaseapp.com" && upstream.authDomainOrigin == "https://my-project.firebaseapp.com")
         #expect(upstream.identityToolkitURL == "https://identitytoolkit.googleapis.com")
         #expect(upstream.secureTokenURL == "https://securetoken.googleapis.com")
+        #expect(upstream.connectTimeout == 3 && upstream.answerTimeout == 10, "the issue's deadlines by default")
         let account = try #require(upstream.serviceAccount)
         #expect(account.clientEmail == "sender@my-project.iam.gserviceaccount.com" && account.privateKeyID == "0123abcd")
         #expect(account.tokenURI == "https://oauth2.googleapis.com/token" && account.projectID == "my-project")
@@ -76,8 +77,10 @@ struct UpstreamSettingsTests {
                     "ACTIONLINKS_UPSTREAM_SERVICE_ACCOUNT_FILE": path, "ACTIONLINKS_UPSTREAM_AUTH_DOMAIN": "127.0.0.1:9099",
                     "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": "http://127.0.0.1:9099/",
                     "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": "http://localhost:9099",
+                    "ACTIONLINKS_UPSTREAM_CONNECT_TIMEOUT": "5s", "ACTIONLINKS_UPSTREAM_ANSWER_TIMEOUT": "2m",
                 ]
             ).upstream)
+        #expect(upstream.connectTimeout == 5 && upstream.answerTimeout == 120)
         #expect(upstream.projectID == "demo-upstream" && upstream.apiKeys == ["key-one", "key-two"])
         #expect(upstream.authDomainOrigin == "http://127.0.0.1:9099")
         #expect(upstream.identityToolkitURL == "http://127.0.0.1:9099" && upstream.secureTokenURL == "http://localhost:9099")
@@ -87,6 +90,7 @@ struct UpstreamSettingsTests {
     @Test(
         "bad values name the key and what was expected",
         arguments: [
+            ("upstream:\n  projectId: p\n  apiKeys: [k]\n  answerTimeout: 0s\n", "upstream.answerTimeout", "a timeout from"),
             ("upstream:\n  apiKeys: [k]\n", "upstream", "projectId is required"),
             ("upstream:\n  projectId: My_Project\n  apiKeys: [k]\n", "upstream.projectId", "lower-case letters"),
             ("upstream:\n  projectId: p\n", "upstream.apiKeys", "at least one Web API key"),

@@ -27,6 +27,8 @@ struct UpstreamBrowserTests {
             "ACTIONLINKS_UPSTREAM_PROJECT_ID": TestProject.id, "ACTIONLINKS_UPSTREAM_API_KEYS": TestProject.apiKey,
             "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": upstream.base, "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": upstream.base,
             "ACTIONLINKS_UPSTREAM_SERVICE_ACCOUNT_FILE": account,
+            // A hang guard, not the 10 s default (tested on its own): the upstream is a loaded debug binary.
+            "ACTIONLINKS_UPSTREAM_ANSWER_TIMEOUT": "120s",
         ])
         let sdk = Repository.root.deletingLastPathComponent().appendingPathComponent("shared/clients/firebase-js-sdk-11.0.2").path
         let (status, text) = try await BrowserTests.python([

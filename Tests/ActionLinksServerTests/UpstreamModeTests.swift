@@ -14,10 +14,13 @@ struct UpstreamModeTests {
     static let frontAdmin = String(repeating: "f", count: 40)
 
     /// The front for `upstream`: production, its Identity Toolkit and Secure Token on loopback, and
-    /// the service account `serviceAccount` if given.
+    /// the service account `serviceAccount` if given. Its answer deadline is a hang guard (120 s):
+    /// the upstream is a debug binary hashing passwords on a machine the other suites load, and the
+    /// 10 s default has its own tests against a stand-in that never answers.
     static func front(for upstream: TestServer, serviceAccount: String? = nil) async throws -> TestServer {
         var environment = [
             "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": frontAdmin,
+            "ACTIONLINKS_UPSTREAM_ANSWER_TIMEOUT": "120s",
             "ACTIONLINKS_UPSTREAM_PROJECT_ID": TestProject.id, "ACTIONLINKS_UPSTREAM_API_KEYS": TestProject.apiKey,
             "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": upstream.base, "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": upstream.base,
         ]

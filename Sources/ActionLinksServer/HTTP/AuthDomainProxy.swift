@@ -71,7 +71,7 @@ struct AuthDomainProxy {
         if let host = request.head.authority { outgoing.headers.add(name: "X-Forwarded-Host", value: host) }
         if request.method == .post { outgoing.body = .bytes(context.body) }
         do {
-            let answer = try await upstream.client.execute(outgoing, timeout: UpstreamClient.answerTimeout)
+            let answer = try await upstream.client.execute(outgoing, timeout: upstream.answerTimeout)
             let body = try await answer.body.collect(upTo: Self.maximumAnswerBytes)
             var headers = HTTPFields()
             for (name, value) in answer.headers where !Self.hopByHop.contains(name.lowercased()) {

@@ -29,17 +29,18 @@ final class UpstreamClient: Service, Sendable {
         var newEmail: String?
     }
 
-    static let connectTimeout = TimeAmount.seconds(3)
-    static let answerTimeout = TimeAmount.seconds(10)
-
     let settings: UpstreamSettings
+    /// How long a call waits for upstream's answer (`upstream.answerTimeout`).
+    let answerTimeout: TimeAmount
     let client: HTTPClient
     private let token = Mutex<(value: String, until: Int64)?>(nil)
 
     init(settings: UpstreamSettings) {
         self.settings = settings
+        answerTimeout = .seconds(Int64(settings.answerTimeout))
         let configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow, timeout: .init(connect: Self.connectTimeout, read: Self.answerTimeout))
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(Int64(settings.connectTimeout)), read: answerTimeout))
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
 
@@ -125,7 +126,7 @@ final class UpstreamClient: Service, Sendable {
 
     private func send(_ request: HTTPClientRequest) async throws(Failure) -> (UInt, Data) {
         do {
-            let response = try await client.execute(request, timeout: Self.answerTimeout)
+            let response = try await client.execute(request, timeout: answerTimeout)
             return (response.status.code, Data(buffer: try await response.body.collect(upTo: 1 << 20)))
         } catch {
             throw Self.isConnectFailure(error) ? .unreachable : .noAnswer
