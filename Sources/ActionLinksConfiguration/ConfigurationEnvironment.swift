@@ -10,8 +10,9 @@ import Configuration
 /// values and splits the lists; its own key encoding splits `IPPer` as one word, so the names are
 /// made here.
 final class ConfigurationEnvironment {
-    /// `ACTIONLINKS_` variables that are not configuration keys (read by the CLI and the tests).
-    static let otherVariables: Set<String> = ["ACTIONLINKS_ADMIN_TOKEN", "ACTIONLINKS_VECTORS"]
+    /// `ACTIONLINKS_` variables that are not configuration keys (read by the CLI, the tests and
+    /// scripts/test.sh).
+    static let otherVariables: Set<String> = ["ACTIONLINKS_ADMIN_TOKEN", "ACTIONLINKS_VECTORS", "ACTIONLINKS_TEST_TIMEOUT"]
 
     private let provider: EnvironmentVariablesProvider
     private let names: [String]

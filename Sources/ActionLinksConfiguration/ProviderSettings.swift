@@ -136,21 +136,7 @@ extension ProviderSettings {
 
     /// The trimmed contents of the secret file at `path`, which only its owner may read.
     private static func secret(in path: String, at key: [any CodingKey]) throws(DecodingProblem) -> String {
-        let attributes: [FileAttributeKey: Any]
-        let data: Data
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw DecodingProblem(key, "cannot read the client secret file '\(path)': \(error.localizedDescription)")
-        }
-        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
-        guard mode & 0o077 == 0 else {
-            throw DecodingProblem(
-                key,
-                "expected a file only its owner can read, as it holds a secret; it has mode \(String(mode, radix: 8)): run chmod 600 \(path)"
-            )
-        }
+        let data = try OwnerOnlyFile.read(path, at: key, what: "the client secret file", holds: "a secret")
         let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !secret.isEmpty else { throw DecodingProblem(key, "expected the client secret in '\(path)'; the file is empty") }
         return secret

@@ -175,21 +175,7 @@ extension UpstreamServiceAccount {
     /// Reads and checks the service-account file at `path`: only its owner may read it, and it is
     /// Google's service-account JSON with an RSA private key in PEM.
     static func read(_ path: String, at key: [any CodingKey]) throws(DecodingProblem) -> UpstreamServiceAccount {
-        let attributes: [FileAttributeKey: Any]
-        let data: Data
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw DecodingProblem(key, "cannot read the service-account file '\(path)': \(error.localizedDescription)")
-        }
-        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
-        guard mode & 0o077 == 0 else {
-            throw DecodingProblem(
-                key,
-                "expected a file only its owner can read, as it holds the project's private key; it has mode \(String(mode, radix: 8)): run chmod 600 \(path)"
-            )
-        }
+        let data = try OwnerOnlyFile.read(path, at: key, what: "the service-account file", holds: "the project's private key")
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw DecodingProblem(
                 key, "'\(path)' is not a service-account JSON object (Firebase console → Project settings → Service accounts)")

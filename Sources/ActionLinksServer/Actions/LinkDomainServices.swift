@@ -64,10 +64,10 @@ public struct LinkDomainServices: Sendable {
         passwordPolicy = PasswordPolicy(settings: settings.passwords)
         self.accounts = AccountService(accounts: accounts, tokens: tokens, tenants: tenants, store: store, clock: clock)
         upstream = settings.upstream.map(UpstreamClient.init(settings:))
-        serviceAccountTokens = ServiceAccountTokens(
-            directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"), formKey: keys.formKey, clock: clock)
+        let serviceAccounts = ServiceAccountKeys(directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"))
+        serviceAccountTokens = ServiceAccountTokens(keys: serviceAccounts, formKey: keys.formKey, clock: clock)
         let customTokens = CustomTokenVerifier(
-            directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"), projectID: settings.project.id,
+            keys: serviceAccounts, projectID: settings.project.id,
             acceptsUnsignedTokens: development, tokens: tokens, codes: codes, store: store)
         signIn = SignInService(
             settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, tokens: tokens, customTokens: customTokens,

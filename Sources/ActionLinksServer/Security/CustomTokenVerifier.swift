@@ -2,7 +2,6 @@ import Crypto
 import CryptoExtras
 import Foundation
 import JWTKit
-import Synchronization
 
 /// Checks the custom tokens a backend mints for `accounts:signInWithCustomToken`: RS256 JWTs signed
 /// with a service-account key that `actionlinks service-account` made (its public half is kept in
@@ -13,7 +12,7 @@ public final class CustomTokenVerifier: Sendable {
     /// The audience of every custom token.
     public static let audience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
 
-    let directory: String
+    let keys: ServiceAccountKeys
     let projectID: String
     let acceptsUnsignedTokens: Bool
     /// This server's own tokens: the one-time hand-off tokens it signs.
@@ -21,12 +20,13 @@ public final class CustomTokenVerifier: Sendable {
     /// Where a hand-off token's use is recorded (so it works once, on every instance).
     let codes: any CodeStore
     let store: StoreGateway
-    private let accounts = Mutex<[String: ServiceAccountKey]>([:])
 
     /// A verifier for the keys in `directory` and the server's own hand-off tokens.
-    init(directory: String, projectID: String, acceptsUnsignedTokens: Bool, tokens: TokenService, codes: any CodeStore, store: StoreGateway)
-    {
-        self.directory = directory
+    init(
+        keys: ServiceAccountKeys, projectID: String, acceptsUnsignedTokens: Bool, tokens: TokenService, codes: any CodeStore,
+        store: StoreGateway
+    ) {
+        self.keys = keys
         self.projectID = projectID
         self.acceptsUnsignedTokens = acceptsUnsignedTokens
         self.tokens = tokens
@@ -73,7 +73,7 @@ public final class CustomTokenVerifier: Sendable {
             guard uses.first == 1 else { throw Self.invalid("the hand-off token was used already") }
             return try checked(handOff)
         }
-        guard header.alg == "RS256", let kid = header.kid, let key = key(kid) else {
+        guard header.alg == "RS256", let kid = header.kid, let key = keys.key(kid) else {
             throw Self.invalid("the token is not signed with a service-account key of this server")
         }
         let collection = JWTKeyCollection()
@@ -111,13 +111,6 @@ public final class CustomTokenVerifier: Sendable {
 
     static func invalid(_ detail: String) -> ActionError { ActionError(.invalidCustomToken, detail) }
 
-    /// The service-account key with this ID, reading the folder again when it is not known yet.
-    private func key(_ id: String) -> ServiceAccountKey? {
-        if let known = accounts.withLock({ $0[id] }) { return known }
-        let loaded = ServiceAccountKey.readAll(directory)
-        accounts.withLock { $0 = loaded }
-        return loaded[id]
-    }
 }
 
 /// What a custom token carries (Firebase's custom-token claims).

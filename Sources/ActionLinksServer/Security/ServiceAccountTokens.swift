@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import JWTKit
-import Synchronization
 
 /// The OAuth 2 token endpoint's work, as Google's does it for service accounts: a JWT-bearer
 /// assertion (RFC 7523) signed with a key that `actionlinks service-account` made is exchanged for
@@ -18,15 +17,14 @@ public final class ServiceAccountTokens: Sendable {
     static let lifetime: Int64 = 3600
     static let prefix = "ya29.al."
 
-    let directory: String
+    let keys: ServiceAccountKeys
     let key: SymmetricKey
     let clock: any ServiceClock
-    private let accounts = Mutex<[String: ServiceAccountKey]>([:])
 
     /// Tokens for the keys in `directory` (`keys/service-accounts/`), with a MAC key derived from
     /// the form key.
-    init(directory: String, formKey: SymmetricKey, clock: any ServiceClock) {
-        self.directory = directory
+    init(keys: ServiceAccountKeys, formKey: SymmetricKey, clock: any ServiceClock) {
+        self.keys = keys
         key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: formKey, info: Data("actionlinks service-account access tokens".utf8), outputByteCount: 32)
         self.clock = clock
@@ -54,7 +52,7 @@ public final class ServiceAccountTokens: Sendable {
             let payload = try? JSONDecoder().decode(AssertionPayload.self, from: payloadData)
         else { throw OAuthError(.invalidGrant, "Invalid JWT: the assertion is not a JWT.") }
         guard header.alg == "RS256" else { throw OAuthError(.invalidGrant, "Invalid JWT: expected alg RS256.") }
-        guard let kid = header.kid, let account = account(kid) else {
+        guard let kid = header.kid, let account = keys.key(kid) else {
             throw OAuthError(.invalidGrant, "Invalid grant: account not found")
         }
         let keys = JWTKeyCollection()
@@ -97,15 +95,6 @@ public final class ServiceAccountTokens: Sendable {
 
     private func mac(_ body: String) -> String {
         Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Data(body.utf8), using: key))
-    }
-
-    /// The service-account key with this ID, reading the folder again when it is not known yet (a
-    /// key made while the server runs works at once).
-    private func account(_ id: String) -> ServiceAccountKey? {
-        if let known = accounts.withLock({ $0[id] }) { return known }
-        let loaded = ServiceAccountKey.readAll(directory)
-        accounts.withLock { $0 = loaded }
-        return loaded[id]
     }
 }
 
