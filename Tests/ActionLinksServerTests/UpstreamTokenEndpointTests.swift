@@ -1,8 +1,9 @@
-import ActionLinksServer
 import ActionLinksTestSupport
 import Foundation
 import JWTKit
 import Testing
+
+@testable import ActionLinksServer
 
 /// The server as Google's token endpoint for its own service accounts (the JWT-bearer grant), so
 /// that one ActionLinks is another's upstream: google-auth, as firebase-admin uses it, against a
@@ -86,14 +87,8 @@ struct UpstreamTokenEndpointTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
-    struct Assertion: JWTPayload {
-        var iss: String
-        var scope: String
-        var aud: String
-        var iat: Int64
-        var exp: Int64
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
-    }
+    /// The assertion the server's own upstream client signs, signed here by the test.
+    typealias Assertion = GrantAssertion
 
     @Test(
         "the access token is an admin credential until it expires an hour later, then 401; the assertion, once expired, gets no new one"
