@@ -10,7 +10,7 @@ import JWTKit
 /// from `keys/forms.key`, so every instance that shares the data directory accepts them.
 public final class ServiceAccountTokens: Sendable {
     /// The audience google-auth signs whatever the file's `token_uri` says.
-    public static let googleTokenURL = "https://oauth2.googleapis.com/token"
+    public static let googleTokenURL = ServiceAccountFile.googleTokenURI
     /// The grant type of RFC 7523.
     public static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     /// How long an access token works, in seconds (Google's hour).
