@@ -135,3 +135,21 @@ struct UpstreamTokenEndpointTests {
         }
     }
 }
+
+@Suite("Service-account keys", .timeLimit(.minutes(5)))
+struct ServiceAccountKeysTests {
+    @Test("a key made right after a lookup missed is found at once; a made-up key ID stays unknown")
+    func newKeyAtOnce() throws {
+        let data = TestProject.temporaryDirectory("actionlinks-service-accounts")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let folder = data.appendingPathComponent("keys/service-accounts")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let keys = ServiceAccountKeys(directory: folder.path)
+        #expect(keys.key("made-up") == nil)
+        // Within the same second as the miss: the folder changed, so it is read again.
+        let made = try ServiceAccountFile.make(
+            dataDirectory: data.path, projectID: TestProject.id, name: "fresh-key", output: data.appendingPathComponent("sa.json").path)
+        #expect(keys.key(made.keyID)?.clientEmail == made.clientEmail)
+        #expect(keys.key("made-up") == nil)
+    }
+}
