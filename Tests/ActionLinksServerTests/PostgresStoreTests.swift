@@ -79,18 +79,16 @@ struct PostgresStoreTests {
             logger: Logger(label: "down"))
         let runner = Task { await store.client.run() }
         defer { runner.cancel() }
-        let clock = ContinuousClock()
-        let started = clock.now
         do {
             _ = try await store.codes.lookup(hashes: [Data("x".utf8)], now: now)
             Issue.record("expected the lookup to fail")
         } catch let error as PostgresStoreError {
-            #expect(error.description.contains("unavailable"), "\(error)")
+            // Without the deadline the pool keeps the request queued for 60 s (its circuit breaker)
+            // and fails with its own error; what ends it here is the 0.5 s deadline, which says so.
+            // No wall-clock bound: a loaded machine delays the deadline's timer (86 s seen in a
+            // fresh-clone run beside another), never its outcome.
+            #expect(error.description.contains("unavailable: no PostgreSQL connection within 0.5 seconds"), "\(error)")
         }
-        // Without the deadline the pool keeps the request queued for 60 s (its circuit breaker).
-        // The deadline is 0.5 s; the bound is loose because tests running in parallel in this
-        // process can hold the cooperative threads that the deadline's timer needs (seen: 11 s).
-        #expect(clock.now - started < .seconds(30))
     }
 
     @Test("TLS: verify-full with the server's certificate encrypts and checks it; an untrusted certificate is refused")
