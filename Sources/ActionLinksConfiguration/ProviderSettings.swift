@@ -57,6 +57,9 @@ public struct ProviderSettings: Sendable, Hashable, CustomStringConvertible {
     public var redirectURI: String
     /// Whether sign-ins with this provider are offered.
     public var enabled: Bool
+    /// How long one call to the provider (its discovery document, its keys, its token endpoint)
+    /// may take, in seconds (`timeout`, 10 s); a call past it answers `UNAVAILABLE`.
+    public var timeout: Int
 
     /// The provider IDs other than `oidc.<name>`.
     public static let wellKnownIDs = ["yahoo.com", "google.com", "microsoft.com", "apple.com"]
@@ -67,7 +70,7 @@ public struct ProviderSettings: Sendable, Hashable, CustomStringConvertible {
 
 extension ProviderSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, preset, issuer, clientId, clientSecret, clientSecretFile, scopes, trustedEmailDomains, redirectUri, enabled
+        case id, preset, issuer, clientId, clientSecret, clientSecretFile, scopes, trustedEmailDomains, redirectUri, enabled, timeout
     }
 
     /// Reads an entry of `providers`; `service` gives the link domains (the default redirect URI)
@@ -132,6 +135,7 @@ extension ProviderSettings {
             )
         }
         enabled = try provider.boolean(.enabled) ?? true
+        timeout = try provider.duration(.timeout, in: 1...600, kind: "a timeout", examples: "10s or 2m") ?? 10
     }
 
     /// The trimmed contents of the secret file at `path`, which only its owner may read.

@@ -47,6 +47,7 @@ struct ProviderSettingsTests {
                 trustedEmailDomains: [corp.example]
                 redirectUri: https://go.example.com/__/auth/handler
                 enabled: false
+                timeout: 2m
 
             """
         ).providers
@@ -55,12 +56,12 @@ struct ProviderSettingsTests {
         #expect(yahoo.id == "yahoo.com" && yahoo.preset == .yahoo && yahoo.issuer == "https://api.login.yahoo.com")
         #expect(yahoo.clientID == "yahoo-client" && yahoo.clientSecret == "yahoo-secret")
         #expect(yahoo.scopes == ["openid", "email", "profile"] && yahoo.trustedEmailDomains == ["yahoo.com"])
-        #expect(yahoo.redirectURI == "https://links.example.com/__/auth/handler" && yahoo.enabled)
+        #expect(yahoo.redirectURI == "https://links.example.com/__/auth/handler" && yahoo.enabled && yahoo.timeout == 10)
         #expect(!yahoo.description.contains("yahoo-secret"))
         let corp = providers[1]
         #expect(corp.preset == nil && corp.issuer == "https://login.corp.example" && corp.clientSecret == "corp-secret")
         #expect(corp.scopes == ["openid", "email", "profile"] && corp.trustedEmailDomains == ["corp.example"])
-        #expect(corp.redirectURI == "https://go.example.com/__/auth/handler" && !corp.enabled)
+        #expect(corp.redirectURI == "https://go.example.com/__/auth/handler" && !corp.enabled && corp.timeout == 120)
     }
 
     @Test("any preset key may be overridden, issuer included; a generic provider asks for email and profile")
@@ -157,6 +158,10 @@ struct ProviderSettingsTests {
                 "scope token"
             ),
             ("  - {id: yahoo.com, preset: yahoo, clientId: c, clientSecret: s, scopes: email}\n", "providers[0].scopes", "expected a list"),
+            (
+                "  - {id: yahoo.com, preset: yahoo, clientId: c, clientSecret: s, timeout: 0s}\n", "providers[0].timeout",
+                "expected a timeout from 1s to 10m"
+            ),
             (
                 "  - {id: yahoo.com, preset: yahoo, clientId: c, clientSecret: s, trustedEmailDomains: [Corp.example]}\n",
                 "providers[0].trustedEmailDomains[0]", "lower-case domain"

@@ -171,15 +171,18 @@ enum FederatedApp {
             issuer: \(provider)
             clientId: actionlinks-yahoo
             clientSecret: yahoo-secret
+            timeout: 2m
           - id: oidc.mock
             issuer: \(provider)
             clientId: actionlinks-oidc
             clientSecret: oidc-secret
+            timeout: 2m
             trustedEmailDomains: [corp.example]
           - id: oidc.off
             issuer: \(provider)
             clientId: actionlinks-off
             clientSecret: off-secret
+            timeout: 2m
             enabled: false
         """
     }

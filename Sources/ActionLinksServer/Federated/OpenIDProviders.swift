@@ -39,11 +39,10 @@ struct ProviderTokens: Sendable {
 
 /// Speaks to the configured providers over HTTP: discovery and keys are fetched on first use and
 /// cached (an hour; the keys again at once, at most every ten seconds, when a token names a key
-/// they lack), the code is exchanged at the token endpoint. Every call has a deadline.
+/// they lack), the code is exchanged at the token endpoint. Every call has the provider's deadline
+/// (`providers[].timeout`).
 final class OpenIDProviders: Sendable {
     let client: HTTPClient
-    /// How long one call to a provider may take.
-    let timeout: TimeAmount
     /// How long discovery and keys are kept.
     static let cacheLifetime: Duration = .seconds(3600)
     /// The least time between two fetches of one provider's keys for an unknown `kid`.
@@ -57,9 +56,8 @@ final class OpenIDProviders: Sendable {
     }
     private let cache = Mutex<[String: Cached]>([:])
 
-    init(client: HTTPClient = .shared, timeout: TimeAmount = .seconds(10)) {
+    init(client: HTTPClient = .shared) {
         self.client = client
-        self.timeout = timeout
     }
 
     /// The provider's discovery document, whose `issuer` must be the configured one exactly.
@@ -74,7 +72,7 @@ final class OpenIDProviders: Sendable {
             provider.issuer.hasSuffix("/")
             ? provider.issuer + ".well-known/openid-configuration"
             : provider.issuer + "/.well-known/openid-configuration"
-        let data = try await get(url, what: "the discovery document of \(provider.id)")
+        let data = try await get(url, provider: provider, what: "the discovery document of \(provider.id)")
         let configuration: OpenIDConfiguration
         do {
             configuration = try JSONDecoder().decode(OpenIDConfiguration.self, from: data)
@@ -100,7 +98,7 @@ final class OpenIDProviders: Sendable {
             let age = now - fetched
             if refresh ? age < Self.refetchInterval : age < Self.cacheLifetime { return cached.keys }
         }
-        let data = try await get(configuration.jwksURI, what: "the keys of \(provider.id)")
+        let data = try await get(configuration.jwksURI, provider: provider, what: "the keys of \(provider.id)")
         guard let set = try? JSONDecoder().decode(LenientJWKS.self, from: data) else {
             throw ActionError(.unavailable, "the keys of \(provider.id) cannot be read")
         }
@@ -132,7 +130,7 @@ final class OpenIDProviders: Sendable {
             fields += [("client_id", provider.clientID), ("client_secret", provider.clientSecret)]
         }
         request.body = .bytes(ByteBuffer(string: fields.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
-        let (status, data) = try await send(request, what: "the token endpoint of \(provider.id)")
+        let (status, data) = try await send(request, provider: provider, what: "the token endpoint of \(provider.id)")
         let answer = try? JSONDecoder().decode(TokenEndpointAnswer.self, from: data)
         guard (200..<300).contains(status), let answer else {
             let error = answer?.error.map { String($0.prefix(100)) } ?? "HTTP \(status)"
@@ -171,17 +169,17 @@ final class OpenIDProviders: Sendable {
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 
-    private func get(_ url: String, what: String) async throws(ActionError) -> Data {
+    private func get(_ url: String, provider: ProviderSettings, what: String) async throws(ActionError) -> Data {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        let (status, data) = try await send(request, what: what)
+        let (status, data) = try await send(request, provider: provider, what: what)
         guard status == 200 else { throw ActionError(.unavailable, "\(what) could not be fetched (HTTP \(status))") }
         return data
     }
 
-    private func send(_ request: HTTPClientRequest, what: String) async throws(ActionError) -> (Int, Data) {
+    private func send(_ request: HTTPClientRequest, provider: ProviderSettings, what: String) async throws(ActionError) -> (Int, Data) {
         do {
-            let response = try await client.execute(request, timeout: timeout)
+            let response = try await client.execute(request, timeout: .seconds(Int64(provider.timeout)))
             let body = try await response.body.collect(upTo: 1 << 20)
             return (Int(response.status.code), Data(buffer: body))
         } catch {
