@@ -75,7 +75,8 @@ extension FederatedSignInService {
                 let idToken = parameters["id_token"].flatMap { $0.isEmpty ? nil : $0 }
                 oauthIDToken = idToken
                 oauthAccessToken = parameters["access_token"]
-                assertion = try await credential(providerID: providerID, idToken: idToken, nonce: parameters["nonce"])
+                assertion = try await credential(
+                    providerID: providerID, idToken: idToken, accessToken: oauthAccessToken, nonce: parameters["nonce"])
             }
         }
         let mode: RulesMode

@@ -33,12 +33,17 @@ extension FederatedSignInService {
     /// A credential an app already holds (`postBody` with `providerId` and `id_token`): checked
     /// with the provider's keys, audience and the `nonce` given with it. On a development server, a
     /// provider that is not configured is taken on the token's word, as Firebase's Auth emulator does.
-    func credential(providerID: String, idToken: String?, nonce: String?) async throws(ActionError) -> ProviderAssertion {
+    /// A configured provider's token without the profile is completed from its UserInfo endpoint
+    /// with the `access_token` given beside it, if any.
+    func credential(providerID: String, idToken: String?, accessToken: String? = nil, nonce: String?) async throws(ActionError)
+        -> ProviderAssertion
+    {
         if settings.providers.contains(where: { $0.id == providerID }) {
             let provider = try enabledProvider(providerID)
             guard let idToken else { throw ActionError(.invalidIDPResponse, "An id_token is needed to sign in with \(providerID).") }
             let configuration = try await providers.configuration(for: provider)
-            let token = try await verify(idToken, provider: provider, configuration: configuration, nonce: .given(nonce))
+            let checked = try await verify(idToken, provider: provider, configuration: configuration, nonce: .given(nonce))
+            let token = try await withUserInfo(checked, accessToken: accessToken, provider: provider, configuration: configuration)
             return ProviderAssertion(providerID: providerID, token: token)
         }
         guard settings.server.development else {
