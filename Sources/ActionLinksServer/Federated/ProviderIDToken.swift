@@ -21,9 +21,10 @@ struct ProviderClaims: JWTPayload, Sendable {
     var picture: String?
     var preferredUsername: String?
     var screenName: String?
+    var locale: String?
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, azp, exp, iat, nonce, email, name, picture
+        case iss, sub, aud, azp, exp, iat, nonce, email, name, picture, locale
         case emailVerified = "email_verified"
         case givenName = "given_name"
         case familyName = "family_name"
