@@ -31,8 +31,8 @@ start)
     # Its own session, output to a file and no terminal: `$(... start ...)` returns at once.
     setsid "$venv/bin/python" Tests/DjangoOIDCProvider/provider.py "$directory" </dev/null >"$directory/log" 2>&1 &
     echo $! >"$directory/pid"
-    # Its database is migrated before it prints its URL: allow a minute on a loaded machine.
-    for _ in $(seq 1 600); do
+    # Its database is migrated before it prints its URL: allow two minutes on a loaded machine.
+    for _ in $(seq 1 1200); do
         url=$(grep -o '^http://127\.0\.0\.1:[0-9]*/openid$' "$directory/log" | head -n 1 || true)
         if [ -n "$url" ]; then
             echo "$url"
