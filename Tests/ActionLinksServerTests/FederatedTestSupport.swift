@@ -162,6 +162,32 @@ enum DjangoOIDCProvider {
         let (back, _) = try await send(try location(loggedIn, from: loginURL))
         return try location(back, from: authorize).absoluteString
     }
+
+    /// The ID token and access token the provider issues to its client for `username` with
+    /// `nonce` (the test plays an app that signs in with the provider itself: authorization, the
+    /// login form, the token endpoint with `client_secret_post`).
+    static func tokens(username: String, nonce: String) async throws -> (idToken: String, accessToken: String) {
+        let redirect = "https://links.test.example/__/auth/handler"
+        let query = [
+            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirect), ("scope", "openid email profile"),
+            ("state", "s"), ("nonce", nonce),
+        ].map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+        let back = try await logIn(at: try url() + "/authorize?" + query, username: username)
+        let code = try #require(Browser.query(back)["code"], "\(back)")
+        var request = URLRequest(url: URL(string: try url() + "/token")!)
+        request.httpMethod = "POST"
+        request.timeoutInterval = 120
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect), ("client_id", clientID),
+                ("client_secret", clientSecret),
+            ]
+            .map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&").utf8)
+        let (data, _) = try await Browser.session.data(for: request)
+        let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return (try #require(answer["id_token"] as? String, "\(answer)"), try #require(answer["access_token"] as? String))
+    }
 }
 
 /// What a test needs of HTTP beyond the application's own client: a session that never follows

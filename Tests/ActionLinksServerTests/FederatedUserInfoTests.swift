@@ -125,4 +125,31 @@ struct FederatedUserInfoTests {
             #expect(App.errorMessage(answer).hasPrefix("INVALID_IDP_RESPONSE") && App.errorMessage(answer).contains("invalid_client"))
         }
     }
+
+    @Test("an app's own id_token and access_token (postBody): the profile comes from /userinfo with that access token")
+    func appCredential() async throws {
+        let nonce = "n-" + UUID().uuidString
+        let (idToken, accessToken) = try await DjangoOIDCProvider.tokens(username: "ada", nonce: nonce)
+        try await Self.test { client in
+            let post = [("providerId", "oidc.django"), ("id_token", idToken), ("access_token", accessToken), ("nonce", nonce)]
+            let (status, json) = try await App.signInWithIdp(
+                client,
+                [
+                    "requestUri": "https://links.test.example/__/auth/handler", "returnSecureToken": true,
+                    "postBody": post.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&"),
+                ])
+            #expect(status == .ok && json["email"] as? String == "ada@corp.example", "\(json)")
+            #expect(json["displayName"] as? String == "Ada Lovelace" && json["emailVerified"] as? Bool == true)
+            // Without the access token there is nothing to complete the token with: the same user
+            // (the same subject), but no address in the answer.
+            let bare = [("providerId", "oidc.django"), ("id_token", idToken), ("nonce", nonce)]
+            let (_, without) = try await App.signInWithIdp(
+                client,
+                [
+                    "requestUri": "https://links.test.example/__/auth/handler", "returnSecureToken": true,
+                    "postBody": bare.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&"),
+                ])
+            #expect(without["email"] == nil && without["localId"] as? String == json["localId"] as? String, "\(without)")
+        }
+    }
 }
