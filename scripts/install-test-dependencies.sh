@@ -45,3 +45,7 @@ fi
 # --- Federated sign-in tests: oidc-provider-mock (PyPI) in a virtual environment of its own, which
 # scripts/test.sh starts on a free loopback port.
 bash scripts/oidc-provider-mock.sh install
+
+# --- A second OpenID Connect provider for the federated sign-in tests: django-oidc-provider (PyPI) in
+# a virtual environment of its own, which scripts/test.sh starts on a free loopback port.
+bash scripts/django-oidc-provider.sh install

@@ -17,8 +17,11 @@ struct ProviderAssertion: Sendable, Codable, Hashable {
     var firstName: String?
     var lastName: String?
     var photoURL: String?
+    /// The provider's `screen_name` claim (as Firebase's Auth emulator reads it).
     var screenName: String?
-    /// The ID token's payload (a JSON object), answered as `rawUserInfo`.
+    /// What `signInWithIdp` answers as `rawUserInfo`: for google.com, Google's userinfo shape (see
+    /// ``googleUserInfo(_:email:)``); for any other provider, the ID token's payload (with what its
+    /// UserInfo endpoint added).
     var rawUserInfo: String?
 
     init(providerID: String, token: ProviderIDToken) {
@@ -30,8 +33,30 @@ struct ProviderAssertion: Sendable, Codable, Hashable {
         firstName = token.claims.givenName
         lastName = token.claims.familyName
         photoURL = token.claims.picture
-        screenName = token.claims.screenName ?? token.claims.preferredUsername
-        rawUserInfo = token.payload
+        screenName = token.claims.screenName
+        rawUserInfo = providerID == "google.com" ? Self.googleUserInfo(token.claims, email: email) : token.payload
+    }
+
+    /// A Google user's `rawUserInfo` as Firebase answers it: Google's userinfo shape (`id`, `email`,
+    /// `verified_email`, `name`, `given_name`, `family_name`, `picture`, `locale`,
+    /// `granted_scopes`) rather than the ID token's claims, built from the token as Firebase's Auth
+    /// emulator builds it (`locale` is the token's, else `en`; `granted_scopes` name the profile,
+    /// and the email when the token carries an address). Missing claims are left out.
+    static func googleUserInfo(_ claims: ProviderClaims, email: String?) -> String {
+        var scopes = "openid https://www.googleapis.com/auth/userinfo.profile"
+        if email != nil { scopes += " https://www.googleapis.com/auth/userinfo.email" }
+        var info: [String: ClaimValue] = [
+            "granted_scopes": .string(scopes), "id": .string(claims.sub ?? ""),
+            "verified_email": .bool(claims.emailVerified?.value == true), "locale": .string(claims.locale ?? "en"),
+        ]
+        let optional = [
+            ("name", claims.name), ("given_name", claims.givenName), ("family_name", claims.familyName), ("email", email),
+            ("picture", claims.picture),
+        ]
+        for case (let name, let value?) in optional { info[name] = .string(value) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(ClaimValue.object(info))) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     /// The identity to link to an account.
