@@ -119,10 +119,11 @@ struct FederatedUnitTests {
         var assertion = ProviderAssertion(providerID: "oidc.x", token: ProviderIDToken.unverified(#"{"sub":"s","email":"a@b.example"}"#)!)
         assertion.displayName = "Ann"
         let token = tokens.token(for: assertion, tenantID: "t", now: Self.now)
-        #expect(tokens.assertion(from: token, now: Self.now + 1000)?.assertion == assertion)
-        #expect(tokens.assertion(from: token, now: Self.now + 3_601_000) == nil)
-        #expect(tokens.assertion(from: "x" + token, now: Self.now) == nil)
-        #expect(PendingTokens(formKey: .init(size: .bits256)).assertion(from: token, now: Self.now) == nil)
+        #expect(tokens.assertion(from: token, tenantID: "t", now: Self.now + 1000) == assertion)
+        #expect(tokens.assertion(from: token, tenantID: "t", now: Self.now + 3_600_000) == nil, "an hour on")
+        #expect(tokens.assertion(from: token, tenantID: "", now: Self.now) == nil, "another tenant")
+        #expect(tokens.assertion(from: "x" + token, tenantID: "t", now: Self.now) == nil)
+        #expect(PendingTokens(formKey: .init(size: .bits256)).assertion(from: token, tenantID: "t", now: Self.now) == nil)
     }
 
     static func store(_ kind: String) async throws -> any FederatedFlowStore {

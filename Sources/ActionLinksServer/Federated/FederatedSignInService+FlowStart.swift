@@ -58,7 +58,7 @@ extension FederatedSignInService {
         var custom = start.customParameters.filter { !Self.reservedParameters.contains($0.0.lowercased()) }
         if let language = start.language, !custom.contains(where: { $0.0 == "ui_locales" }) { custom.append(("ui_locales", language)) }
         items += custom
-        return ActionPages.url(configuration.authorizationEndpoint, adding: items)
+        return URLText.url(configuration.authorizationEndpoint, adding: items)
     }
 
     /// `accounts:createAuthUri` with a `providerId`: a flow for a client that drives the browser

@@ -67,7 +67,7 @@ extension FederatedSignInService {
             return .app(flow, link: flow.redirectURI + "?" + query)
         case .authURI:
             let relayed = ["code", "state", "iss", "error", "error_description"].compactMap { name in parameters[name].map { (name, $0) } }
-            return .redirect(ActionPages.url(flow.returnTo, adding: relayed))
+            return .redirect(URLText.url(flow.returnTo, adding: relayed))
         case .webPage:
             return .redirect(await completeWebPage(flow, code: code, refusal: refusal?.code))
         }

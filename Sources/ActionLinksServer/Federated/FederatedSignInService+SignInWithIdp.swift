@@ -51,13 +51,13 @@ extension FederatedSignInService {
         var oauthExpiresIn: Int?
         let assertion: ProviderAssertion
         if let token = request.pendingToken, !token.isEmpty {
-            guard let found = pending.assertion(from: token, now: now), found.tenantID == tenant.tenantID else {
+            guard let found = pending.assertion(from: token, tenantID: tenant.tenantID, now: now) else {
                 throw ActionError(.invalidPendingToken, "The pending token is invalid, expired or of another tenant.")
             }
-            if settings.providers.contains(where: { $0.id == found.assertion.providerID }) {
-                _ = try enabledProvider(found.assertion.providerID)
+            if settings.providers.contains(where: { $0.id == found.providerID }) {
+                _ = try enabledProvider(found.providerID)
             }
-            assertion = found.assertion
+            assertion = found
         } else {
             guard let requestURI = request.requestURI, !requestURI.isEmpty else { throw ActionError(.missingRequestURI) }
             guard let parameters = Self.parameters(requestURI: requestURI, postBody: request.postBody) else {

@@ -10,7 +10,7 @@ extension FederatedSignInService {
     /// account).
     func completeWebPage(_ flow: FederatedFlow, code: String?, refusal: String?) async -> String {
         func fragment(_ items: [(String, String)]) -> String {
-            ActionPages.url(
+            URLText.url(
                 flow.returnTo, fragment: items.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&"))
         }
         if let refusal { return fragment([("error", refusal)]) }
