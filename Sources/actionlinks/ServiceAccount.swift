@@ -57,8 +57,28 @@ extension ActionLinksCommand {
     struct Keys: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Manage the keys that sign ID tokens.",
-            subcommands: [Rotate.self]
+            subcommands: [Rotate.self, Speed.self]
         )
+
+        /// `actionlinks keys speed`: how fast this machine makes the signature of an ID token.
+        struct Speed: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Measure the CPU time of one RSA-2048 ID-token signature, as the server makes it.",
+                discussion: """
+                    Signs SHA-256 digests with a new 2048-bit key (PKCS #1 v1.5, RS256's signature, with the \
+                    library the server signs with) for about --seconds of this thread's CPU time, and prints the \
+                    rate and the time per signature. scripts/bench.sh compares a token refresh's CPU time with it.
+                    """
+            )
+
+            @Option(name: .long, help: "Seconds of CPU time to sign for.")
+            var seconds: Double = 2
+
+            func run() async throws {
+                let (perSecond, microseconds) = try SigningKeys.signatureSpeed(cpuSeconds: seconds)
+                print("rsa2048 sign: \(Int(perSecond)) per CPU second, \(Int(microseconds.rounded())) us each")
+            }
+        }
 
         struct Rotate: AsyncParsableCommand {
             static let configuration = CommandConfiguration(

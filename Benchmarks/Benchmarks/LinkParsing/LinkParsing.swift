@@ -60,14 +60,13 @@ func parseWithURLComponents(_ link: String) -> ActionCodeLink? {
         tenantID: query["tenantId"])
 }
 
-// MARK: - The committed floors
+// MARK: - The committed floor
 
-/// The floors this suite enforces, from Benchmarks/README.md: what the parser reached on the 2-core
-/// development machine, less a margin for its noise. A run below either fails (`benchmark.error`), so
-/// `swift package benchmark` exits non-zero; the unit tests never time anything.
+/// The floor this suite enforces: a ratio to `URLComponents` timed in the same passes, so that it
+/// holds on a slower or busier machine (an absolute rate would read as a regression there). A run
+/// below it fails, so `swift package benchmark` exits non-zero; the unit tests never time anything.
+/// `scripts/bench.sh` checks its own floors (Benchmarks/thresholds.txt) on the line this prints.
 enum Floor {
-    /// `ActionCodeLink.parse` on the corpus, per second of the thread's own CPU time.
-    static let linksPerSecond = 1_800_000.0
     /// How many times faster than the `URLComponents` parser, the two timed in alternation.
     static let speedUpOverURLComponents = 6.5
 }
@@ -80,7 +79,7 @@ func threadCPUNanoseconds() -> UInt64 {
 }
 
 /// CPU nanoseconds per link for one pass of `parse` over the corpus.
-func nanosecondsPerLink(_ parse: (String) -> ActionCodeLink?) -> Double {
+func nanosecondsPerLink<R>(_ parse: (String) -> R) -> Double {
     let start = threadCPUNanoseconds()
     for link in corpus { blackHole(parse(link)) }
     return Double(threadCPUNanoseconds() - start) / Double(corpus.count)
@@ -142,12 +141,19 @@ let benchmarks: @Sendable () -> Void = {
             .custom("links per CPU second (K)", polarity: .prefersLarger, useScalingFactor: false), Int(linksPerSecond / 1000))
         benchmark.measurement(
             .custom("speed-up over URLComponents (x100)", polarity: .prefersLarger, useScalingFactor: false), Int(speedUp * 100))
-        if linksPerSecond < Floor.linksPerSecond || speedUp < Floor.speedUpOverURLComponents {
+        // One plain line whatever the numbers, for scripts/bench.sh (the table is for people), in the
+        // file ACTIONLINKS_PARSER_MEDIANS names: package-benchmark keeps a suite's own output to itself.
+        let line =
+            "parser medians: links_per_cpu_second=\(Int(linksPerSecond)) speed_up=\(speedUp.formatted(.number.precision(.fractionLength(1))))\n"
+        if let path = ProcessInfo.processInfo.environment["ACTIONLINKS_PARSER_MEDIANS"] {
+            FileManager.default.createFile(atPath: path, contents: Data(line.utf8))
+        }
+        if speedUp < Floor.speedUpOverURLComponents {
             // `benchmark.error` alone only prints in a plain run; a benchmark process that exits with a
             // failure makes `swift package benchmark` itself exit non-zero.
             let message =
-                "error: ActionCodeLink.parse regressed: \(Int(linksPerSecond)) links per CPU second (floor \(Int(Floor.linksPerSecond))), "
-                + "\(speedUp.formatted(.number.precision(.fractionLength(1))))x URLComponents (floor \(Floor.speedUpOverURLComponents)x)\n"
+                "error: ActionCodeLink.parse regressed: \(speedUp.formatted(.number.precision(.fractionLength(1))))x URLComponents "
+                + "(floor \(Floor.speedUpOverURLComponents)x; \(Int(linksPerSecond)) links per CPU second)\n"
             FileHandle.standardError.write(Data(message.utf8))
             exit(1)
         }
