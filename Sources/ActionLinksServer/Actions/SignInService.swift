@@ -331,6 +331,9 @@ public final class SignInService: Sendable {
         var account: Account
     }
 
+    /// How old `lastRefreshAt` may get before a refresh writes it again (milliseconds).
+    static let refreshResolution: Timestamp = 60_000
+
     /// `POST /v1/token` with `grant_type=refresh_token`.
     func refresh(grantType: String?, refreshToken: String?) async throws(ActionError) -> Refreshed {
         let now = clock.now
@@ -350,7 +353,11 @@ public final class SignInService: Sendable {
         try tenant.checkEnabled()
         if account.disabled { throw ActionError.userDisabled }
         if session.isRevoked(by: account) { throw ActionError(.tokenExpired) }
-        try await store.call { try await self.accounts.recordRefresh(accountID: account.localID, tenantID: account.tenantID, at: now) }
+        // `lastRefreshAt` is written when it is a minute old or more (Firebase's own resolution of it):
+        // an hourly refresh always writes it, a burst of refreshes writes it once.
+        if account.lastRefreshAt.map({ now - $0 >= Self.refreshResolution }) ?? true {
+            try await store.call { try await self.accounts.recordRefresh(accountID: account.localID, tenantID: account.tenantID, at: now) }
+        }
         let idToken = try await tokens.idToken(for: account, session: session, now: now)
         return Refreshed(idToken: idToken, refreshToken: refreshToken, account: account)
     }

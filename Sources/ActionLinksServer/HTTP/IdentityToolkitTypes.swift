@@ -145,7 +145,8 @@ enum IdentityToolkitJSON {
     }()
 
     static func encode(_ value: some Encodable) -> Data {
-        (try? encoder.encode(value)) ?? Data("{}".utf8)
+        if let plain = value as? any PlainJSONEncodable, let json = plain.plainJSON { return json }
+        return (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
 
     /// Decodes a request body (empty: an empty object); malformed JSON is `INVALID_JSON`, a field of
@@ -169,5 +170,37 @@ enum IdentityToolkitJSON {
         let field = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
         let reason = context.debugDescription.hasPrefix("must ") ? context.debugDescription : "has the wrong type"
         return "'\(field.prefix(100))' \(reason)"
+    }
+}
+
+/// An answer that can write its own JSON, byte for byte what ``IdentityToolkitJSON/encoder`` would
+/// write, without `JSONEncoder` (the token refresh, which every signed-in client calls hourly);
+/// ``IdentityToolkitJSON/encode(_:)`` takes it when it is given.
+protocol PlainJSONEncodable {
+    /// The JSON, or `nil` to let `JSONEncoder` write it (a value that would need escaping).
+    var plainJSON: Data? { get }
+}
+
+/// Flat JSON objects of strings whose values need no escaping: printable ASCII without `"` and `\`
+/// (`/` is written as it is, as ``IdentityToolkitJSON/encoder`` writes it).
+enum PlainJSON {
+    /// `{"name":"value",...}` with the members in the order given (sorted by the caller), or `nil`
+    /// when a value holds anything else.
+    static func object(_ members: [(String, String)]) -> Data? {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(members.reduce(2) { $0 + $1.0.utf8.count + $1.1.utf8.count + 6 })
+        for (index, (name, value)) in members.enumerated() {
+            guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+                return nil
+            }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(contentsOf: "\":\"".utf8)
+            bytes.append(contentsOf: value.utf8)
+            bytes.append(UInt8(ascii: "\""))
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return Data(bytes)
     }
 }

@@ -13,6 +13,9 @@ public struct ServerKeys: Sendable {
     public let codeKeys: [SymmetricKey]
     /// The form (CSRF) key.
     public let formKey: SymmetricKey
+    /// An HMAC keyed with each code key, in the same order: copied for each hash, so the key's
+    /// inner and outer pads are worked out once, not for every code.
+    private let codeMACs: [HMAC<SHA256>]
 
     /// Loads the keys from `directory`, creating any that are missing (files 0600, folders 0700).
     ///
@@ -33,6 +36,7 @@ public struct ServerKeys: Sendable {
             numbered = [(1, try Self.symmetricKey((codes as NSString).appendingPathComponent("1.key")))]
         }
         codeKeys = numbered.sorted { $0.0 > $1.0 }.map(\.1)
+        codeMACs = codeKeys.map { HMAC<SHA256>(key: $0) }
 
         formKey = try Self.symmetricKey((keys as NSString).appendingPathComponent("forms.key"))
     }
@@ -41,16 +45,25 @@ public struct ServerKeys: Sendable {
     public init(codeKeys: [SymmetricKey], formKey: SymmetricKey) {
         self.codeKeys = codeKeys
         self.formKey = formKey
+        codeMACs = codeKeys.map { HMAC<SHA256>(key: $0) }
     }
 
     /// HMAC-SHA-256 of `code` under each accepted key, the one for new codes first.
     public func codeHashes(_ code: String) -> [Data] {
-        codeKeys.map { Data(HMAC<SHA256>.authenticationCode(for: Data(code.utf8), using: $0)) }
+        codeMACs.map { Self.hash(code, $0) }
     }
 
     /// The hash a new code is stored under.
     public func newCodeHash(_ code: String) -> Data {
-        Data(HMAC<SHA256>.authenticationCode(for: Data(code.utf8), using: codeKeys[0]))
+        Self.hash(code, codeMACs[0])
+    }
+
+    /// The same as `HMAC<SHA256>.authenticationCode(for: code, using: key)`, from the keyed state.
+    private static func hash(_ code: String, _ keyed: HMAC<SHA256>) -> Data {
+        var mac = keyed
+        var code = code
+        code.withUTF8 { mac.update(data: UnsafeRawBufferPointer($0)) }
+        return Data(mac.finalize())
     }
 
     static func readSymmetricKey(_ path: String) throws -> SymmetricKey {

@@ -21,6 +21,42 @@ public final class SigningKeys: Sendable {
         var createdAt: Int64
         var privateKey: JWTKit.Insecure.RSA.PrivateKey
         var jwk: PublicJWK
+        /// The same key, signing RS256 JWTs without JWTKit's actor and header encoding.
+        var signer: JWTSigner
+    }
+
+    /// Signs RS256 JWTs with one key: the header (`alg`, `kid`, `typ`) is encoded once, the
+    /// payload with one shared encoder, and the signature made on the caller's thread (no actor
+    /// hop). Tokens verify with JWTKit and any JWT library, as before.
+    struct JWTSigner: Sendable {
+        let key: _RSA.Signing.PrivateKey
+        /// `base64url(header) + "."`.
+        let encodedHeader: [UInt8]
+
+        init(key: _RSA.Signing.PrivateKey, kid: String) throws {
+            self.key = key
+            let header = try JSONSerialization.data(withJSONObject: ["alg": "RS256", "kid": kid, "typ": "JWT"], options: [.sortedKeys])
+            encodedHeader = Array(Base64URL.encode(header).utf8) + [UInt8(ascii: ".")]
+        }
+
+        /// JWTKit's payload encoding (`JSONEncoder` with dates in seconds), one instance for all calls.
+        static let encoder: JSONEncoder = {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .secondsSince1970
+            return encoder
+        }()
+
+        /// A signed JWT of `payload`.
+        func sign(_ payload: some Encodable) throws -> String {
+            let json = try Self.encoder.encode(payload)
+            var token = encodedHeader
+            token.reserveCapacity(encodedHeader.count + (json.count * 4 + 2) / 3 + 1 + 342)
+            token.append(contentsOf: Base64URL.encode(json).utf8)
+            let signature = try key.signature(for: SHA256.hash(data: token), padding: .insecurePKCS1v1_5)
+            token.append(UInt8(ascii: "."))
+            token.append(contentsOf: Base64URL.encode(signature.rawRepresentation).utf8)
+            return String(decoding: token, as: UTF8.self)
+        }
     }
 
     /// What signs and verifies at the moment.
@@ -95,7 +131,10 @@ public final class SigningKeys: Sendable {
             try PrivateFiles.requirePrivate(path)
             let pem = try String(contentsOfFile: path, encoding: .utf8)
             do {
-                keys.append(try Self.key(JWTKit.Insecure.RSA.PrivateKey(pem: pem), createdAt: created))
+                keys.append(
+                    try Self.key(
+                        JWTKit.Insecure.RSA.PrivateKey(pem: pem), signing: _RSA.Signing.PrivateKey(pemRepresentation: pem),
+                        createdAt: created))
             } catch {
                 throw SigningKeysError(message: "\(path): expected a PEM RSA private key of 2048 bits or more (\(error))")
             }
@@ -104,7 +143,7 @@ public final class SigningKeys: Sendable {
     }
 
     /// How fast this machine makes an ID token's signature (`actionlinks keys speed`): RSA-2048
-    /// PKCS #1 v1.5 signatures of SHA-256 digests with a new key, as ID tokens are signed, for
+    /// PKCS #1 v1.5 signatures of SHA-256 digests with a new key, as ``JWTSigner`` makes them, for
     /// about `cpuSeconds` of the calling thread's CPU time. Returns signatures per CPU second and
     /// CPU microseconds per signature.
     public static func signatureSpeed(cpuSeconds: Double) throws -> (perSecond: Double, microseconds: Double) {
@@ -133,12 +172,13 @@ public final class SigningKeys: Sendable {
         try ServerKeys.createSecret(Data(key.pemRepresentation.utf8), at: path)
     }
 
-    static func key(_ privateKey: JWTKit.Insecure.RSA.PrivateKey, createdAt: Int64) throws -> Key {
+    static func key(_ privateKey: JWTKit.Insecure.RSA.PrivateKey, signing: _RSA.Signing.PrivateKey, createdAt: Int64) throws -> Key {
         let (modulus, exponent) = try privateKey.publicKey.getKeyPrimitives()
         let id = SHA256.hash(data: privateKey.publicKey.derRepresentation).prefix(10).map { String(format: "%02x", $0) }.joined()
         return Key(
             id: id, createdAt: createdAt, privateKey: privateKey,
-            jwk: PublicJWK(kid: id, n: Base64URL.encode(modulus), e: Base64URL.encode(exponent)))
+            jwk: PublicJWK(kid: id, n: Base64URL.encode(modulus), e: Base64URL.encode(exponent)),
+            signer: try JWTSigner(key: signing, kid: id))
     }
 }
 

@@ -75,8 +75,7 @@ public struct TokenService: Sendable {
 
     private func sign(_ claims: IDTokenClaims) async throws(ActionError) -> String {
         do {
-            let current = try keys.keys
-            return try await current.collection.sign(claims, kid: JWKIdentifier(string: current.keys[0].id))
+            return try keys.keys.keys[0].signer.sign(claims)
         } catch {
             throw ActionError(.internalError, "the token could not be signed", cause: error)
         }
@@ -134,8 +133,7 @@ public struct TokenService: Sendable {
             iss: handOffIssuer, sub: handOffIssuer, aud: CustomTokenVerifier.audience, uid: accountID, iat: seconds, exp: seconds + 300,
             jti: Secrets.token(), tenantID: tenantID.isEmpty ? nil : tenantID)
         do {
-            let current = try keys.keys
-            return try await current.collection.sign(claims, kid: JWKIdentifier(string: current.keys[0].id))
+            return try keys.keys.keys[0].signer.sign(claims)
         } catch {
             throw ActionError(.internalError, "the token could not be signed", cause: error)
         }

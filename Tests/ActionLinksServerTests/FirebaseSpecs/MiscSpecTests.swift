@@ -31,6 +31,26 @@ extension FirebaseSpecs {
 
         // MARK: token refresh
 
+        @Test("lastRefreshAt is written when it is a minute old or more, as Firebase's resolution of it has it")
+        func lastRefreshResolution() async throws {
+            let clock = ManualClock()
+            try await TestApp.router(clock: clock) { app in
+                let user = try await app.registerAnonUser()
+                func refreshed() async throws -> (idToken: String, lastRefreshAt: String?) {
+                    let reply = try await Self.refresh(app, user.refreshToken)
+                    #expect(reply.status == 200, "\(reply.text)")
+                    let idToken = try #require(reply.json["id_token"] as? String)
+                    return (idToken, try await app.accountInfo(idToken: idToken)["lastRefreshAt"] as? String)
+                }
+                let first = try #require(try await refreshed().lastRefreshAt)
+                clock.advance(seconds: 59)
+                #expect(try await refreshed().lastRefreshAt == first, "a refresh within the minute writes nothing")
+                clock.advance(seconds: 1)
+                let later = try #require(try await refreshed().lastRefreshAt)
+                #expect(later != first, "a minute later it is written again")
+            }
+        }
+
         @Test("should exchange refresh token for new tokens")
         func exchange() async throws {
             try await TestApp.router { app in

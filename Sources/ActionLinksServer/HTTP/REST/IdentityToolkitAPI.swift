@@ -92,7 +92,7 @@ struct IdentityToolkitAPI: Sendable {
         guard let operation = operations[Key(surface: surface, name: name)], operation.methods.contains(call.method) else {
             throw ActionError(.notFound, "\(call.method.rawValue) \(name.prefix(100)) is not a method of this API")
         }
-        let namesProject = call.namesProject || (try? call.decode(ProjectTarget.self))?.targetProjectId != nil
+        let namesProject = call.namesProject || (call.mayNameTarget && (try? call.decode(ProjectTarget.self))?.targetProjectId != nil)
         if namesProject || operation.requires.contains(.admin), !call.isAdmin {
             throw ActionError(.insufficientPermission, "Only authenticated requests can specify target_project_id.")
         }
@@ -128,6 +128,8 @@ extension NamesTenant {
 }
 
 /// The project a body names (`targetProjectId`, as the legacy admin calls send it).
-struct ProjectTarget: Decodable, Sendable {
+struct ProjectTarget: Decodable, Sendable, PlainFormDecodable {
     var targetProjectId: String?
+
+    init(plainForm fields: [String: String]) { targetProjectId = fields["targetProjectId"] }
 }

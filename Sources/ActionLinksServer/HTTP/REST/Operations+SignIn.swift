@@ -147,13 +147,18 @@ struct CustomTokenSignInResponse: Encodable, Sendable {
 }
 
 /// `token` (JSON or a form, `grant_type` / `grantType`).
-struct TokenRequest: Decodable, Sendable {
+struct TokenRequest: Decodable, Sendable, PlainFormDecodable {
     var grantType: String?
     var refreshToken: String?
+
+    init(plainForm fields: [String: String]) {
+        grantType = fields["grantType"]
+        refreshToken = fields["refreshToken"]
+    }
 }
 
 /// `token`'s answer, in the Secure Token API's snake case.
-struct TokenResponse: Encodable, Sendable {
+struct TokenResponse: Encodable, Sendable, PlainJSONEncodable {
     var accessToken: String
     var expiresIn: String
     var tokenType: String
@@ -170,6 +175,14 @@ struct TokenResponse: Encodable, Sendable {
         case idToken = "id_token"
         case userID = "user_id"
         case projectID = "project_id"
+    }
+
+    /// The bytes `IdentityToolkitJSON.encode` writes (keys sorted), when no value needs escaping.
+    var plainJSON: Data? {
+        PlainJSON.object([
+            ("access_token", accessToken), ("expires_in", expiresIn), ("id_token", idToken), ("project_id", projectID),
+            ("refresh_token", refreshToken), ("token_type", tokenType), ("user_id", userID),
+        ])
     }
 }
 
