@@ -132,33 +132,6 @@ public final class CodeIssuer: Sendable {
             try await checkSendLimits(addresses: [email] + (newEmail.map { [$0] } ?? []), clientAddress: request.clientAddress, now: now)
         }
 
-        if account == nil { account = try await store.call { try await self.accounts.account(email: email, tenantID: tenantID) } }
-        // With email-enumeration protection an address with no account gets no mail, but the same
-        // answer, byte for byte, after the same work: a code is stored (for no account, so it can
-        // never be completed, and never shown to anyone), counted and its message rendered.
-        var deliver = true
-        if account == nil {
-            switch request.mode {
-            case .signIn:
-                deliver = request.tenant.selfServiceSignUp || request.isAdmin
-            case .resetPassword:
-                if request.isAdmin || !request.tenant.emailEnumerationProtection { throw ActionError.emailNotFound }
-                deliver = false
-            default:
-                throw ActionError.userNotFound
-            }
-        }
-        if let newEmail, let taken = try await store.call({ try await self.accounts.account(email: newEmail, tenantID: tenantID) }),
-            taken.localID != account?.localID
-        {
-            // With email-enumeration protection a client learns nothing from Firebase production
-            // here either: the same answer, and no mail (the emulator, like an admin, is told).
-            guard !request.isAdmin, request.tenant.emailEnumerationProtection, !settings.server.development else {
-                throw ActionError.emailExists
-            }
-            deliver = false
-        }
-
         var appSettings = AppSettings()
         appSettings.iOSBundleId = request.iOSBundleID
         appSettings.androidPackageName = request.androidPackageName
@@ -167,12 +140,54 @@ public final class CodeIssuer: Sendable {
         if request.canHandleCodeInApp { appSettings.canHandleCodeInApp = "true" }
 
         let code = Secrets.token()
-        let record = ActionCodeRecord(
+        var record = ActionCodeRecord(
             hash: keys.newCodeHash(code), mode: request.mode, tenantID: tenantID, accountID: account?.localID, email: email,
             newEmail: newEmail, continueURL: continueURL, languageCode: request.languageCode,
             appSettings: appSettings.json,
             createdAt: now, expiresAt: now + Timestamp(settings.codes.lifetime(of: request.mode)) * 1000)
-        try await store.call { try await self.codes.issue(record) }
+
+        // With email-enumeration protection an address with no account gets no mail, but the same
+        // answer, byte for byte, after the same work: a code is stored (for no account, so it can
+        // never be completed, and never shown to anyone), counted and its message rendered.
+        let mode = request.mode
+        let tenant = request.tenant
+        let isAdmin = request.isAdmin
+        let deliverWithout = { @Sendable () throws(ActionError) -> Bool in
+            switch mode {
+            case .signIn:
+                return tenant.selfServiceSignUp || isAdmin
+            case .resetPassword:
+                if isAdmin || !tenant.emailEnumerationProtection { throw ActionError.emailNotFound }
+                return false
+            default:
+                throw ActionError.userNotFound
+            }
+        }
+        var deliver = true
+        if account == nil, newEmail == nil, let sqlite = codes as? SQLiteCodeStore {
+            // The address's account is looked up in the write that stores the code (one trip to the
+            // database's writer instead of a reader and then the writer).
+            let issued = record
+            deliver = try await store.call {
+                try await sqlite.issue(issued, accountOf: email) { accountID in accountID != nil ? true : try deliverWithout() }
+            }
+        } else {
+            if account == nil { account = try await store.call { try await self.accounts.account(email: email, tenantID: tenantID) } }
+            if account == nil { deliver = try deliverWithout() }
+            if let newEmail, let taken = try await store.call({ try await self.accounts.account(email: newEmail, tenantID: tenantID) }),
+                taken.localID != account?.localID
+            {
+                // With email-enumeration protection a client learns nothing from Firebase production
+                // here either: the same answer, and no mail (the emulator, like an admin, is told).
+                guard !request.isAdmin, request.tenant.emailEnumerationProtection, !settings.server.development else {
+                    throw ActionError.emailExists
+                }
+                deliver = false
+            }
+            record.accountID = account?.localID
+            let issued = record
+            try await store.call { try await self.codes.issue(issued) }
+        }
         metrics.codeIssued(request.mode)
 
         let action = ActionCodeLink(

@@ -12,6 +12,25 @@ public struct SQLiteCodeStore: CodeStore {
         try await batches.write { db in try Self.issue(db, record) }
     }
 
+    /// Looks up the account whose own address is `email` (in the record's tenant) and, in the same
+    /// batched write, stores the record for it (its `accountID` set to that account's, or `nil`)
+    /// when `decide` allows: `decide` is given the account's ID and returns what the caller makes of
+    /// it, or throws to store nothing.
+    func issue<T: Sendable>(
+        _ record: ActionCodeRecord, accountOf email: String, _ decide: @escaping @Sendable (String?) throws -> T
+    ) async throws -> T {
+        try await batches.write { db in
+            let accountID = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT local_id FROM accounts WHERE tenant_id = ? AND email = ?"),
+                arguments: [record.tenantID, email])
+            let outcome = try decide(accountID)
+            var stored = record
+            stored.accountID = accountID
+            try Self.issue(db, stored)
+            return outcome
+        }
+    }
+
     /// Retires the live code of the record's tenant, address and mode and stores the record (inside a
     /// caller's transaction).
     static func issue(_ db: Database, _ record: ActionCodeRecord) throws {
