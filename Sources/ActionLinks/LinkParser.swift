@@ -19,25 +19,34 @@ enum LinkParser {
     }
 
     static func parse(_ link: String) -> ActionCodeLink? {
+        parse(link, action)
+    }
+
+    /// Finds the innermost layer of `link` and returns what `make` reads from it (its bytes and
+    /// scanned query, valid only during the call), or `nil` when the layers lead nowhere.
+    @inline(__always)
+    static func parse<R>(_ link: String, _ make: (UnsafeBufferPointer<UInt8>, QueryScan) -> R?) -> R? {
         var text = link  // a native string's bytes are used in place; any other is made native once
-        return text.withUTF8 { parse(layer: $0, depth: 1, step: .input) }
+        return text.withUTF8 { parse(layer: $0, depth: 1, step: .input, make) }
     }
 
     /// Reads one layer, and the layers it leads to; `depth` counts the input as 1.
-    private static func parse(layer bytes: UnsafeBufferPointer<UInt8>, depth: Int, step: Step) -> ActionCodeLink? {
+    private static func parse<R>(
+        layer bytes: UnsafeBufferPointer<UInt8>, depth: Int, step: Step, _ make: (UnsafeBufferPointer<UInt8>, QueryScan) -> R?
+    ) -> R? {
         var query = QueryScan()
         var offsets = URLParts.Offsets()
         guard URLParts.split(bytes, into: &offsets, query: &query) == nil else { return nil }
 
         // `.some(result)` when `name` holds a next layer (present, non-empty and decodable, as the JS
         // SDK's truthiness has it) and it was read; `.none` when there is nothing to follow.
-        func follow(_ name: QueryScan.Name, then next: Step) -> ActionCodeLink?? {
+        func follow(_ name: QueryScan.Name, then next: Step) -> R?? {
             guard let range = query[name], !range.isEmpty else { return .none }
             let raw = UnsafeBufferPointer(rebasing: bytes[range])
-            guard query.isEscaped(name) else { return .some(parse(layer: raw, depth: depth + 1, step: next)) }
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: raw.count) { buffer -> ActionCodeLink?? in
+            guard query.isEscaped(name) else { return .some(parse(layer: raw, depth: depth + 1, step: next, make)) }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: raw.count) { buffer -> R?? in
                 guard let count = PercentEncoding.decode(raw, into: buffer) else { return .none }
-                return .some(parse(layer: UnsafeBufferPointer(rebasing: buffer[..<count]), depth: depth + 1, step: next))
+                return .some(parse(layer: UnsafeBufferPointer(rebasing: buffer[..<count]), depth: depth + 1, step: next, make))
             }
         }
 
@@ -59,12 +68,11 @@ enum LinkParser {
             if let parsed = follow(.deepLinkID, then: .wrappers) { return parsed }
             return nil
         }
-        return action(bytes, query)
+        return make(bytes, query)
     }
 
-    /// The action the innermost layer carries, as ``ActionParameters/read(_:)`` reads it: a known mode
-    /// and a non-empty code, and every field it reads decodable.
-    private static func action(_ bytes: UnsafeBufferPointer<UInt8>, _ query: QueryScan) -> ActionCodeLink? {
+    /// The known mode of the innermost layer, when it also has a non-empty code.
+    static func mode(_ bytes: UnsafeBufferPointer<UInt8>, _ query: QueryScan) -> ActionCodeLink.Mode? {
         guard let modeRange = query[.mode], let codeRange = query[.oobCode], !codeRange.isEmpty else { return nil }
         let rawMode = UnsafeBufferPointer(rebasing: bytes[modeRange])
         let mode: ActionCodeLink.Mode?
@@ -77,7 +85,13 @@ enum LinkParser {
         } else {
             mode = ActionCodeLink.Mode(utf8: rawMode)
         }
-        guard let mode else { return nil }
+        return mode
+    }
+
+    /// The action the innermost layer carries, as ``ActionParameters/read(_:)`` reads it: a known mode
+    /// and a non-empty code, and every field it reads decodable.
+    private static func action(_ bytes: UnsafeBufferPointer<UInt8>, _ query: QueryScan) -> ActionCodeLink? {
+        guard let mode = mode(bytes, query) else { return nil }
 
         // A field that is present but does not decode makes the link unreadable, as in `read`; an
         // empty one is absent.

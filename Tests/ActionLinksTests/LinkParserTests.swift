@@ -176,6 +176,39 @@ struct LinkParserTests {
         }
         #expect(accepted > 200, "the mutations should leave many links readable")
     }
+
+    @Test("the zero-copy view reads exactly what parse reads, on 8,000 mutated links", arguments: [21, 22, 23, 24] as [UInt64])
+    func viewAgreesWithParse(seed: UInt64) {
+        for input in Self.mutations(seed: seed, count: 2_000) {
+            let parsed = ActionCodeLink.parse(input)
+            let viewed = ActionCodeLink.withView(of: input) { view -> ActionCodeLink in
+                // Every way of reading a field agrees with the string it makes.
+                for field in [view.oobCode, view.apiKey, view.continueURL, view.languageCode, view.tenantID].compactMap({ $0 }) {
+                    let text = field.string
+                    #expect(field.equals(text) && !field.equals(text + "x"), "\(input)")
+                    #expect(field.withDecodedBytes { String(decoding: $0, as: UTF8.self) } == text, "\(input)")
+                    #expect(field.isEscaped == field.raw.contains(UInt8(ascii: "%")), "\(input)")
+                }
+                return view.link
+            }
+            #expect(viewed == parsed, "\(input) (seed \(seed))")
+        }
+    }
+
+    @Test("the view's fields point into the input when the action is not nested")
+    func viewPointsIntoInput() throws {
+        let input = Self.action + "mode=resetPassword&oobCode=ABC&apiKey=K&lang=en&continueUrl=https%3A%2F%2Fapp.example%2F"
+        let inside = input.utf8.withContiguousStorageIfAvailable { bytes in
+            ActionCodeLink.withView(of: input) { view in
+                let start = UInt(bitPattern: bytes.baseAddress), end = start + UInt(bytes.count)
+                let code = UInt(bitPattern: view.oobCode.raw.baseAddress)
+                return view.mode == .resetPassword && (start..<end).contains(code) && view.continueURL?.isEscaped == true
+                    && view.continueURL?.string == "https://app.example/"
+            }
+        }
+        #expect(inside == .some(.some(true)))
+        #expect(ActionCodeLink.withView(of: "https://www.example.com/?x=1") { _ in true } == nil)
+    }
 }
 
 @Suite("Percent-decoding on bytes", .timeLimit(.minutes(5)))

@@ -85,6 +85,13 @@ func nanosecondsPerLink<R>(_ parse: (String) -> R) -> Double {
     return Double(threadCPUNanoseconds() - start) / Double(corpus.count)
 }
 
+/// The zero-copy reading, as a caller that checks a link uses it: the mode and the code's bytes,
+/// no strings made.
+@inline(never)
+func viewParse(_ link: String) -> Int? {
+    ActionCodeLink.withView(of: link) { view in view.oobCode.raw.count &+ view.mode.hashValue }
+}
+
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 let continueURLCorpus = [
@@ -99,11 +106,20 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.throughput, .wallClock, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(3), maxIterations: 1_000_000)
 
     precondition(corpus.allSatisfy { ActionCodeLink.parse($0) == parseWithURLComponents($0) }, "the two parsers disagree on the corpus")
+    precondition(corpus.allSatisfy { ActionCodeLink.withView(of: $0) { $0.link } == ActionCodeLink.parse($0) }, "the view disagrees")
 
     Benchmark("ActionLinks parse (per link)") { benchmark in
         var index = 0
         for _ in benchmark.scaledIterations {
             blackHole(ActionCodeLink.parse(corpus[index]))
+            index = index == corpus.count - 1 ? 0 : index + 1
+        }
+    }
+
+    Benchmark("ActionLinks zero-copy view (per link)") { benchmark in
+        var index = 0
+        for _ in benchmark.scaledIterations {
+            blackHole(viewParse(corpus[index]))
             index = index == corpus.count - 1 ? 0 : index + 1
         }
     }
@@ -129,14 +145,21 @@ let benchmarks: @Sendable () -> Void = {
     ) { benchmark in
         var ours: [Double] = []
         var ratios: [Double] = []
+        var views: [Double] = []
+        var viewRatios: [Double] = []
         for _ in 0..<31 {
             let actionLinks = nanosecondsPerLink(ActionCodeLink.parse)
             let foundation = nanosecondsPerLink(parseWithURLComponents)
+            let view = nanosecondsPerLink(viewParse)
             ours.append(actionLinks)
             ratios.append(foundation / actionLinks)
+            views.append(view)
+            viewRatios.append(foundation / view)
         }
         let linksPerSecond = 1e9 / median(ours)
         let speedUp = median(ratios)
+        let viewLinksPerSecond = 1e9 / median(views)
+        let viewSpeedUp = median(viewRatios)
         benchmark.measurement(
             .custom("links per CPU second (K)", polarity: .prefersLarger, useScalingFactor: false), Int(linksPerSecond / 1000))
         benchmark.measurement(
@@ -144,7 +167,8 @@ let benchmarks: @Sendable () -> Void = {
         // One plain line whatever the numbers, for scripts/bench.sh (the table is for people), in the
         // file ACTIONLINKS_PARSER_MEDIANS names: package-benchmark keeps a suite's own output to itself.
         let line =
-            "parser medians: links_per_cpu_second=\(Int(linksPerSecond)) speed_up=\(speedUp.formatted(.number.precision(.fractionLength(1))))\n"
+            "parser medians: links_per_cpu_second=\(Int(linksPerSecond)) speed_up=\(speedUp.formatted(.number.precision(.fractionLength(1))))"
+            + " view_links_per_cpu_second=\(Int(viewLinksPerSecond)) view_speed_up=\(viewSpeedUp.formatted(.number.precision(.fractionLength(1))))\n"
         if let path = ProcessInfo.processInfo.environment["ACTIONLINKS_PARSER_MEDIANS"] {
             FileManager.default.createFile(atPath: path, contents: Data(line.utf8))
         }
