@@ -377,6 +377,7 @@ rss_mb=$(mb "$rss_hwm")
 [ "$SKIP_POSTGRES" != 1 ] || { issue_pg_ratio=n/a; confirm_ratio=n/a; refresh_pg_cpu_ratio=n/a; }
 [ "$SKIP_PARSER" != 1 ] || { parser_ratio=n/a; parser_view_ratio=n/a; }
 
+x() { if [ -z "$1" ] || [ "$1" = n/a ]; then echo n/a; else echo "$1x"; fi; }
 report() {
 echo
 echo "ActionLinks bench — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -m), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
@@ -403,7 +404,6 @@ if [ "$SKIP_POSTGRES" != 1 ]; then
     row refresh-pg "token refresh, PostgreSQL" "${refresh_pg_cpu_ratio}x" "CPU of one RSA-2048 sig. (PG ${pg_us[refresh-pg]} us)"
 fi
 if [ "$HASH_MAX" = 1 ]; then row signin-hash-max "signInWithPassword, 64 hashes at once" "" "peak RSS ${rss_hash_max} MB"; fi
-x() { [ "$1" = n/a ] && echo n/a || echo "$1x"; }
 printf '| %-44s | %11s | %8s | %8s | %6s | %10s | %7s | %-34s |\n' "link parser (ActionCodeLink.parse, per core)" "${parser_rate:-n/a}" "" "" "" "" "$(x "$parser_ratio")" "URLComponents (links/CPU s)"
 if [ -n "${parser_view_ratio:-}" ] && [ "$parser_view_ratio" != n/a ]; then
     printf '| %-44s | %11s | %8s | %8s | %6s | %10s | %7s | %-34s |\n' "link parser, zero-copy (ActionCodeLinkView)" "${parser_view_rate:-n/a}" "" "" "" "" "${parser_view_ratio}x" "URLComponents (links/CPU s)"
@@ -424,7 +424,7 @@ printf '  %-4s 1. token refresh <= 1.5x one RSA-2048 signature (CPU)  (SQLite %s
 printf '  %-4s 3. landing page >= 0.5x nginx, p99 < 10 ms          (%sx, %s ms)\n' "$(pass "$(num "$action_ratio") >= 0.5 && $(num "${p99[action-get]}") < 10")" "$action_ratio" "${p99[action-get]}"
 printf '  %-4s 4. peak RSS < 64 MB                                 (%s MB)\n' "$(pass "$(num "$rss_mb") > 0 && $(num "$rss_mb") < 64")" "$rss_mb"
 best_parser=$(awk -v a="$(num "$parser_ratio")" -v b="$(num "${parser_view_ratio:-0}")" 'BEGIN { print (a > b ? a : b) }')
-printf '  %-4s 5. parser >= 20x URLComponents per core             (%sx, zero-copy %sx)\n' "$(pass "$best_parser >= 20")" "$parser_ratio" "${parser_view_ratio:-n/a}"
+printf '  %-4s 5. parser >= 20x URLComponents per core             (%s, zero-copy %s)\n' "$(pass "$best_parser >= 20")" "$(x "$parser_ratio")" "$(x "${parser_view_ratio:-n/a}")"
 printf '  %-4s 6. SQLite issuing p99 < 10 ms                       (%s ms at %s/s)\n' "$(pass "$(num "${p99[issue-sqlite]}") > 0 && $(num "${p99[issue-sqlite]}") < 10")" "${p99[issue-sqlite]}" "${rps[issue-sqlite]}"
 [ "$HASH_MAX" != 1 ] || printf '       7. RSS with 64 password hashes at once: %s MB\n' "$rss_hash_max"
 }
