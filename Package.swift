@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "ActionLinksConfiguration",
             dependencies: [
-                "ActionLinks", "ActionLinksHeaders", .product(name: "Yams", package: "Yams"),
+                "ActionLinks", "ActionLinksHeaders", "ActionLinksSAML", .product(name: "Yams", package: "Yams"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
