@@ -66,6 +66,7 @@ let package = Package(
                 "ActionLinks",
                 "ActionLinksConfiguration",
                 "ActionLinksHeaders",
+                "ActionLinksSAML",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -123,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "ActionLinksServerTests",
             dependencies: [
-                "ActionLinksServer", "ActionLinksTestSupport", "actionlinks",
+                "ActionLinksServer", "ActionLinksSAML", "ActionLinksTestSupport", "actionlinks",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),

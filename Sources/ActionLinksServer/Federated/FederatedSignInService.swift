@@ -63,6 +63,7 @@ public final class FederatedSignInService: Sendable {
         if providerID == "apple.com" { return true }
         guard let domain = email.split(separator: "@").last.map(String.init) else { return false }
         if builtInTrustedDomains[providerID]?.contains(domain) == true { return true }
+        if settings.samlProviders.first(where: { $0.id == providerID })?.trustedEmailDomains.contains(domain) == true { return true }
         return settings.providers.first { $0.id == providerID }?.trustedEmailDomains.contains(domain) == true
     }
 
@@ -99,6 +100,7 @@ public final class FederatedSignInService: Sendable {
     /// Stores a new flow and answers the provider's authorization URL (from its discovery document,
     /// never from the request) to send the browser to.
     func authorizationURL(for start: Start) async throws(ActionError) -> String {
+        if Self.isSAML(start.providerID) { return try await samlAuthorizationURL(for: start) }
         let provider = try enabledProvider(start.providerID)
         let tenant = try await accountService.tenants.policy(for: start.tenantID)
         try tenant.checkEnabled()
@@ -177,6 +179,7 @@ public final class FederatedSignInService: Sendable {
     /// answer as received (the query, or a `form_post` body): the app's `link` is the redirect URI
     /// with it.
     func providerReturned(parameters: [String: String], query: String, binding: String?) async throws(ActionError) -> Return {
+        if parameters["SAMLResponse"] != nil { return try await samlReturned(parameters: parameters, query: query, binding: binding) }
         guard let state = parameters["state"], !state.isEmpty else {
             throw ActionError(.invalidIDPResponse, "the provider's answer has no state")
         }
@@ -361,13 +364,19 @@ public final class FederatedSignInService: Sendable {
             if settings.providers.contains(where: { $0.id == found.assertion.providerID }) {
                 _ = try enabledProvider(found.assertion.providerID)
             }
+            if settings.samlProviders.contains(where: { $0.id == found.assertion.providerID }) {
+                _ = try enabledSAMLProvider(found.assertion.providerID)
+            }
             assertion = found.assertion
         } else {
             guard let requestURI = request.requestURI, !requestURI.isEmpty else { throw ActionError(.missingRequestURI) }
             guard let parameters = Self.parameters(requestURI: requestURI, postBody: request.postBody) else {
                 throw ActionError(.invalidRequestURI)
             }
-            if let state = parameters["state"] {
+            if let saml = try await samlAssertion(parameters: parameters, sessionID: request.sessionID, tenantID: tenant.tenantID) {
+                assertion = saml.assertion
+                oauthIDToken = saml.oauthIDToken
+            } else if let state = parameters["state"] {
                 let flow = try await flow(state: state, parameters: parameters, sessionID: request.sessionID, tenantID: tenant.tenantID)
                 let (checked, answer) = try await exchange(code: parameters["code"] ?? "", flow: flow)
                 assertion = checked
@@ -495,7 +504,8 @@ public final class FederatedSignInService: Sendable {
     /// Applies the account rules in one transaction and, when someone is signed in, starts the session.
     func apply(_ assertion: ProviderAssertion, tenant: TenantPolicy, mode: RulesMode) async throws(ActionError) -> Outcome {
         let now = clock.now
-        let newSession = tokens.newSession(accountID: "", tenantID: tenant.tenantID, signInProvider: assertion.providerID, now: now)
+        let newSession = tokens.newSession(
+            accountID: "", tenantID: tenant.tenantID, signInProvider: assertion.providerID, claims: assertion.samlSessionClaims, now: now)
         let rules = AccountRules(
             assertion: assertion, trusted: isTrusted(assertion), oneAccountPerEmail: settings.users.oneAccountPerEmail,
             selfServiceSignUp: tenant.selfServiceSignUp, newID: Secrets.accountID(), session: newSession.session,

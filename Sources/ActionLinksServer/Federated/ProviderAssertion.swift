@@ -20,6 +20,9 @@ struct ProviderAssertion: Sendable, Codable, Hashable {
     var screenName: String?
     /// The ID token's payload (a JSON object), answered as `rawUserInfo`.
     var rawUserInfo: String?
+    /// The address as the provider wrote it, when `email` is its lower-case form (a SAML `NameID`,
+    /// answered as given, as Firebase's emulator does).
+    var answeredEmail: String?
 
     init(providerID: String, token: ProviderIDToken) {
         self.providerID = providerID

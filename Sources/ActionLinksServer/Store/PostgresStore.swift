@@ -376,6 +376,7 @@ public final class PostgresStore: Sendable {
                 """
             ]
         ),
+        ("v5: used SAML assertions", samlAssertionsSchema),
     ]
 }
 

@@ -141,6 +141,7 @@ public final class SQLiteDatabase: Sendable {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v5: used SAML assertions") { db in try db.execute(sql: samlAssertionsSchema) }
         return migrator
     }
 }
