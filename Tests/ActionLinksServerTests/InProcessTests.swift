@@ -36,6 +36,28 @@ struct InProcessTests {
         }
     }
 
+    @Test("an operation is reached only by its exact name on its own path: accounts:token is not the token endpoint")
+    func exactOperationNames() async throws {
+        try await TestApp.router { app in
+            let owner = ["Authorization": "Bearer owner", "Content-Type": "application/json"]
+            let body = Data(#"{"grant_type":"refresh_token","refresh_token":"x"}"#.utf8)
+            for path in [
+                "/v1/accounts:token?key=demo-api-key", "/v1/accounts:projects", "/v1/accounts:tenants", "/v1/accounts:config",
+                "/v1/accounts:tenant", "/v1/accounts:createSessionCookie", "/v1/accounts:queryAccounts",
+                "/v1/projects/demo-actionlinks:lookup", "/v1/projects/demo-actionlinks:signUp", "/v1/projects/demo-actionlinks:token",
+            ] {
+                let reply = try await app.request("POST", path, body: body, headers: owner)
+                #expect(reply.status == 404 && reply.text.contains(#""status":"NOT_FOUND""#), "\(path): \(reply.status) \(reply.text)")
+            }
+            // The real paths still answer.
+            let token = try await app.request(
+                "POST", "/v1/token?key=demo-api-key", body: body, headers: ["Content-Type": "application/json"])
+            #expect(token.status == 400 && token.errorCode == "INVALID_REFRESH_TOKEN", "\(token.text)")
+            let query = try await app.request("POST", "/v1/projects/demo-actionlinks:queryAccounts", body: Data("{}".utf8), headers: owner)
+            #expect(query.status == 200, "\(query.text)")
+        }
+    }
+
     @Test("a reset link issued, inspected, used and refused a second time, through the REST API")
     func resetRoundTrip() async throws {
         try await TestApp.router { app in

@@ -224,6 +224,40 @@ struct PageTests {
         }
     }
 
+    @Test(
+        "form tokens and device cookies age with the server's clock: an hour-old form is refused and consumes nothing, a 30-day-old cookie is forgotten"
+    )
+    func tokensAgeWithTheClock() async throws {
+        let clock = ManualClock()
+        try await TestApp.router(environment: ["ACTIONLINKS_CODES_LIFETIMES_RESET_PASSWORD": "3h"], clock: clock) { app in
+            try await app.createAccount(email: "aging@example.com")
+            let path = try await link(app, "PASSWORD_RESET", "aging@example.com", "en", [:])
+            let code = try #require(ActionCodeLink.parse("https://links.test.example" + path)?.oobCode)
+            let page = try await app.request("GET", path)
+            clock.advance(seconds: 3599)
+            let late = try await app.submitForm(of: page, ["password": "a new password", "passwordAgain": "another one"])
+            #expect(late.status == 400 && late.text.contains("name=\"password\""), "a second before the hour: the form is still ours")
+            clock.advance(seconds: 1)
+            let expired = try await app.submitForm(of: page, ["password": "a new password", "passwordAgain": "a new password"])
+            #expect(expired.status == 403, "an hour after it was shown, the form is refused")
+            #expect(
+                try await app.api("resetPassword", ["oobCode": code]).json["requestType"] as? String == "PASSWORD_RESET",
+                "and the code is still live")
+
+            let first = try await app.request("GET", try await link(app, "EMAIL_SIGNIN", "aging@example.com", "en", [:]))
+            let done = try await app.submitForm(of: first, ["email": "aging@example.com"])
+            let cookie = ["Cookie": String(try #require(done.header("Set-Cookie")).prefix { $0 != ";" })]
+            clock.advance(seconds: 30 * 86_400 - 1)
+            let remembered = try await app.request(
+                "GET", try await link(app, "EMAIL_SIGNIN", "aging@example.com", "en", [:]), headers: cookie)
+            #expect(remembered.status == 200 && !remembered.text.contains(#"type="email""#), "a second before 30 days: remembered")
+            clock.advance(seconds: 1)
+            let forgotten = try await app.request(
+                "GET", try await link(app, "EMAIL_SIGNIN", "aging@example.com", "en", [:]), headers: cookie)
+            #expect(forgotten.status == 200 && forgotten.text.contains(#"type="email""#), "30 days on: the address is asked for")
+        }
+    }
+
     @Test("a browser that proved an address signs in with that address's next link in one tap; any other browser types it")
     func rememberedDevice() async throws {
         try await TestApp.router { app in

@@ -33,10 +33,10 @@ public final class AccountService: Sendable {
     /// (`USER_DISABLED`, unless `allowDisabled`: an admin acting on the user). For a client, the
     /// tenant must be enabled (`PROJECT_DISABLED`): it is the token's when the call named none, so
     /// every caller that takes the tenant from here gets it checked.
-    func user(idToken: String, call: RESTCall, bodyTenant: String?, allowDisabled: Bool = false) async throws(ActionError) -> User {
+    func user(idToken: String, caller: Caller, bodyTenant: String?, allowDisabled: Bool = false) async throws(ActionError) -> User {
         let claims = try await tokens.verifyIDToken(idToken, now: clock.now)
-        let tenant = try await call.tenant(body: bodyTenant, token: claims.firebase.tenant ?? "", tenants: tenants)
-        if !call.isAdmin { try tenant.checkEnabled() }
+        let tenant = try await caller.tenant(body: bodyTenant, token: claims.firebase.tenant ?? "", tenants: tenants)
+        if !caller.isAdmin { try tenant.checkEnabled() }
         let account = try await account(for: claims, tenantID: tenant.tenantID, allowDisabled: allowDisabled)
         return User(account: account, claims: claims, tenant: tenant)
     }
@@ -48,9 +48,9 @@ public final class AccountService: Sendable {
     /// A stolen refresh token alone then cannot lock the owner out or delete the account. An
     /// anonymous account is exempt (it has no other way in to reauthenticate with, and the session
     /// is all it has), and a development server does not check, as Firebase's emulator does not.
-    func checkRecentSignIn(_ user: User, call: RESTCall) throws(ActionError) {
+    func checkRecentSignIn(_ user: User, caller: Caller) throws(ActionError) {
         let settings = tenants.settings
-        guard !call.isAdmin, !settings.server.development, !user.account.isAnonymous else { return }
+        guard !caller.isAdmin, !settings.server.development, !user.account.isAnonymous else { return }
         if clock.now / 1000 - user.claims.authTime > Int64(settings.users.recentSignInSeconds) {
             throw ActionError(.credentialTooOld, "this change needs a recent sign-in; sign in again (reauthenticate) and retry")
         }

@@ -55,17 +55,17 @@ public final class SignInService: Sendable {
     /// `accounts:signUp`: a client signs up with an address and a password, anonymously, or adds
     /// an address and a password to the signed-in user (`idToken`); the admin creates any account.
     /// A client gets a session; the admin does not.
-    func signUp(_ request: SignUp, call: RESTCall) async throws(ActionError) -> (account: Account, session: SignedInUser?) {
+    func signUp(_ request: SignUp, caller: Caller) async throws(ActionError) -> (account: Account, session: SignedInUser?) {
         let now = clock.now
-        if call.isAdmin {
+        if caller.isAdmin {
             if request.idToken != nil, request.localID != nil { throw ActionError(.unexpectedParameter, "User ID") }
         } else if request.localID != nil {
             throw ActionError(.unexpectedParameter, "User ID")
         }
-        var tenant = try await call.tenant(body: request.bodyTenant, tenants: accountService.tenants)
+        var tenant = try await caller.tenant(body: request.bodyTenant, tenants: accountService.tenants)
         try tenant.checkEnabled()
         let withPassword = request.idToken != nil || request.password != nil || request.email != nil
-        if !call.isAdmin {
+        if !caller.isAdmin {
             if withPassword {
                 guard request.email != nil else { throw ActionError.missingEmail }
                 guard request.password != nil else { throw ActionError(.missingPassword) }
@@ -82,11 +82,11 @@ public final class SignInService: Sendable {
             guard let canonical = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
             email = canonical
         }
-        if call.isAdmin, let localID = request.localID, localID.isEmpty || localID.utf8.count > 128 {
+        if caller.isAdmin, let localID = request.localID, localID.isEmpty || localID.utf8.count > 128 {
             throw ActionError(.invalidLocalID, "a user ID is 1 to 128 characters")
         }
         var phoneNumber: String?
-        if call.isAdmin, let given = request.phoneNumber {
+        if caller.isAdmin, let given = request.phoneNumber {
             guard PhoneNumber.isValid(given) else { throw ActionError(.invalidPhoneNumber, "Invalid format.") }
             phoneNumber = given
         }
@@ -106,27 +106,27 @@ public final class SignInService: Sendable {
         }
         var signedIn: User?
         if let idToken = request.idToken {
-            let user = try await accountService.user(idToken: idToken, call: call, bodyTenant: request.bodyTenant)
+            let user = try await accountService.user(idToken: idToken, caller: caller, bodyTenant: request.bodyTenant)
             // Adding an address and a password to a signed-in account is a change of both.
-            if withPassword { try accountService.checkRecentSignIn(user, call: call) }
+            if withPassword { try accountService.checkRecentSignIn(user, caller: caller) }
             signedIn = user
             if user.tenant.tenantID != tenant.tenantID {
                 // The call named no tenant: the ID token's (enabled: ``AccountService/user``) is
                 // checked as a named one would have been.
                 tenant = user.tenant
-                if !call.isAdmin, !tenant.allowPasswordSignup { throw ActionError(.operationNotAllowed) }
+                if !caller.isAdmin, !tenant.allowPasswordSignup { throw ActionError(.operationNotAllowed) }
                 if let password = request.password { try tenant.passwords.check(password) }
             }
         }
         let newSession =
-            call.isAdmin
+            caller.isAdmin
             ? nil
             : tokens.newSession(
                 accountID: signedIn?.account.localID ?? request.localID ?? "", tenantID: tenant.tenantID,
                 signInProvider: withPassword ? "password" : "anonymous", now: now)
         let newID = request.localID ?? Secrets.accountID()
         let tenantID = tenant.tenantID
-        let isAdmin = call.isAdmin
+        let isAdmin = caller.isAdmin
         let given = (email: email, phoneNumber: phoneNumber, hash: hash, user: signedIn)
         let result = try await store.call {
             try await self.accounts.transaction(tenantID: tenantID, now: now) { tx -> (Account, Bool) in
@@ -192,9 +192,9 @@ public final class SignInService: Sendable {
     /// taken back when the attempt was not a wrong guess (it signed in, or the server could not
     /// judge it). Concurrent guesses therefore cannot all pass a limit that each read before any
     /// was counted: of 24 at once against a limit of 10, 10 are hashed and 14 refused.
-    func signIn(email given: String?, password: String?, bodyTenant: String?, call: RESTCall) async throws(ActionError) -> SignedInUser {
+    func signIn(email given: String?, password: String?, bodyTenant: String?, caller: Caller) async throws(ActionError) -> SignedInUser {
         let now = clock.now
-        let tenant = try await call.tenant(body: bodyTenant, tenants: accountService.tenants)
+        let tenant = try await caller.tenant(body: bodyTenant, tenants: accountService.tenants)
         try tenant.checkEnabled()
         guard tenant.allowPasswordSignup else { throw ActionError(.passwordLoginDisabled) }
         guard let given else { throw ActionError.missingEmail }
@@ -202,7 +202,7 @@ public final class SignInService: Sendable {
         guard let password, !password.isEmpty else { throw ActionError(.missingPassword) }
         var failureKeys = ["signin-failure:address:\(tenant.tenantID):\(email)"]
         var limits = [settings.limits.signInFailuresPerAccountPerHour]
-        if let address = call.clientAddress {
+        if let address = caller.clientAddress {
             failureKeys.append("signin-failure:ip:\(address)")
             limits.append(settings.limits.signInFailuresPerIPPerHour)
         }
@@ -288,10 +288,10 @@ public final class SignInService: Sendable {
 
     /// `accounts:signInWithCustomToken`: a token a backend minted (`firebase-admin`'s
     /// `create_custom_token`) signs in its `uid`, creating the account the first time.
-    func signIn(customToken: String?, bodyTenant: String?, call: RESTCall) async throws(ActionError) -> SignedInUser {
+    func signIn(customToken: String?, bodyTenant: String?, caller: Caller) async throws(ActionError) -> SignedInUser {
         let now = clock.now
         // As Firebase checks: the tenant first (PROJECT_DISABLED), then the token.
-        let tenant = try await call.tenant(body: bodyTenant, tenants: accountService.tenants)
+        let tenant = try await caller.tenant(body: bodyTenant, tenants: accountService.tenants)
         try tenant.checkEnabled()
         guard let customToken, !customToken.isEmpty else { throw ActionError(.missingCustomToken) }
         let token = try await customTokens.verify(customToken, now: now)

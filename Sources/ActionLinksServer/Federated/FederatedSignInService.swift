@@ -349,8 +349,8 @@ public final class FederatedSignInService: Sendable {
     }
 
     /// `accounts:signInWithIdp`.
-    func signInWithIdp(_ request: Assertion, call: RESTCall) async throws(ActionError) -> Result<Answer, CredentialRefusal> {
-        var tenant = try await call.tenant(body: request.tenantID, tenants: accountService.tenants)
+    func signInWithIdp(_ request: Assertion, caller: Caller) async throws(ActionError) -> Result<Answer, CredentialRefusal> {
+        var tenant = try await caller.tenant(body: request.tenantID, tenants: accountService.tenants)
         try tenant.checkEnabled()
         let now = clock.now
         var oauthIDToken: String?
@@ -393,7 +393,7 @@ public final class FederatedSignInService: Sendable {
         }
         let mode: RulesMode
         if let idToken = request.idToken {
-            let user = try await accountService.user(idToken: idToken, call: call, bodyTenant: request.tenantID)
+            let user = try await accountService.user(idToken: idToken, caller: caller, bodyTenant: request.tenantID)
             tenant = user.tenant
             mode = .link(accountID: user.account.localID)
         } else {

@@ -64,20 +64,4 @@ public struct PostgresFederatedFlowStore: FederatedFlowStore {
 extension PostgresStore {
     /// The federated sign-in flows on this database.
     public var federatedFlows: PostgresFederatedFlowStore { PostgresFederatedFlowStore(database: self) }
-
-    /// Migration v3: the flows of federated sign-in.
-    static let federatedFlowsSchema = [
-        """
-        CREATE TABLE federated_flows (
-            state_hash TEXT PRIMARY KEY,
-            tenant_id TEXT NOT NULL,
-            expires_at BIGINT NOT NULL,
-            returned_at BIGINT,
-            code_hash TEXT,
-            consumed_at BIGINT,
-            details TEXT NOT NULL
-        )
-        """,
-        "CREATE INDEX federated_flows_expiry ON federated_flows (expires_at)",
-    ]
 }

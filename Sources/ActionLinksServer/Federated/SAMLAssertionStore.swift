@@ -4,7 +4,8 @@ import PostgresNIO
 
 // One-time SAML assertions: each assertion ID an IdP issued is accepted once, and remembered until
 // the assertion could no longer be accepted anyway (its NotOnOrAfter plus the clock skew). Each
-// use is one conditional insert, so two instances (or two requests) can never both use it.
+// use is one conditional insert, so two instances (or two requests) can never both use it. The
+// table is schema v5 (SQLiteSchema.swift, PostgresSchema.swift).
 
 extension SQLiteFederatedFlowStore {
     public func useSAMLAssertion(key: String, expiresAt: Timestamp, now: Timestamp) async throws -> Bool {
@@ -30,23 +31,4 @@ extension PostgresFederatedFlowStore {
             ).collect().count == 1
         }
     }
-}
-
-extension SQLiteDatabase {
-    /// Migration v5: the SAML assertions already used.
-    static let samlAssertionsSchema = """
-        CREATE TABLE saml_assertions (
-            key TEXT PRIMARY KEY NOT NULL,
-            expires_at INTEGER NOT NULL
-        ) WITHOUT ROWID;
-        CREATE INDEX saml_assertions_expiry ON saml_assertions (expires_at);
-        """
-}
-
-extension PostgresStore {
-    /// Migration v5: the SAML assertions already used.
-    static let samlAssertionsSchema = [
-        "CREATE TABLE saml_assertions (key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
-        "CREATE INDEX saml_assertions_expiry ON saml_assertions (expires_at)",
-    ]
 }

@@ -51,18 +51,4 @@ public struct SQLiteFederatedFlowStore: FederatedFlowStore {
 extension SQLiteDatabase {
     /// The federated sign-in flows on this database.
     public var federatedFlows: SQLiteFederatedFlowStore { SQLiteFederatedFlowStore(pool: pool) }
-
-    /// Migration v3: the flows of federated sign-in.
-    static let federatedFlowsSchema = """
-        CREATE TABLE federated_flows (
-            state_hash TEXT PRIMARY KEY NOT NULL,
-            tenant_id TEXT NOT NULL,
-            expires_at INTEGER NOT NULL,
-            returned_at INTEGER,
-            code_hash TEXT,
-            consumed_at INTEGER,
-            details TEXT NOT NULL
-        ) WITHOUT ROWID;
-        CREATE INDEX federated_flows_expiry ON federated_flows (expires_at);
-        """
 }

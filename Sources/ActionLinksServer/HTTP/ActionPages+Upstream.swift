@@ -80,7 +80,7 @@ extension ActionPages {
             // As Firebase's own page does, a recovered address is offered a password reset at once.
             let offer = (mode == .recoverEmail ? done.email : nil).map { email in
                 ResultView.ResetOffer(
-                    oobCode: code, token: resetOfferToken(code: code, email: email, now: Int64(Date().timeIntervalSince1970)),
+                    oobCode: code, token: resetOfferToken(code: code, email: email),
                     apiKey: apiKey, tenantID: tenantID, email: email, label: templates.text("recoverEmail.offerReset", language))
             }
             return resultPage(
@@ -151,19 +151,14 @@ extension ActionPages {
             values: ["email": EmailAddress.masked(email), "appName": settings.project.appName])
     }
 
-    /// `<seconds>.<HMAC(form key, "reset-offer|" + code + "|" + email + "|" + seconds)>`: ties the
-    /// reset offer to the recovered code and its address.
-    func resetOfferToken(code: String, email: String, now: Int64) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("reset-offer|\(code)|\(email)|\(now)".utf8), using: formKey)
-        return "\(now)." + Base64URL.encode(Data(mac))
+    /// A token that ties the reset offer to the recovered code and its address
+    /// (``SignedToken/Purpose/resetOffer``).
+    func resetOfferToken(code: String, email: String) -> String {
+        resetOfferTokens.make(bound: [code, email], now: clock.now)
     }
 
     func verifyResetOfferToken(_ token: String, code: String, email: String) -> Bool {
-        let parts = token.split(separator: ".", maxSplits: 1)
-        guard parts.count == 2, let issued = Int64(parts[0]) else { return false }
-        let now = Int64(Date().timeIntervalSince1970)
-        guard issued <= now + 60, issued >= now - Self.formLifetime else { return false }
-        return ConstantTime.equal(Array(token.utf8), Array(resetOfferToken(code: code, email: email, now: issued).utf8))
+        resetOfferTokens.verify(token, bound: [code, email], now: clock.now) != nil
     }
 
     /// The form for `link` again (a password refused), with what upstream says about the code now.

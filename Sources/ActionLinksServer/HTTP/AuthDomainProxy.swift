@@ -60,7 +60,7 @@ struct AuthDomainProxy {
             if field.name == .cookie {
                 // This server's own cookies (the remembered device) are not the auth domain's business.
                 let kept = field.value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-                    .filter { !$0.hasPrefix(ActionPages.deviceCookieName + "=") }
+                    .filter { !$0.hasPrefix(RememberedDevice.cookieName + "=") }
                 if !kept.isEmpty { outgoing.headers.add(name: "Cookie", value: kept.joined(separator: "; ")) }
                 continue
             }

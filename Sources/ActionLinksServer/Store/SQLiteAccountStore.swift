@@ -89,9 +89,9 @@ public struct SQLiteAccountStore: AccountStore {
 
     /// The accounts matching `condition` (after `tenant_id = ?`), with their federated identities.
     static func fetchAll(_ db: Database, _ condition: String, _ arguments: StatementArguments) throws -> [Account] {
-        var accounts = try Row.fetchAll(
+        var accounts = try AccountRow.fetchAll(
             db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND " + condition), arguments: arguments
-        ).map(account)
+        ).map(\.account)
         for index in accounts.indices {
             accounts[index].federatedIdentities = try identities(db, tenantID: accounts[index].tenantID, localID: accounts[index].localID)
         }
@@ -100,9 +100,9 @@ public struct SQLiteAccountStore: AccountStore {
 
     static func fetchOne(_ db: Database, _ condition: String, _ arguments: StatementArguments) throws -> Account? {
         guard
-            var account = try Row.fetchOne(
+            var account = try AccountRow.fetchOne(
                 db.cachedStatement(sql: "SELECT * FROM accounts WHERE tenant_id = ? AND " + condition), arguments: arguments
-            ).map(account)
+            )?.account
         else { return nil }
         account.federatedIdentities = try identities(db, tenantID: account.tenantID, localID: account.localID)
         return account
@@ -118,30 +118,55 @@ public struct SQLiteAccountStore: AccountStore {
                 photoURL: $0["photo_url"])
         }
     }
+}
 
-    static let columns = [
-        "local_id", "tenant_id", "email", "email_verified", "password_hash", "password_updated_at", "display_name", "photo_url",
-        "phone_number", "disabled", "created_at", "last_login_at", "last_refresh_at", "valid_since", "custom_attributes", "initial_email",
-        "email_link_signin", "custom_auth",
-    ]
+/// An `accounts` row as a GRDB record: the one place that names the table's columns (the
+/// federated identities live in `account_providers`, read and written beside it).
+struct AccountRow: FetchableRecord, PersistableRecord {
+    static let databaseTableName = "accounts"
 
-    static func values(_ account: Account) -> [(any DatabaseValueConvertible)?] {
-        [
-            account.localID, account.tenantID, account.email, account.emailVerified, account.passwordHash, account.passwordUpdatedAt,
-            account.displayName, account.photoURL, account.phoneNumber, account.disabled, account.createdAt, account.lastLoginAt,
-            account.lastRefreshAt, account.validSince, account.customAttributes, account.initialEmail, account.emailLinkSignin,
-            account.customAuth,
-        ]
+    enum Columns: String, ColumnExpression, CaseIterable {
+        case localID = "local_id", tenantID = "tenant_id", email, emailVerified = "email_verified", passwordHash = "password_hash"
+        case passwordUpdatedAt = "password_updated_at", displayName = "display_name", photoURL = "photo_url"
+        case phoneNumber = "phone_number", disabled, createdAt = "created_at", lastLoginAt = "last_login_at"
+        case lastRefreshAt = "last_refresh_at", validSince = "valid_since", customAttributes = "custom_attributes"
+        case initialEmail = "initial_email", emailLinkSignin = "email_link_signin", customAuth = "custom_auth"
     }
 
-    static func account(_ row: Row) -> Account {
-        Account(
-            localID: row["local_id"], tenantID: row["tenant_id"], email: row["email"], emailVerified: row["email_verified"],
-            passwordHash: row["password_hash"], passwordUpdatedAt: row["password_updated_at"], displayName: row["display_name"],
-            photoURL: row["photo_url"], phoneNumber: row["phone_number"], disabled: row["disabled"], createdAt: row["created_at"],
-            lastLoginAt: row["last_login_at"], lastRefreshAt: row["last_refresh_at"], validSince: row["valid_since"],
-            customAttributes: row["custom_attributes"], initialEmail: row["initial_email"], emailLinkSignin: row["email_link_signin"],
-            customAuth: row["custom_auth"])
+    var account: Account
+
+    init(_ account: Account) { self.account = account }
+
+    init(row: Row) {
+        account = Account(
+            localID: row[Columns.localID], tenantID: row[Columns.tenantID], email: row[Columns.email],
+            emailVerified: row[Columns.emailVerified], passwordHash: row[Columns.passwordHash],
+            passwordUpdatedAt: row[Columns.passwordUpdatedAt], displayName: row[Columns.displayName], photoURL: row[Columns.photoURL],
+            phoneNumber: row[Columns.phoneNumber], disabled: row[Columns.disabled], createdAt: row[Columns.createdAt],
+            lastLoginAt: row[Columns.lastLoginAt], lastRefreshAt: row[Columns.lastRefreshAt], validSince: row[Columns.validSince],
+            customAttributes: row[Columns.customAttributes], initialEmail: row[Columns.initialEmail],
+            emailLinkSignin: row[Columns.emailLinkSignin], customAuth: row[Columns.customAuth])
+    }
+
+    func encode(to container: inout PersistenceContainer) {
+        container[Columns.localID] = account.localID
+        container[Columns.tenantID] = account.tenantID
+        container[Columns.email] = account.email
+        container[Columns.emailVerified] = account.emailVerified
+        container[Columns.passwordHash] = account.passwordHash
+        container[Columns.passwordUpdatedAt] = account.passwordUpdatedAt
+        container[Columns.displayName] = account.displayName
+        container[Columns.photoURL] = account.photoURL
+        container[Columns.phoneNumber] = account.phoneNumber
+        container[Columns.disabled] = account.disabled
+        container[Columns.createdAt] = account.createdAt
+        container[Columns.lastLoginAt] = account.lastLoginAt
+        container[Columns.lastRefreshAt] = account.lastRefreshAt
+        container[Columns.validSince] = account.validSince
+        container[Columns.customAttributes] = account.customAttributes
+        container[Columns.initialEmail] = account.initialEmail
+        container[Columns.emailLinkSignin] = account.emailLinkSignin
+        container[Columns.customAuth] = account.customAuth
     }
 }
 
@@ -188,21 +213,18 @@ final class SQLiteAccountTransaction: AccountTransaction {
     }
 
     func insert(_ account: Account) throws {
-        precondition(account.tenantID == tenantID, "an account is written in its own tenant's transaction")
-        let columns = SQLiteAccountStore.columns
-        try db.execute(
-            sql: "INSERT INTO accounts (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
-            arguments: StatementArguments(SQLiteAccountStore.values(account)))
+        guard account.tenantID == tenantID else { throw StoreInconsistency(description: "an account written in another tenant") }
+        try AccountRow(account).insert(db)
         try writeIdentities(account)
     }
 
     func update(_ account: Account) throws {
-        precondition(account.tenantID == tenantID, "an account is written in its own tenant's transaction")
-        let columns = SQLiteAccountStore.columns.dropFirst(2)
-        try db.execute(
-            sql: "UPDATE accounts SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE tenant_id = ? AND local_id = ?",
-            arguments: StatementArguments(Array(SQLiteAccountStore.values(account).dropFirst(2)) + [tenantID, account.localID]))
-        guard db.changesCount == 1 else { throw AccountStoreError.accountNotFound }
+        guard account.tenantID == tenantID else { throw StoreInconsistency(description: "an account written in another tenant") }
+        do {
+            try AccountRow(account).update(db)
+        } catch RecordError.recordNotFound {
+            throw AccountStoreError.accountNotFound
+        }
         try db.execute(sql: "DELETE FROM account_providers WHERE tenant_id = ? AND local_id = ?", arguments: [tenantID, account.localID])
         try writeIdentities(account)
     }

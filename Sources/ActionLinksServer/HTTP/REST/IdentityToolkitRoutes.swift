@@ -39,34 +39,37 @@ struct IdentityToolkitRoutes {
         for prefix in Self.prefixes {
             route(collection, "\(prefix)/accounts:{operation}")
             route(collection, "\(prefix)/projects/{project}/accounts:{operation}")
-            route(collection, "\(prefix)/projects/{project}/accounts") { _ in "signUp" }
+            route(collection, "\(prefix)/projects/{project}/accounts") { _ in (.accounts, "signUp") }
             route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts:{operation}")
-            route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts") { _ in "signUp" }
+            route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts") { _ in (.accounts, "signUp") }
             // `projects/<p>:createSessionCookie`: the operation follows the project after a colon.
-            route(collection, "\(prefix)/projects/{project}") { $0.operationAfterColon("project") }
-            route(collection, "\(prefix)/projects/{project}/tenants/{tenant}") { $0.operationAfterColon("tenant") }
-            route(collection, "\(prefix)/projects") { _ in "projects" }
+            route(collection, "\(prefix)/projects/{project}") { (.project, $0.operationAfterColon("project")) }
+            route(collection, "\(prefix)/projects/{project}/tenants/{tenant}") { (.project, $0.operationAfterColon("tenant")) }
+            route(collection, "\(prefix)/projects") { _ in (.path, "projects") }
         }
         for prefix in Self.tenantPrefixes {
-            route(collection, "\(prefix)/projects/{project}/tenants") { _ in "tenants" }
-            route(collection, "\(prefix)/projects/{project}/tenants/{tenantID}") { _ in "tenant" }
-            route(collection, "\(prefix)/projects/{project}/config") { _ in "config" }
+            route(collection, "\(prefix)/projects/{project}/tenants") { _ in (.path, "tenants") }
+            route(collection, "\(prefix)/projects/{project}/tenants/{tenantID}") { _ in (.path, "tenant") }
+            route(collection, "\(prefix)/projects/{project}/config") { _ in (.path, "config") }
         }
-        for path in Self.tokenPaths { route(collection, RouterPath(path)) { _ in "token" } }
+        for path in Self.tokenPaths { route(collection, RouterPath(path)) { _ in (.path, "token") } }
         if settings.server.development {
             route(collection, "\(Self.legacyPrefix)/{legacy}") { [api] parameters in
                 let legacy = parameters.get("legacy") ?? ""
-                return api.legacyNames[legacy] ?? "legacy:" + legacy
+                guard let key = api.legacy(legacy) else { return (.accounts, "legacy:" + legacy) }
+                return (key.surface, key.name)
             }
         }
         router.addRoutes(collection)
     }
 
     /// Routes every method of `path` to the operation `name` picks from the path's parameters
-    /// (by default the `{operation}` capture).
+    /// (by default the `{operation}` capture, an `accounts:` operation).
     private func route(
         _ collection: RouteCollection<ServerRequestContext>, _ path: RouterPath,
-        name: @escaping @Sendable (inout ResolvedParameters) -> String = { $0.get("operation") ?? "" }
+        name: @escaping @Sendable (inout ResolvedParameters) -> (IdentityToolkitAPI.Surface, String) = {
+            (.accounts, $0.get("operation") ?? "")
+        }
     ) {
         let api = api
         for method in LinkDomainRouter.otherMethods {
@@ -81,14 +84,16 @@ struct IdentityToolkitRoutes {
                     }
                 }
                 var parameters = ResolvedParameters(context.parameters)
-                let operation = name(&parameters)
+                let (surface, operation) = name(&parameters)
                 var query: [String: String] = [:]
                 for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
+                let who = Caller(
+                    isAdmin: caller == .admin, pathTenant: parameters.tenant, clientAddress: context.clientAddress,
+                    locale: request.firebaseLocale)
                 let call = RESTCall(
-                    caller: caller, pathTenant: parameters.tenant, namesProject: parameters.project != nil, body: context.body,
-                    query: query, parameters: parameters.values, locale: request.firebaseLocale, clientAddress: context.clientAddress,
+                    caller: who, namesProject: parameters.project != nil, body: context.body, query: query, parameters: parameters.values,
                     method: request.method, isForm: isForm)
-                return RESTAPIResponse.json(try await api.perform(operation, call: call))
+                return RESTAPIResponse.json(try await api.perform(operation, on: surface, call: call))
             }
         }
     }

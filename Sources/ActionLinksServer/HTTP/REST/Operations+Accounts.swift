@@ -35,14 +35,14 @@ extension IdentityToolkitAPI {
                 try await call.tenant(body: fields.tenantId, tenants: tenants).checkEnabled()
                 throw ActionError(.missingIDToken)
             }
-            let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
+            let user = try await accounts.user(idToken: idToken, caller: call.caller, bodyTenant: fields.tenantId)
             try user.tenant.checkEnabled()  // the admin's lookup too, as the emulator's
             return LookupResponse(users: [UserRecord(user.account)])
         }
 
-        add("update", legacy: "setAccountInfo", body: UpdateRequest.self) { fields, call throws(ActionError) in
-            var tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
-            try tenant.checkEnabled()
+        add("update", legacy: "setAccountInfo", requires: [.enabledTenant], body: UpdateRequest.self) {
+            fields, call, named throws(ActionError) in
+            var tenant = named
             if !call.isAdmin {
                 guard fields.idToken != nil || fields.oobCode != nil else {
                     throw ActionError(.invalidRequestType, "Unsupported request parameters.")
@@ -62,9 +62,9 @@ extension IdentityToolkitAPI {
             if call.isAdmin, let id = fields.localId {
                 localID = id
             } else {
-                let user = try await accounts.user(idToken: fields.idToken ?? "", call: call, bodyTenant: fields.tenantId)
+                let user = try await accounts.user(idToken: fields.idToken ?? "", caller: call.caller, bodyTenant: fields.tenantId)
                 if fields.disableUser != nil { throw ActionError(.operationNotAllowed) }
-                if fields.password != nil || fields.email != nil { try accounts.checkRecentSignIn(user, call: call) }
+                if fields.password != nil || fields.email != nil { try accounts.checkRecentSignIn(user, caller: call.caller) }
                 localID = user.account.localID
                 signInProvider = user.claims.firebase.signInProvider
                 tenant = user.tenant
@@ -144,18 +144,17 @@ extension IdentityToolkitAPI {
                 try await call.tenant(body: fields.tenantId, tenants: tenants).checkEnabled()
                 throw ActionError(.missingIDToken)
             }
-            let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
+            let user = try await accounts.user(idToken: idToken, caller: call.caller, bodyTenant: fields.tenantId)
             guard user.tenant.selfServiceDelete else {
                 throw ActionError(
                     .adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")
             }
-            try accounts.checkRecentSignIn(user, call: call)
+            try accounts.checkRecentSignIn(user, caller: call.caller)
             try await accounts.delete(localID: user.account.localID, tenantID: user.tenant.tenantID)
             return DeleteResponse()
         }
 
-        add("batchDelete", adminOnly: true, body: BatchDeleteRequest.self) { fields, call throws(ActionError) in
-            let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
+        add("batchDelete", requires: [.admin, .tenant], body: BatchDeleteRequest.self) { fields, call, tenant throws(ActionError) in
             let errors = try await accounts.batchDelete(
                 localIDs: fields.localIds ?? [], force: fields.force?.value ?? false, tenantID: tenant.tenantID)
             return BatchDeleteResponse(errors: errors.isEmpty ? nil : errors)
@@ -163,10 +162,8 @@ extension IdentityToolkitAPI {
 
         // `GET ...:batchGet?maxResults=&nextPageToken=`, or the legacy `downloadAccount`'s POST
         // with the same fields in its body.
-        add("batchGet", legacy: "downloadAccount", methods: [.get, .post], adminOnly: true, body: BatchGetRequest.self) {
-            fields, call throws(ActionError) in
-            let tenant = try await call.tenant(body: call.query["tenantId"] ?? fields.tenantId, tenants: tenants)
-            try tenant.checkEnabled()
+        add("batchGet", legacy: "downloadAccount", methods: [.get, .post], requires: [.admin, .enabledTenant], body: BatchGetRequest.self) {
+            fields, call, tenant throws(ActionError) in
             let requested = call.query["maxResults"] ?? fields.maxResults?.text
             let maximum = min(max(requested.flatMap { Int($0) } ?? 20, 1), 1000)
             let token = call.query["nextPageToken"] ?? fields.nextPageToken
@@ -174,9 +171,8 @@ extension IdentityToolkitAPI {
             return DownloadAccountResponse(users: page.accounts.map { UserRecord($0, exportingHashes: true) }, nextPageToken: page.next)
         }
 
-        let query: @Sendable (QueryRequest, RESTCall) async throws(ActionError) -> QueryResponse = { fields, call throws(ActionError) in
-            let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
-            try tenant.checkEnabled()
+        let query: @Sendable (QueryRequest, RESTCall, TenantPolicy) async throws(ActionError) -> QueryResponse = {
+            fields, call, tenant throws(ActionError) in
             if let expression = fields.expression, !expression.isEmpty {
                 throw ActionError.notImplemented("expression is not implemented; query by user ID with accounts:lookup")
             }
@@ -198,12 +194,11 @@ extension IdentityToolkitAPI {
             let window = all.dropFirst(offset).prefix(limit)
             return QueryResponse(recordsCount: String(count), userInfo: window.map { UserRecord($0) })
         }
-        add("query", adminOnly: true, body: QueryRequest.self, query)
-        add("queryAccounts", adminOnly: true, body: QueryRequest.self, query)
+        add("query", requires: [.admin, .enabledTenant], body: QueryRequest.self, query)
+        add("queryAccounts", on: .project, requires: [.admin, .enabledTenant], body: QueryRequest.self, query)
 
-        add("createAuthUri", legacy: "createAuthUri", body: CreateAuthURIRequest.self) { fields, call throws(ActionError) in
-            let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
-            try tenant.checkEnabled()
+        add("createAuthUri", legacy: "createAuthUri", requires: [.enabledTenant], body: CreateAuthURIRequest.self) {
+            fields, call, tenant throws(ActionError) in
             let sessionID = fields.sessionId ?? Secrets.sessionID()
             if let providerID = fields.providerId, !providerID.isEmpty {
                 let authURI = try await services.federated.authURI(
@@ -224,7 +219,8 @@ extension IdentityToolkitAPI {
                 signinMethods: methods.signInMethods)
         }
 
-        add("projects", legacy: "getProjectConfig", methods: [.get, .post], body: EmptyRequest.self) { _, call throws(ActionError) in
+        add("projects", on: .path, legacy: "getProjectConfig", methods: [.get, .post], body: EmptyRequest.self) {
+            _, call throws(ActionError) in
             if let tenant = call.pathTenant, !tenant.isEmpty { throw ActionError(.unsupportedTenantOperation) }
             var domains = settings.linkDomains.map { $0.host }
             for entry in policy.entries {
@@ -274,7 +270,7 @@ struct Nullable<Value: Decodable & Sendable>: Sendable {
 }
 
 /// `accounts:update`.
-struct UpdateRequest: Decodable, Sendable {
+struct UpdateRequest: Decodable, Sendable, NamesTenant {
     struct LinkedProvider: Decodable, Sendable {
         var providerId: String?
         var rawId: String?
@@ -376,7 +372,7 @@ struct DeleteResponse: Encodable, Sendable {
 }
 
 /// `accounts:batchDelete`.
-struct BatchDeleteRequest: Decodable, Sendable {
+struct BatchDeleteRequest: Decodable, Sendable, NamesTenant {
     var localIds: [String]?
     var force: LenientBool?
     var tenantId: String?
@@ -388,10 +384,13 @@ struct BatchDeleteResponse: Encodable, Sendable {
 }
 
 /// `accounts:batchGet`'s fields in a body (the legacy `downloadAccount`).
-struct BatchGetRequest: Decodable, Sendable {
+struct BatchGetRequest: Decodable, Sendable, NamesTenant {
     var maxResults: LenientString?
     var nextPageToken: String?
     var tenantId: String?
+
+    /// `GET ...:batchGet?tenantId=`: the query names it.
+    func namedTenant(in call: RESTCall) -> String? { call.query["tenantId"] ?? tenantId }
 }
 
 /// `accounts:batchGet`'s answer (what `firebase-admin`'s `list_users` pages through).
@@ -402,7 +401,7 @@ struct DownloadAccountResponse: Encodable, Sendable {
 }
 
 /// `accounts:query`.
-struct QueryRequest: Decodable, Sendable {
+struct QueryRequest: Decodable, Sendable, NamesTenant {
     var returnUserInfo: LenientBool?
     var limit: LenientString?
     var offset: LenientString?
@@ -419,7 +418,7 @@ struct QueryResponse: Encodable, Sendable {
 }
 
 /// `accounts:createAuthUri`.
-struct CreateAuthURIRequest: Decodable, Sendable {
+struct CreateAuthURIRequest: Decodable, Sendable, NamesTenant {
     var identifier: String?
     var continueUri: String?
     var providerId: String?

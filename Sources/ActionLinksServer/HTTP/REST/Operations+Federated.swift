@@ -21,7 +21,7 @@ extension IdentityToolkitAPI {
             request.idToken = fields.idToken
             request.autoCreate = fields.autoCreate?.value ?? true
             request.tenantID = fields.tenantId
-            switch try await federated.signInWithIdp(request, call: call) {
+            switch try await federated.signInWithIdp(request, caller: call.caller) {
             case .success(let answer):
                 var response = SignInWithIdpResponse(answer)
                 switch answer.outcome {

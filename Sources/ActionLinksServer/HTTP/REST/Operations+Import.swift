@@ -9,9 +9,8 @@ extension IdentityToolkitAPI {
         let tenants = services.tenants
         let signIn = services.signIn
 
-        add("batchCreate", legacy: "uploadAccount", adminOnly: true, body: BatchCreateRequest.self) { fields, call throws(ActionError) in
-            let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
-            try tenant.checkEnabled()
+        add("batchCreate", legacy: "uploadAccount", requires: [.admin, .enabledTenant], body: BatchCreateRequest.self) {
+            fields, call, tenant throws(ActionError) in
             // A plain-text `rawPassword` (Identity Toolkit's input-only field) is hashed as a
             // sign-up's would be, after the tenant's password policy.
             var rawPasswords: [Int: Result<String, ActionError>] = [:]
@@ -59,7 +58,7 @@ extension IdentityToolkitAPI {
 }
 
 /// `accounts:batchCreate`.
-struct BatchCreateRequest: Decodable, Sendable {
+struct BatchCreateRequest: Decodable, Sendable, NamesTenant {
     struct User: Decodable, Sendable {
         struct Provider: Decodable, Sendable {
             var providerId: String?

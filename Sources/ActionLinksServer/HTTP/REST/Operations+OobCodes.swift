@@ -11,9 +11,9 @@ extension IdentityToolkitAPI {
         let accounts = services.accounts
         let tenants = services.tenants
 
-        add("sendOobCode", legacy: "getOobConfirmationCode", body: SendOobCodeRequest.self) { fields, call throws(ActionError) in
-            var tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
-            try tenant.checkEnabled()
+        add("sendOobCode", legacy: "getOobConfirmationCode", requires: [.enabledTenant], body: SendOobCodeRequest.self) {
+            fields, call, named throws(ActionError) in
+            var tenant = named
             guard let type = fields.requestType?.name, !type.isEmpty, type != "OOB_REQ_TYPE_UNSPECIFIED" else {
                 throw ActionError(.missingRequestType)
             }
@@ -33,9 +33,9 @@ extension IdentityToolkitAPI {
                 if mode == .verifyAndChangeEmail, fields.newEmail?.isEmpty ?? true { throw ActionError(.missingNewEmail) }
                 if !((returnLink || call.isAdmin) && fields.idToken == nil) {
                     if mode == .verifyAndChangeEmail, fields.idToken == nil { throw ActionError(.missingIDToken) }
-                    let signedIn = try await accounts.user(idToken: fields.idToken ?? "", call: call, bodyTenant: fields.tenantId)
+                    let signedIn = try await accounts.user(idToken: fields.idToken ?? "", caller: call.caller, bodyTenant: fields.tenantId)
                     // verifyBeforeUpdateEmail moves the address: as sensitive as changing it.
-                    if mode == .verifyAndChangeEmail { try accounts.checkRecentSignIn(signedIn, call: call) }
+                    if mode == .verifyAndChangeEmail { try accounts.checkRecentSignIn(signedIn, caller: call.caller) }
                     user = signedIn.account
                     tenant = signedIn.tenant
                 }
@@ -55,17 +55,16 @@ extension IdentityToolkitAPI {
             issue.languageCode = call.locale
             issue.isAdmin = call.isAdmin
             issue.returnLink = returnLink
-            issue.clientAddress = call.clientAddress
+            issue.clientAddress = call.caller.clientAddress
             let issued = try await issuer.issue(issue)
             // The same bytes whether or not the address has an account: the canonical address either way.
             let returned = returnLink && issued.delivered
             return SendOobCodeResponse(email: issued.email, oobLink: returned ? issued.link : nil, oobCode: returned ? issued.code : nil)
         }
 
-        add("resetPassword", legacy: "resetPassword", body: OobCodeRequest.self) { fields, call throws(ActionError) in
+        add("resetPassword", legacy: "resetPassword", requires: [.enabledTenant], body: OobCodeRequest.self) {
+            fields, call, tenant throws(ActionError) in
             let named = fields.tenantId ?? call.pathTenant
-            let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
-            try tenant.checkEnabled()
             guard tenant.allowPasswordSignup else { throw ActionError(.passwordLoginDisabled) }
             guard let code = fields.oobCode, !code.isEmpty else { throw ActionError.missingCode }
             let scope = named?.isEmpty == false ? tenant : nil
@@ -80,13 +79,13 @@ extension IdentityToolkitAPI {
             return ResetPasswordResponse(email: record.email, newEmail: record.newEmail, requestType: record.mode.requestType)
         }
 
-        add("signInWithEmailLink", legacy: "emailLinkSignin", body: OobCodeRequest.self) { fields, call throws(ActionError) in
-            var tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
-            try tenant.checkEnabled()
+        add("signInWithEmailLink", legacy: "emailLinkSignin", requires: [.enabledTenant], body: OobCodeRequest.self) {
+            fields, call, named throws(ActionError) in
+            var tenant = named
             guard tenant.enableEmailLinkSignin else { throw ActionError(.operationNotAllowed) }
             var user: AccountService.User?
             if let idToken = fields.idToken {
-                user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
+                user = try await accounts.user(idToken: idToken, caller: call.caller, bodyTenant: fields.tenantId)
                 tenant = user?.tenant ?? tenant
             }
             guard let email = fields.email, !email.isEmpty else { throw ActionError.missingEmail }
@@ -101,7 +100,7 @@ extension IdentityToolkitAPI {
 }
 
 /// `accounts:sendOobCode`.
-struct SendOobCodeRequest: Decodable, Sendable {
+struct SendOobCodeRequest: Decodable, Sendable, NamesTenant {
     var requestType: RequestType?
     var email: String?
     var newEmail: String?
@@ -121,7 +120,7 @@ struct SendOobCodeRequest: Decodable, Sendable {
 }
 
 /// `accounts:resetPassword` and `accounts:signInWithEmailLink`.
-struct OobCodeRequest: Decodable, Sendable {
+struct OobCodeRequest: Decodable, Sendable, NamesTenant {
     var oobCode: String?
     var newPassword: String?
     var email: String?

@@ -25,34 +25,35 @@ extension IdentityToolkitAPI {
             request.localID = fields.localId
             request.idToken = fields.idToken
             request.bodyTenant = fields.tenantId
-            let (account, session) = try await signIn.signUp(request, call: call)
+            let (account, session) = try await signIn.signUp(request, caller: call.caller)
             return SignUpResponse(
                 localId: account.localID, email: account.email, displayName: account.displayName,
                 tokens: try await session?.tokens(tokens, now: clock.now))
         }
 
         add("signInWithPassword", legacy: "verifyPassword", body: PasswordSignInRequest.self) { fields, call throws(ActionError) in
-            let user = try await signIn.signIn(email: fields.email, password: fields.password, bodyTenant: fields.tenantId, call: call)
+            let user = try await signIn.signIn(
+                email: fields.email, password: fields.password, bodyTenant: fields.tenantId, caller: call.caller)
             return PasswordSignInResponse(account: user.account, tokens: try await user.tokens(tokens, now: clock.now))
         }
 
         add("signInWithCustomToken", legacy: "verifyCustomToken", body: CustomTokenSignInRequest.self) { fields, call throws(ActionError) in
-            let user = try await signIn.signIn(customToken: fields.token, bodyTenant: fields.tenantId, call: call)
+            let user = try await signIn.signIn(customToken: fields.token, bodyTenant: fields.tenantId, caller: call.caller)
             return CustomTokenSignInResponse(isNewUser: user.isNewUser, tokens: try await user.tokens(tokens, now: clock.now))
         }
 
-        add("token", body: TokenRequest.self) { fields, call throws(ActionError) in
+        add("token", on: .path, body: TokenRequest.self) { fields, call throws(ActionError) in
             let refreshed = try await signIn.refresh(grantType: fields.grantType, refreshToken: fields.refreshToken)
             return TokenResponse(
                 accessToken: refreshed.idToken, expiresIn: String(TokenService.lifetime), tokenType: "Bearer",
                 refreshToken: refreshed.refreshToken, idToken: refreshed.idToken, userID: refreshed.account.localID, projectID: projectID)
         }
 
-        add("createSessionCookie", adminOnly: true, body: SessionCookieRequest.self) { fields, call throws(ActionError) in
+        add("createSessionCookie", on: .project, requires: [.admin], body: SessionCookieRequest.self) { fields, call throws(ActionError) in
             guard let idToken = fields.idToken, !idToken.isEmpty else { throw ActionError(.missingIDToken) }
             let lifetime = fields.validDuration.flatMap { Int64($0.text) } ?? TokenService.sessionCookieLifetimes.upperBound
             guard TokenService.sessionCookieLifetimes.contains(lifetime) else { throw ActionError(.invalidDuration) }
-            let user = try await accounts.user(idToken: idToken, call: call, bodyTenant: fields.tenantId)
+            let user = try await accounts.user(idToken: idToken, caller: call.caller, bodyTenant: fields.tenantId)
             return SessionCookieResponse(
                 sessionCookie: try await tokens.sessionCookie(from: user.claims, lifetime: lifetime, now: clock.now))
         }

@@ -14,7 +14,8 @@ extension IdentityToolkitAPI {
         let projectID = services.settings.project.id
         let configured = services.settings.tenants.sorted()
 
-        add("tenants", methods: [.get, .post], adminOnly: true, body: TenantRequest.self) { fields, call throws(ActionError) in
+        add("tenants", on: .path, methods: [.get, .post], requires: [.admin], body: TenantRequest.self) {
+            fields, call throws(ActionError) in
             if call.method == .get {
                 let size = min(max(call.query["pageSize"].flatMap { Int($0) } ?? 20, 1), 1000)
                 let token = call.query["pageToken"]
@@ -37,14 +38,15 @@ extension IdentityToolkitAPI {
         // The project's configuration as Firebase's v2 API shows it; it comes from the
         // configuration file (`users.*`), so no request changes it.
         let users = services.settings.users
-        add("config", methods: [.get, .patch], adminOnly: true, body: EmptyRequest.self) { _, call throws(ActionError) in
+        add("config", on: .path, methods: [.get, .patch], requires: [.admin], body: EmptyRequest.self) { _, call throws(ActionError) in
             guard call.method == .get else { throw ProjectSettingsResponse.readOnly }
             return ProjectSettingsResponse(
                 allowDuplicateEmails: !users.oneAccountPerEmail, improvedEmailPrivacy: users.emailEnumerationProtection,
                 withBlockingFunctions: true)
         }
 
-        add("tenant", methods: [.get, .patch, .delete], adminOnly: true, body: TenantRequest.self) { fields, call throws(ActionError) in
+        add("tenant", on: .path, methods: [.get, .patch, .delete], requires: [.admin], body: TenantRequest.self) {
+            fields, call throws(ActionError) in
             guard let id = call.parameters["tenantID"] else { throw ActionError(.tenantNotFound) }
             if tenants.isConfigured(id) {
                 guard call.method == .get else {

@@ -6,12 +6,10 @@ import Hummingbird
 import NIOCore
 
 /// One call of the REST API, as the router and ``APIAuthenticationMiddleware`` resolved it: who
-/// calls, the tenant named in the path, the body, and what the handlers read of the request.
+/// calls (``Caller``, what the services see), the body, and what the handlers read of the request.
 struct RESTCall: Sendable {
-    /// The admin (Firebase's "privileged" request) or a client with the API key.
-    var caller: APICaller
-    /// The tenant in the path (`/projects/<p>/tenants/<t>/...`), if any.
-    var pathTenant: String?
+    /// Who calls: the admin or a client, the tenant in the path, the client's address, the locale.
+    var caller: Caller
     /// Whether the path names the project (`/projects/<p>/...`): only the admin may.
     var namesProject: Bool
     /// The JSON (or, for the token endpoint, form) body.
@@ -20,10 +18,6 @@ struct RESTCall: Sendable {
     var query: [String: String]
     /// The path's parameters (the v2 API's `tenantID`).
     var parameters: [String: String] = [:]
-    /// `X-Firebase-Locale`: the language of the links and mail a call sends.
-    var locale: String?
-    /// The client's IP address (rate limits, and who consumed a code).
-    var clientAddress: String?
     /// The HTTP method.
     var method: HTTPRequest.Method
     /// Whether the body is a form (`application/x-www-form-urlencoded`, as the JS SDK sends to
@@ -31,10 +25,13 @@ struct RESTCall: Sendable {
     var isForm = false
 
     /// Whether the admin calls.
-    var isAdmin: Bool { caller == .admin }
-
+    var isAdmin: Bool { caller.isAdmin }
+    /// The tenant in the path, if any.
+    var pathTenant: String? { caller.pathTenant }
+    /// `X-Firebase-Locale`.
+    var locale: String? { caller.locale }
     /// Who consumed a code, for the store.
-    var consumer: String { "api " + (clientAddress ?? "?") }
+    var consumer: String { caller.consumer }
 
     /// The body decoded as `T` (see ``IdentityToolkitJSON/decode(_:from:)``).
     func decode<T: Decodable>(_ type: T.Type) throws(ActionError) -> T {
@@ -49,14 +46,11 @@ struct RESTCall: Sendable {
         return try IdentityToolkitJSON.decode(type, from: IdentityToolkitJSON.encode(fields))
     }
 
-    /// The tenant of the call: the path's, else the body's, else the ID token's (two that differ
-    /// are `TENANT_ID_MISMATCH`), checked by `tenants`.
+    /// The tenant of the call (``Caller/tenant(body:token:tenants:)``).
     func tenant(body bodyTenant: String?, token tokenTenant: String? = nil, tenants: TenantDirectory) async throws(ActionError)
         -> TenantPolicy
     {
-        let given = [pathTenant, bodyTenant, tokenTenant].compactMap { $0?.isEmpty == false ? $0 : nil }
-        if let first = given.first, given.contains(where: { $0 != first }) { throw ActionError(.tenantIDMismatch) }
-        return try await tenants.policy(for: given.first ?? "")
+        try await caller.tenant(body: bodyTenant, token: tokenTenant, tenants: tenants)
     }
 }
 

@@ -1,0 +1,210 @@
+import PostgresNIO
+
+// The PostgreSQL schema, every version of it in order (v1…vN), and the code that applies them.
+// `SQLiteSchema.swift` is the same schema in SQLite's dialect; `SchemaTests` compares the two
+// column by column.
+
+extension PostgresStore {
+    // MARK: - Migrations
+
+    /// Brings the schema up to date. Several instances starting together migrate once: each takes
+    /// the same transaction-scoped advisory lock, so the first applies what is missing and the others
+    /// then find nothing to do. Each migration is applied with its version row in that transaction.
+    public func migrate() async throws {
+        let applied = try await transaction(retryOn: [], bounded: false) { connection in
+            // No statement_timeout here: the others wait for the lock while the first migrates, which
+            // may take longer on a loaded database (a lock wait cut at 10 s was seen, under a
+            // loaded test run, to fail the instance's next statement with 25P02).
+            try await connection.query("SET LOCAL statement_timeout = 0", logger: self.logger)
+            // The lock's row is read: an error that comes after the row description (a lock wait
+            // cancelled) is reported by the rows, not by query() itself.
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger).collect()
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS actionlinks_migrations (
+                    version TEXT PRIMARY KEY,
+                    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                )
+                """, logger: self.logger)
+            var done = Set<String>()
+            for try await version in try await connection.query("SELECT version FROM actionlinks_migrations", logger: self.logger).decode(
+                String.self)
+            {
+                done.insert(version)
+            }
+            var applied: [String] = []
+            for migration in Self.migrations where !done.contains(migration.version) {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+                }
+                try await connection.query(
+                    "INSERT INTO actionlinks_migrations (version) VALUES (\(migration.version))", logger: self.logger)
+                applied.append(migration.version)
+            }
+            return applied
+        }
+        for version in applied { logger.notice("applied store migration", metadata: ["version": "\(version)"]) }
+    }
+
+    /// The advisory lock key migrations hold ("actionlk" in ASCII).
+    static let migrationLock: Int64 = 0x6163_7469_6f6e_6c6b
+
+    /// Named, versioned schema changes, in order; never edit one that has shipped, add the next.
+    /// Times are milliseconds since 1970 (`BIGINT`), as in the SQLite store.
+    static let migrations: [(version: String, statements: [String])] = [
+        (
+            "v1: codes, accounts, refresh tokens, event counts",
+            [
+                """
+                CREATE TABLE codes (
+                    hash BYTEA PRIMARY KEY,
+                    mode TEXT NOT NULL,
+                    tenant_id TEXT NOT NULL,
+                    account_id TEXT,
+                    email TEXT NOT NULL,
+                    new_email TEXT,
+                    continue_url TEXT,
+                    language_code TEXT,
+                    app_settings TEXT,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    consumed_at BIGINT,
+                    consumed_by TEXT,
+                    retired_at BIGINT
+                )
+                """,
+                // One live code per (tenant, address, mode), enforced by the database itself: two
+                // instances issuing for the same address at once cannot both leave a live code.
+                "CREATE UNIQUE INDEX codes_one_live ON codes (tenant_id, email, mode) WHERE consumed_at IS NULL AND retired_at IS NULL",
+                // Issuing: one call per code. The advisory lock makes issues for one address take
+                // turns across instances; each statement after it sees what the previous holder
+                // committed (READ COMMITTED takes a new snapshot per statement in a volatile function).
+                """
+                CREATE FUNCTION actionlinks_issue_code(
+                    p_hash BYTEA, p_mode TEXT, p_tenant_id TEXT, p_account_id TEXT, p_email TEXT, p_new_email TEXT,
+                    p_continue_url TEXT, p_language_code TEXT, p_app_settings TEXT, p_created_at BIGINT, p_expires_at BIGINT
+                ) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(hashtextextended(p_tenant_id || chr(31) || p_email || chr(31) || p_mode, 0));
+                    UPDATE codes SET retired_at = p_created_at
+                    WHERE tenant_id = p_tenant_id AND email = p_email AND mode = p_mode AND consumed_at IS NULL AND retired_at IS NULL;
+                    INSERT INTO codes (hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code, app_settings,
+                                       created_at, expires_at)
+                    VALUES (p_hash, p_mode, p_tenant_id, p_account_id, p_email, p_new_email, p_continue_url, p_language_code,
+                            p_app_settings, p_created_at, p_expires_at);
+                END
+                $$
+                """,
+                "CREATE INDEX codes_expiry ON codes (expires_at)",
+                "CREATE INDEX codes_consumed ON codes (consumed_at) WHERE consumed_at IS NOT NULL",
+                "CREATE INDEX codes_retired ON codes (retired_at) WHERE retired_at IS NOT NULL",
+                """
+                CREATE TABLE accounts (
+                    local_id TEXT NOT NULL,
+                    tenant_id TEXT NOT NULL,
+                    email TEXT,
+                    email_verified BOOLEAN NOT NULL DEFAULT false,
+                    password_hash TEXT,
+                    password_updated_at BIGINT,
+                    display_name TEXT,
+                    disabled BOOLEAN NOT NULL DEFAULT false,
+                    created_at BIGINT NOT NULL,
+                    last_login_at BIGINT,
+                    valid_since BIGINT NOT NULL DEFAULT 0,
+                    PRIMARY KEY (tenant_id, local_id)
+                )
+                """,
+                "CREATE UNIQUE INDEX accounts_email ON accounts (tenant_id, email) WHERE email IS NOT NULL",
+                """
+                CREATE TABLE refresh_tokens (
+                    hash BYTEA PRIMARY KEY,
+                    tenant_id TEXT NOT NULL,
+                    account_id TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX refresh_tokens_account ON refresh_tokens (tenant_id, account_id)",
+                """
+                CREATE TABLE event_counts (
+                    key TEXT NOT NULL,
+                    window_start BIGINT NOT NULL,
+                    count INTEGER NOT NULL,
+                    PRIMARY KEY (key, window_start)
+                )
+                """,
+            ]
+        ),
+        (
+            "v2: every user field, federated identities, sessions that remember how they signed in, tenants",
+            [
+                """
+                ALTER TABLE accounts ADD COLUMN photo_url TEXT, ADD COLUMN phone_number TEXT, ADD COLUMN last_refresh_at BIGINT,
+                    ADD COLUMN custom_attributes TEXT, ADD COLUMN initial_email TEXT,
+                    ADD COLUMN email_link_signin BOOLEAN NOT NULL DEFAULT false, ADD COLUMN custom_auth BOOLEAN NOT NULL DEFAULT false
+                """,
+                "CREATE UNIQUE INDEX accounts_phone ON accounts (tenant_id, phone_number) WHERE phone_number IS NOT NULL",
+                """
+                CREATE TABLE account_providers (
+                    tenant_id TEXT NOT NULL,
+                    provider_id TEXT NOT NULL,
+                    raw_id TEXT NOT NULL,
+                    local_id TEXT NOT NULL,
+                    email TEXT,
+                    display_name TEXT,
+                    photo_url TEXT,
+                    CONSTRAINT account_providers_pkey PRIMARY KEY (tenant_id, provider_id, raw_id)
+                )
+                """,
+                "CREATE INDEX account_providers_account ON account_providers (tenant_id, local_id)",
+                "CREATE INDEX account_providers_email ON account_providers (tenant_id, email) WHERE email IS NOT NULL",
+                """
+                ALTER TABLE refresh_tokens ADD COLUMN sign_in_provider TEXT NOT NULL DEFAULT 'password',
+                    ADD COLUMN auth_time BIGINT NOT NULL DEFAULT 0, ADD COLUMN claims TEXT
+                """,
+                """
+                CREATE TABLE tenants (
+                    tenant_id TEXT PRIMARY KEY,
+                    settings TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+            ]
+        ),
+        (
+            "v3: federated sign-in flows",
+            [
+                """
+                CREATE TABLE federated_flows (
+                    state_hash TEXT PRIMARY KEY,
+                    tenant_id TEXT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    returned_at BIGINT,
+                    code_hash TEXT,
+                    consumed_at BIGINT,
+                    details TEXT NOT NULL
+                )
+                """,
+                "CREATE INDEX federated_flows_expiry ON federated_flows (expires_at)",
+            ]
+        ),
+        (
+            "v4: the sessions of deleted accounts",
+            [
+                """
+                CREATE TABLE deleted_sessions (
+                    hash BYTEA PRIMARY KEY,
+                    tenant_id TEXT NOT NULL,
+                    deleted_at BIGINT NOT NULL
+                )
+                """
+            ]
+        ),
+        (
+            "v5: used SAML assertions",
+            [
+                "CREATE TABLE saml_assertions (key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
+                "CREATE INDEX saml_assertions_expiry ON saml_assertions (expires_at)",
+            ]
+        ),
+    ]
+}
