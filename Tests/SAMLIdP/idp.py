@@ -111,6 +111,8 @@ class IdP:
         self.users = {}
         self.pending = {}
         self.lock = threading.Lock()
+        # pysaml2's Server is not documented as thread-safe: one request at a time uses it.
+        self.saml = threading.Lock()
 
     def respond(self, message, user):
         """The response (XML text) to an AuthnRequest for `user`, signed as the SP is set up, and
@@ -156,13 +158,16 @@ class Handler(BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
         if url.path == "/metadata":
-            return self.answer(200, self.idp.metadata_xml(), "application/samlmetadata+xml")
+            with self.idp.saml:
+                metadata = self.idp.metadata_xml()
+            return self.answer(200, metadata, "application/samlmetadata+xml")
         if url.path != "/sso":
             return self.answer(404, "not found")
         if "SAMLRequest" not in query:
             return self.answer(400, "no SAMLRequest")
         try:
-            request = self.idp.server.parse_authn_request(query["SAMLRequest"], BINDING_HTTP_REDIRECT)
+            with self.idp.saml:
+                request = self.idp.server.parse_authn_request(query["SAMLRequest"], BINDING_HTTP_REDIRECT)
         except Exception as error:  # pysaml2 raises many kinds
             return self.answer(400, "bad AuthnRequest: " + html.escape(repr(error)))
         key = secrets.token_urlsafe(16)
@@ -200,8 +205,9 @@ class Handler(BaseHTTPRequestHandler):
         if user is None or not secrets.compare_digest(user.get("password", ""), form.get("password", "")):
             return self.answer(403, "wrong user name or password")
         message, relay_state = pending
-        response, destination = self.idp.respond(message, user)
-        http = self.idp.server.apply_binding(BINDING_HTTP_POST, response, destination, relay_state, response=True)
+        with self.idp.saml:
+            response, destination = self.idp.respond(message, user)
+            http = self.idp.server.apply_binding(BINDING_HTTP_POST, response, destination, relay_state, response=True)
         return self.answer(200, http["data"])
 
 
