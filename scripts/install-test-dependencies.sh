@@ -50,3 +50,7 @@ bash scripts/oidc-provider-mock.sh install
 # --- SAML sign-in tests: pysaml2's IdP (PyPI, pinned in Tests/SAMLIdP/requirements.txt) in a virtual
 # environment of its own, which scripts/test.sh starts on a free loopback port.
 bash scripts/saml-idp.sh install
+
+# --- A second OpenID Connect provider for the federated sign-in tests: django-oidc-provider (PyPI) in
+# a virtual environment of its own, which scripts/test.sh starts on a free loopback port.
+bash scripts/django-oidc-provider.sh install

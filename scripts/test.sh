@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite as CI does: installs what the tests need beyond Swift, starts a
-# throw-away PostgreSQL cluster on loopback for the PostgreSQL store tests (POSTGRES_TEST_URL), an
-# OpenID Connect provider for the federated sign-in tests (OIDC_PROVIDER_MOCK_URL) and a SAML
-# identity provider for the SAML ones (SAML_IDP_URL), runs `swift test` (arguments are passed on,
-# e.g. --filter Stores), and stops them.
+# throw-away PostgreSQL cluster on loopback for the PostgreSQL store tests (POSTGRES_TEST_URL), two
+# OpenID Connect providers for the federated sign-in tests (OIDC_PROVIDER_MOCK_URL and
+# DJANGO_OIDC_PROVIDER_URL) and a SAML identity provider for the SAML ones (SAML_IDP_URL), runs
+# `swift test` (arguments are passed on, e.g. --filter Stores), and stops them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +13,7 @@ cluster=$(mktemp -d /tmp/actionlinks-test-pg.XXXXXX)
 port=${POSTGRES_TEST_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 provider=$(mktemp -d /tmp/actionlinks-test-oidc.XXXXXX)
 idp=$(mktemp -d /tmp/actionlinks-test-saml.XXXXXX)
+django=$(mktemp -d /tmp/actionlinks-test-django-oidc.XXXXXX)
 cleanup() {
     bash scripts/postgres-test-cluster.sh discard "$cluster" || true
     rm -rf "$cluster"
@@ -20,6 +21,8 @@ cleanup() {
     rm -rf "$provider"
     bash scripts/saml-idp.sh stop "$idp" || true
     rm -rf "$idp"
+    bash scripts/django-oidc-provider.sh stop "$django" || true
+    rm -rf "$django"
 }
 trap cleanup EXIT
 POSTGRES_TEST_URL=$(bash scripts/postgres-test-cluster.sh start "$cluster" "$port")
@@ -33,6 +36,10 @@ echo "OpenID provider for the tests: $OIDC_PROVIDER_MOCK_URL"
 SAML_IDP_URL=$(bash scripts/saml-idp.sh start "$idp")
 export SAML_IDP_URL
 echo "SAML identity provider for the tests: $SAML_IDP_URL"
+# A second one, whose ID tokens carry no profile (django-oidc-provider).
+DJANGO_OIDC_PROVIDER_URL=$(bash scripts/django-oidc-provider.sh start "$django")
+export DJANGO_OIDC_PROVIDER_URL
+echo "Second OpenID provider for the tests: $DJANGO_OIDC_PROVIDER_URL"
 
 # Every suite has a per-test time limit; this is the whole run's, well inside CI's 90 minutes (the
 # build included), so that a hang that ignores cancellation still ends with a message.

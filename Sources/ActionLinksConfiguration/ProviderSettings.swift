@@ -61,6 +61,19 @@ public struct ProviderSettings: Sendable, Hashable, CustomStringConvertible {
     /// may take, in seconds (`timeout`, 10 s); a call past it answers `UNAVAILABLE`.
     public var timeout: Int
 
+    /// How the client authenticates at the token endpoint (`tokenEndpointAuthMethod`); `nil`: as the
+    /// discovery document offers, HTTP Basic first, and once more with `client_secret_post` when the
+    /// provider answers `invalid_client` and offers it.
+    public var tokenEndpointAuthMethod: TokenEndpointAuthMethod?
+
+    /// RFC 7591's names of the two ways a client with a secret authenticates at the token endpoint.
+    public enum TokenEndpointAuthMethod: String, Sendable, Hashable, CaseIterable {
+        /// HTTP Basic, with the ID and secret form-encoded first (RFC 6749 §2.3.1).
+        case clientSecretBasic = "client_secret_basic"
+        /// `client_id` and `client_secret` in the form body.
+        case clientSecretPost = "client_secret_post"
+    }
+
     /// The provider IDs other than `oidc.<name>`.
     public static let wellKnownIDs = ["yahoo.com", "google.com", "microsoft.com", "apple.com"]
 
@@ -71,6 +84,7 @@ public struct ProviderSettings: Sendable, Hashable, CustomStringConvertible {
 extension ProviderSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, preset, issuer, clientId, clientSecret, clientSecretFile, scopes, trustedEmailDomains, redirectUri, enabled, timeout
+        case tokenEndpointAuthMethod
     }
 
     /// Reads an entry of `providers`; `service` gives the link domains (the default redirect URI)
@@ -136,6 +150,7 @@ extension ProviderSettings {
         }
         enabled = try provider.boolean(.enabled) ?? true
         timeout = try provider.duration(.timeout, in: 1...600, kind: "a timeout", examples: "10s or 2m") ?? 10
+        tokenEndpointAuthMethod = try provider.choice(.tokenEndpointAuthMethod, as: TokenEndpointAuthMethod.self)
     }
 
     /// The trimmed contents of the secret file at `path`, which only its owner may read.

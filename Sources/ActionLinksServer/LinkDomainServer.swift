@@ -118,7 +118,8 @@ public enum LinkDomainServer {
                 address: .hostname(settings.server.host, port: settings.server.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections, logger: logger)),
             services: storeServices + [
-                mailer, CodePurge(codes: codes, logger: logger), KeyRotation(keys: services.signingKeys, clock: clock, logger: logger),
+                mailer, CodePurge(codes: codes, clock: clock, logger: logger),
+                KeyRotation(keys: services.signingKeys, clock: clock, logger: logger),
             ] + (services.upstream.map { [$0 as any Service] } ?? []),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.server.port
@@ -203,6 +204,7 @@ struct KeyRotation: Service {
 /// Deletes codes a week after they expired or were used, once an hour.
 struct CodePurge: Service {
     let codes: any CodeStore
+    let clock: any ServiceClock
     let logger: Logger
 
     func run() async throws {
@@ -213,7 +215,7 @@ struct CodePurge: Service {
             try await Task.sleep(for: .seconds(60))
             while !Task.isCancelled {
                 do {
-                    let removed = try await codes.purge(before: .now - week)
+                    let removed = try await codes.purge(before: clock.now - week)
                     if removed > 0 { logger.info("purged old codes", metadata: ["count": "\(removed)"]) }
                 } catch {
                     logger.warning("purging old codes failed", metadata: ["error": "\(error)"])

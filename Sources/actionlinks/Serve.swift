@@ -33,6 +33,7 @@ extension ActionLinksCommand {
         }
 
         func run() async throws {
+            ProcessSetup.prepare()
             let configuration = try ActionLinksConfiguration.load(file: config, environment: ProcessInfo.processInfo.environment)
             try configuration.service.checkServable(file: config)
             LoggingSystem.bootstrap(StreamLogHandler.standardError)

@@ -48,6 +48,7 @@ struct ProviderSettingsTests {
                 redirectUri: https://go.example.com/__/auth/handler
                 enabled: false
                 timeout: 2m
+                tokenEndpointAuthMethod: client_secret_post
 
             """
         ).providers
@@ -57,11 +58,13 @@ struct ProviderSettingsTests {
         #expect(yahoo.clientID == "yahoo-client" && yahoo.clientSecret == "yahoo-secret")
         #expect(yahoo.scopes == ["openid", "email", "profile"] && yahoo.trustedEmailDomains == ["yahoo.com"])
         #expect(yahoo.redirectURI == "https://links.example.com/__/auth/handler" && yahoo.enabled && yahoo.timeout == 10)
+        #expect(yahoo.tokenEndpointAuthMethod == nil)
         #expect(!yahoo.description.contains("yahoo-secret"))
         let corp = providers[1]
         #expect(corp.preset == nil && corp.issuer == "https://login.corp.example" && corp.clientSecret == "corp-secret")
         #expect(corp.scopes == ["openid", "email", "profile"] && corp.trustedEmailDomains == ["corp.example"])
         #expect(corp.redirectURI == "https://go.example.com/__/auth/handler" && !corp.enabled && corp.timeout == 120)
+        #expect(corp.tokenEndpointAuthMethod == .clientSecretPost)
     }
 
     @Test("any preset key may be overridden, issuer included; a generic provider asks for email and profile")
@@ -177,6 +180,10 @@ struct ProviderSettingsTests {
             (
                 "  - {id: yahoo.com, preset: yahoo, clientId: c, clientSecret: s, enabled: yes please}\n", "providers[0].enabled",
                 "true or false"
+            ),
+            (
+                "  - {id: yahoo.com, preset: yahoo, clientId: c, clientSecret: s, tokenEndpointAuthMethod: basic}\n",
+                "providers[0].tokenEndpointAuthMethod", "expected client_secret_basic or client_secret_post; got 'basic'"
             ),
             (
                 "  - {id: yahoo.com, preset: yahoo, clientId: c, clientSecret: s, clientID: c}\n", "providers[0].clientID",

@@ -119,10 +119,11 @@ struct FederatedUnitTests {
         var assertion = ProviderAssertion(providerID: "oidc.x", token: ProviderIDToken.unverified(#"{"sub":"s","email":"a@b.example"}"#)!)
         assertion.displayName = "Ann"
         let token = tokens.token(for: assertion, tenantID: "t", now: Self.now)
-        #expect(tokens.assertion(from: token, now: Self.now + 1000)?.assertion == assertion)
-        #expect(tokens.assertion(from: token, now: Self.now + 3_601_000) == nil)
-        #expect(tokens.assertion(from: "x" + token, now: Self.now) == nil)
-        #expect(PendingTokens(formKey: .init(size: .bits256)).assertion(from: token, now: Self.now) == nil)
+        #expect(tokens.assertion(from: token, tenantID: "t", now: Self.now + 1000) == assertion)
+        #expect(tokens.assertion(from: token, tenantID: "t", now: Self.now + 3_600_000) == nil, "an hour on")
+        #expect(tokens.assertion(from: token, tenantID: "", now: Self.now) == nil, "another tenant")
+        #expect(tokens.assertion(from: "x" + token, tenantID: "t", now: Self.now) == nil)
+        #expect(PendingTokens(formKey: .init(size: .bits256)).assertion(from: token, tenantID: "t", now: Self.now) == nil)
     }
 
     static func store(_ kind: String) async throws -> any FederatedFlowStore {
@@ -155,6 +156,40 @@ struct FederatedUnitTests {
         let late = FederatedFlow.hash("s2")
         #expect(try await store.markReturned(stateHash: late, codeHash: nil, now: Self.now + 10) == false)
         #expect(try await store.flow(stateHash: FederatedFlow.hash("unknown")) == nil)
+    }
+
+    @Test(
+        "a UserInfo answer fills what the ID token lacks: its sub must be the token's, the token's claims win, token checks and a foreign email_verified are never taken"
+    )
+    func userInfoMerge() throws {
+        let token = try #require(
+            ProviderIDToken.unverified(#"{"iss":"https://login.example","sub":"user-1","nonce":"n-1","name":"Token Name"}"#))
+        let info: [String: ClaimValue] = [
+            "sub": .string("user-1"), "email": .string("Ann@Example.com"), "email_verified": .bool(true), "name": .string("Info Name"),
+            "given_name": .string("Ann"), "nonce": .string("other"), "iss": .string("https://evil.example"),
+        ]
+        let merged = try token.merging(userInfo: info)
+        #expect(merged.claims.email == "Ann@Example.com" && merged.claims.emailVerified?.value == true)
+        #expect(merged.claims.name == "Token Name" && merged.claims.givenName == "Ann")
+        #expect(merged.claims.nonce == "n-1" && merged.claims.iss == "https://login.example")
+        let raw = try #require(ClaimValue.object(json: merged.payload))
+        #expect(raw["given_name"] == .string("Ann") && raw["iss"] == .string("https://login.example"))
+
+        // Another subject's answer is refused.
+        var other = info
+        other["sub"] = .string("user-2")
+        #expect(throws: ProviderIDToken.Rejection.self) { try token.merging(userInfo: other) }
+        other["sub"] = nil
+        #expect(throws: ProviderIDToken.Rejection.self) { try token.merging(userInfo: other) }
+
+        // A token with its own address takes no email_verified said of another one.
+        let withEmail = try #require(ProviderIDToken.unverified(#"{"sub":"user-1","email":"bob@example.com"}"#))
+        let kept = try withEmail.merging(userInfo: info)
+        #expect(kept.claims.email == "bob@example.com" && kept.claims.emailVerified == nil)
+        let same = try withEmail.merging(userInfo: [
+            "sub": .string("user-1"), "email": .string("bob@example.com"), "email_verified": .bool(true),
+        ])
+        #expect(same.claims.emailVerified?.value == true)
     }
 }
 

@@ -26,6 +26,42 @@ struct IdpSpecTests {
     static let fakeGoogleIDToken =
         "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJpc3MiOiJhY2NvdW50cy5nb29nbGUuY29tIiwiYXpwIjoiMjI4NzQ2ODI4NDQtYjBzOHM3NWIzaWVkYjJtZDRobHMydm9xNnNsbGJzbTMuYXBwcy5nb29nbGV1c2VyY29udGVudC5jb20iLCJhdWQiOiIyMjg3NDY4Mjg0NC1iMHM4czc1YjNpZWRiMm1kNGhsczJ2b3E2c2xsYnNtMy5hcHBzLmdvb2dsZXVzZXJjb250ZW50LmNvbSIsInN1YiI6IjEyMzQ1Njc4OTAxMjM0NTY3ODkwMSIsImVtYWlsIjoiZXhhbXBsZUBnbWFpbC5jb20iLCJlbWFpbF92ZXJpZmllZCI6dHJ1ZSwiYXRfaGFzaCI6IjAwMDAwMDAwMDAwMDAwMDAwMDAwMDAiLCJpYXQiOjE1OTc4ODI2ODEsImV4cCI6MTU5Nzg4NjI4MX0."
 
+    /// `REAL_GOOGLE_ACCOUNT.idToken` of the spec's helpers: a real Google token, long expired, its
+    /// signature zeroed (oberynbaelish.331826@gmail.com, verified).
+    static let realGoogleIDToken =
+        "eyJhbGciOiJSUzI1NiIsImtpZCI6IjZiYzYzZTlmMThkNTYxYjM0ZjU2NjhmODhhZTI3ZDQ4ODc2ZDgwNzMiLCJ0eXAiOiJKV1QifQ.eyJpc3MiOiJhY2NvdW50cy5nb29nbGUuY29tIiwiYXpwIjoiMjI4NzQ2ODI4NDQtYjBzOHM3NWIzaWVkYjJtZDRobHMydm9xNnNsbGJzbTMuYXBwcy5nb29nbGV1c2VyY29udGVudC5jb20iLCJhdWQiOiIyMjg3NDY4Mjg0NC1iMHM4czc1YjNpZWRiMm1kNGhsczJ2b3E2c2xsYnNtMy5hcHBzLmdvb2dsZXVzZXJjb250ZW50LmNvbSIsInN1YiI6IjExNTExMzIzNjU2NjY4MzM5ODMwMSIsImVtYWlsIjoib2JlcnluYmFlbGlzaC4zMzE4MjZAZ21haWwuY29tIiwiZW1haWxfdmVyaWZpZWQiOnRydWUsImF0X2hhc2giOiJXNTlTOEs4Y3g0Y3hYYmh0YmFXYndBIiwiaWF0IjoxNTk3ODgyNjgxLCJleHAiOjE1OTc4ODYyODF9."
+        + String(repeating: "0", count: 342)
+
+    /// The `rawUserInfo` of an answer, as an object.
+    static func rawUserInfo(_ json: [String: Any]) throws -> [String: Any] {
+        let raw = try #require(json["rawUserInfo"] as? String, "\(json)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(raw.utf8)) as? [String: Any])
+    }
+
+    /// The spec's checks of a Google sign-in from a token with an address and no name or photo.
+    static func expectGoogleSignUp(_ status: HTTPResponse.Status, _ json: [String: Any], rawID: String, email: String, idToken: String)
+        throws
+    {
+        #expect(status == .ok, "\(json)")
+        #expect(json["isNewUser"] as? Bool == true && json["email"] as? String == email)
+        #expect(json["emailVerified"] as? Bool == true && json["federatedId"] as? String == "https://accounts.google.com/" + rawID)
+        #expect(json["oauthIdToken"] as? String == idToken && json["providerId"] as? String == "google.com")
+        #expect(json["refreshToken"] is String && json["displayName"] == nil && json["photoUrl"] == nil)
+        let raw = try rawUserInfo(json)
+        #expect(raw["id"] as? String == rawID && raw["email"] as? String == email, "\(raw)")
+        #expect(raw["verified_email"] as? Bool == true && raw["locale"] as? String == "en")
+        #expect(raw["name"] == nil && raw["given_name"] == nil && raw["family_name"] == nil && raw["picture"] == nil)
+        #expect(
+            Set((raw["granted_scopes"] as? String ?? "").split(separator: " ").map(String.init)) == [
+                "openid", "https://www.googleapis.com/auth/userinfo.profile", "https://www.googleapis.com/auth/userinfo.email",
+            ])
+        let payload = try payload(try #require(json["idToken"] as? String))
+        let firebase = payload["firebase"] as? [String: Any]
+        #expect(payload["provider_id"] == nil && firebase?["sign_in_provider"] as? String == "google.com")
+        let identities = firebase?["identities"] as? [String: [String]]
+        #expect(identities == ["google.com": [rawID], "email": [email]], "\(payload)")
+    }
+
     /// The spec's `signInWithFakeClaims`: the claims as JSON in `postBody`.
     static func fakeClaims(
         _ client: any TestClientProtocol, _ providerID: String, _ claims: [String: Any], idToken: String? = nil, tenantID: String? = nil,
@@ -68,17 +104,26 @@ struct IdpSpecTests {
                     "postBody": "providerId=google.com&id_token=\(Self.fakeGoogleIDToken)", "requestUri": "http://localhost",
                     "returnIdpCredential": true, "returnSecureToken": true,
                 ])
-            #expect(status == .ok, "\(json)")
-            #expect(json["isNewUser"] as? Bool == true && json["email"] as? String == "example@gmail.com")
-            #expect(
-                json["emailVerified"] as? Bool == true
-                    && json["federatedId"] as? String == "https://accounts.google.com/123456789012345678901")
-            #expect(json["oauthIdToken"] as? String == Self.fakeGoogleIDToken && json["providerId"] as? String == "google.com")
-            #expect(json["refreshToken"] is String && json["displayName"] == nil && json["photoUrl"] == nil)
+            try Self.expectGoogleSignUp(
+                status, json, rawID: "123456789012345678901", email: "example@gmail.com", idToken: Self.fakeGoogleIDToken)
         }
     }
 
-    @Test("should create new account with IDP from unencoded JSON claims (rawUserInfo is the claims as given, not Google's userinfo shape)")
+    @Test("should create new account with IDP from production ID token")
+    func productionIDToken() async throws {
+        try await App.test { client in
+            let (status, json) = try await App.signInWithIdp(
+                client,
+                [
+                    "postBody": "providerId=google.com&id_token=\(Self.realGoogleIDToken)", "requestUri": "http://localhost",
+                    "returnIdpCredential": true, "returnSecureToken": true,
+                ])
+            try Self.expectGoogleSignUp(
+                status, json, rawID: "115113236566683398301", email: "oberynbaelish.331826@gmail.com", idToken: Self.realGoogleIDToken)
+        }
+    }
+
+    @Test("should create new account with IDP from unencoded JSON claims")
     func jsonClaims() async throws {
         try await App.test { client in
             let claims: [String: Any] = [
@@ -90,8 +135,12 @@ struct IdpSpecTests {
             #expect(json["displayName"] as? String == "Ada Lovelace" && json["fullName"] as? String == "Ada Lovelace")
             #expect(json["firstName"] as? String == "Ada" && json["lastName"] as? String == "Lovelace")
             #expect(json["photoUrl"] as? String == "http://localhost/fake-picture-url.png")
-            let raw = try JSONSerialization.jsonObject(with: Data((json["rawUserInfo"] as? String ?? "").utf8)) as? [String: Any]
-            #expect(raw?["sub"] as? String == "123456789012345678901" && raw?["given_name"] as? String == "Ada")
+            #expect(json["federatedId"] as? String == "https://accounts.google.com/123456789012345678901")
+            let raw = try Self.rawUserInfo(json)
+            #expect(raw["id"] as? String == "123456789012345678901" && raw["name"] as? String == "Ada Lovelace", "\(raw)")
+            #expect(raw["given_name"] as? String == "Ada" && raw["family_name"] as? String == "Lovelace")
+            #expect(raw["picture"] as? String == "http://localhost/fake-picture-url.png")
+            #expect(!(raw["granted_scopes"] as? String ?? "").contains("https://www.googleapis.com/auth/userinfo.email"))
             let payload = try Self.payload(try #require(json["idToken"] as? String))
             let firebase = payload["firebase"] as? [String: Any]
             #expect(firebase?["sign_in_provider"] as? String == "google.com" && payload["provider_id"] == nil)
@@ -109,13 +158,18 @@ struct IdpSpecTests {
         }
     }
 
-    @Test("should copy attributes to user on IDP sign-up")
+    @Test("should copy attributes to user on IDP sign-up (screenName is answered by signInWithIdp; the account does not keep it yet)")
     func copiesAttributes() async throws {
         try await App.test { client in
-            let (_, json) = try await Self.fakeClaims(
-                client, "google.com", ["sub": "123", "name": "Ada", "picture": "http://localhost/p.png", "screen_name": "ada"])
+            let claims: [String: Any] = [
+                "sub": "123456789012345678901", "screen_name": "turingcomplete", "name": "Alan Turing",
+                "picture": "http://localhost/turing.png",
+            ]
+            let (_, json) = try await Self.fakeClaims(client, "google.com", claims)
+            #expect(json["screenName"] as? String == "turingcomplete", "\(json)")
             let user = try await Self.lookup(client, json["idToken"] as? String ?? "")
-            #expect(user["displayName"] as? String == "Ada" && user["photoUrl"] as? String == "http://localhost/p.png", "\(user)")
+            #expect(
+                user["displayName"] as? String == "Alan Turing" && user["photoUrl"] as? String == "http://localhost/turing.png", "\(user)")
         }
     }
 

@@ -55,7 +55,7 @@ struct TakeoverTests {
             let user = try await app.registerUser(email: "planter@example.com")
             let info = ["providerId": "google.com", "rawId": "victim-sub"]
             let planted = try await app.api("update", ["idToken": user.idToken, "linkProviderUserInfo": info])
-            #expect(planted.status == 403 && planted.text.contains("INSUFFICIENT_PERMISSION"), "\(planted.text)")
+            #expect(planted.status == 400 && planted.text.contains("INSUFFICIENT_PERMISSION"), "\(planted.text)")
             let lookup = try await app.api("lookup", ["localId": [user.localId]], admin: true, headers: Self.productionAdmin)
             let providers = ((lookup.json["users"] as? [[String: Any]])?.first?["providerUserInfo"] as? [[String: Any]]) ?? []
             #expect(providers.map { $0["providerId"] as? String } == ["password"], "\(lookup.text)")

@@ -168,6 +168,7 @@ public final class TestApp: LinkDomainClient {
         let logs = CapturedLogs()
 
         init(environment: [String: String], clock: any ServiceClock, mail: MailDelivery, dataDirectory: URL?) async throws {
+            ProcessSetup.prepare()  // as `serve` does
             let directory = dataDirectory ?? TestProject.temporaryDirectory("actionlinks-app")
             if dataDirectory == nil { try await SharedSigningKey.install(in: directory, now: clock.now) }
             var overrides = TestProject.overrides(dataDirectory: directory)

@@ -91,7 +91,8 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         case userNotFound = "USER_NOT_FOUND"
         case weakPassword = "WEAK_PASSWORD"
 
-        /// The HTTP status Firebase answers this code with.
+        /// The HTTP status Firebase answers this code with (`INSUFFICIENT_PERMISSION` too is a plain
+        /// 400, as the Auth emulator and Firebase answer it).
         public var status: HTTPResponse.Status {
             switch self {
             case .notFound: .notFound
@@ -101,7 +102,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
             case .tooManyAttempts: .tooManyRequests
             case .invalidContentType: .unsupportedMediaType
             case .payloadTooLarge: .contentTooLarge
-            case .permissionDenied, .insufficientPermission: .forbidden
+            case .permissionDenied: .forbidden
             case .unauthenticated: .unauthorized
             default: .badRequest
             }
@@ -113,7 +114,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
             switch self {
             case .invalidArgument, .invalidJSON, .invalidAPIKey: "INVALID_ARGUMENT"
             case .notFound: "NOT_FOUND"
-            case .permissionDenied, .insufficientPermission: "PERMISSION_DENIED"
+            case .permissionDenied: "PERMISSION_DENIED"
             case .unauthenticated: "UNAUTHENTICATED"
             case .notImplemented: "NOT_IMPLEMENTED"
             case .unavailable: "UNAVAILABLE"

@@ -25,6 +25,8 @@ public struct LinkDomainServices: Sendable {
     let signIn: SignInService
     let issuer: CodeIssuer
     let completer: ActionCompleter
+    /// `accounts:update`.
+    let updater: AccountUpdater
     let federated: FederatedSignInService
     /// The OAuth token endpoint's grants for this server's service accounts, and their access tokens.
     let serviceAccountTokens: ServiceAccountTokens
@@ -79,6 +81,8 @@ public struct LinkDomainServices: Sendable {
         completer = ActionCompleter(
             settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens, tenants: tenants,
             issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
+        updater = AccountUpdater(
+            accounts: self.accounts, completer: completer, issuer: issuer, signIn: signIn, tokens: tokens, settings: settings, clock: clock)
         federated = FederatedSignInService(
             settings: settings, policy: policy, flows: flows, accounts: accounts, accountService: self.accounts, tokens: tokens,
             formKey: keys.formKey,

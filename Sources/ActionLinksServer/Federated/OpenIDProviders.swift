@@ -12,6 +12,7 @@ struct OpenIDConfiguration: Decodable, Sendable {
     var authorizationEndpoint: String
     var tokenEndpoint: String
     var jwksURI: String
+    var userinfoEndpoint: String?
     var codeChallengeMethodsSupported: [String]?
     var tokenEndpointAuthMethodsSupported: [String]?
     var authorizationResponseIssParameterSupported: Bool?
@@ -21,6 +22,7 @@ struct OpenIDConfiguration: Decodable, Sendable {
         case authorizationEndpoint = "authorization_endpoint"
         case tokenEndpoint = "token_endpoint"
         case jwksURI = "jwks_uri"
+        case userinfoEndpoint = "userinfo_endpoint"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
@@ -39,8 +41,8 @@ struct ProviderTokens: Sendable {
 
 /// Speaks to the configured providers over HTTP: discovery and keys are fetched on first use and
 /// cached (an hour; the keys again at once, at most every ten seconds, when a token names a key
-/// they lack), the code is exchanged at the token endpoint. Every call has the provider's deadline
-/// (`providers[].timeout`).
+/// they lack), the code is exchanged at the token endpoint, an access token at the userinfo
+/// endpoint. Every call has the provider's deadline (`providers[].timeout`).
 final class OpenIDProviders: Sendable {
     let client: HTTPClient
     /// How long discovery and keys are kept.
@@ -110,33 +112,68 @@ final class OpenIDProviders: Sendable {
         return keys
     }
 
-    /// Exchanges an authorization code at the token endpoint (client_secret_basic unless the
-    /// provider takes only client_secret_post).
+    /// Exchanges an authorization code at the token endpoint, authenticating as the provider's
+    /// `tokenEndpointAuthMethod` says or, unset, with HTTP Basic unless the provider offers only
+    /// `client_secret_post`; a Basic attempt answered `invalid_client` is made once more with
+    /// `client_secret_post` when the provider offers it (some read Basic credentials without
+    /// form-decoding them, so a secret with `+ / =` fails there).
     func exchange(
         code: String, provider: ProviderSettings, configuration: OpenIDConfiguration, redirectURI: String, codeVerifier: String?
     ) async throws(ActionError) -> ProviderTokens {
         var fields = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
         if let codeVerifier { fields.append(("code_verifier", codeVerifier)) }
-        var request = HTTPClientRequest(url: configuration.tokenEndpoint)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.headers.add(name: "Accept", value: "application/json")
-        let methods = configuration.tokenEndpointAuthMethodsSupported ?? ["client_secret_basic"]
-        if methods.contains("client_secret_basic") || !methods.contains("client_secret_post") {
-            // RFC 6749 §2.3.1: the ID and secret are form-encoded before they are joined.
-            let credentials = Self.formEncode(provider.clientID) + ":" + Self.formEncode(provider.clientSecret)
-            request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
-        } else {
-            fields += [("client_id", provider.clientID), ("client_secret", provider.clientSecret)]
+        let offered = configuration.tokenEndpointAuthMethodsSupported ?? ["client_secret_basic"]
+        let method: ProviderSettings.TokenEndpointAuthMethod =
+            provider.tokenEndpointAuthMethod
+            ?? (offered.contains("client_secret_basic") || !offered.contains("client_secret_post") ? .clientSecretBasic : .clientSecretPost)
+        var (status, answer) = try await requestTokens(fields, method: method, provider: provider, configuration: configuration)
+        if provider.tokenEndpointAuthMethod == nil, method == .clientSecretBasic, answer?.error == "invalid_client",
+            offered.contains("client_secret_post")
+        {
+            (status, answer) = try await requestTokens(fields, method: .clientSecretPost, provider: provider, configuration: configuration)
         }
-        request.body = .bytes(ByteBuffer(string: fields.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
-        let (status, data) = try await send(request, provider: provider, what: "the token endpoint of \(provider.id)")
-        let answer = try? JSONDecoder().decode(TokenEndpointAnswer.self, from: data)
         guard (200..<300).contains(status), let answer else {
             let error = answer?.error.map { String($0.prefix(100)) } ?? "HTTP \(status)"
             throw ActionError(.invalidIDPResponse, "the provider refused the authorization code (\(error))")
         }
         return ProviderTokens(idToken: answer.idToken, accessToken: answer.accessToken, expiresIn: answer.expiresIn)
+    }
+
+    /// One request to the token endpoint with the client authenticated by `method`.
+    private func requestTokens(
+        _ fields: [(String, String)], method: ProviderSettings.TokenEndpointAuthMethod, provider: ProviderSettings,
+        configuration: OpenIDConfiguration
+    ) async throws(ActionError) -> (Int, TokenEndpointAnswer?) {
+        var fields = fields
+        var request = HTTPClientRequest(url: configuration.tokenEndpoint)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Accept", value: "application/json")
+        switch method {
+        case .clientSecretBasic:
+            // RFC 6749 §2.3.1: the ID and secret are form-encoded before they are joined.
+            let credentials = Self.formEncode(provider.clientID) + ":" + Self.formEncode(provider.clientSecret)
+            request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
+        case .clientSecretPost:
+            fields += [("client_id", provider.clientID), ("client_secret", provider.clientSecret)]
+        }
+        request.body = .bytes(ByteBuffer(string: fields.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
+        let (status, data) = try await send(request, provider: provider, what: "the token endpoint of \(provider.id)")
+        return (status, try? JSONDecoder().decode(TokenEndpointAnswer.self, from: data))
+    }
+
+    /// The provider's UserInfo answer for an access token (OpenID Connect Core §5.3): a JSON object.
+    func userInfo(accessToken: String, endpoint: String, provider: ProviderSettings) async throws(ActionError) -> [String: ClaimValue] {
+        var request = HTTPClientRequest(url: endpoint)
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "Authorization", value: "Bearer " + accessToken)
+        let what = "the userinfo endpoint of \(provider.id)"
+        let (status, data) = try await send(request, provider: provider, what: what)
+        guard status == 200 else { throw ActionError(.invalidIDPResponse, "\(what) refused the access token (HTTP \(status))") }
+        guard case .object(let claims)? = try? JSONDecoder().decode(ClaimValue.self, from: data) else {
+            throw ActionError(.invalidIDPResponse, "\(what) did not answer a JSON object")
+        }
+        return claims
     }
 
     /// The token endpoint's JSON answer (RFC 6749 §5.1 and §5.2, OpenID Connect Core §3.1.3.3).

@@ -17,8 +17,11 @@ struct ProviderAssertion: Sendable, Codable, Hashable {
     var firstName: String?
     var lastName: String?
     var photoURL: String?
+    /// The provider's `screen_name` claim (as Firebase's Auth emulator reads it).
     var screenName: String?
-    /// The ID token's payload (a JSON object), answered as `rawUserInfo`.
+    /// What `signInWithIdp` answers as `rawUserInfo`: for google.com, Google's userinfo shape (see
+    /// ``googleUserInfo(_:email:)``); for any other provider, the ID token's payload (with what its
+    /// UserInfo endpoint added).
     var rawUserInfo: String?
     /// The address as the provider wrote it, when `email` is its lower-case form (a SAML `NameID`,
     /// answered as given, as Firebase's emulator does).
@@ -33,8 +36,30 @@ struct ProviderAssertion: Sendable, Codable, Hashable {
         firstName = token.claims.givenName
         lastName = token.claims.familyName
         photoURL = token.claims.picture
-        screenName = token.claims.screenName ?? token.claims.preferredUsername
-        rawUserInfo = token.payload
+        screenName = token.claims.screenName
+        rawUserInfo = providerID == "google.com" ? Self.googleUserInfo(token.claims, email: email) : token.payload
+    }
+
+    /// A Google user's `rawUserInfo` as Firebase answers it: Google's userinfo shape (`id`, `email`,
+    /// `verified_email`, `name`, `given_name`, `family_name`, `picture`, `locale`,
+    /// `granted_scopes`) rather than the ID token's claims, built from the token as Firebase's Auth
+    /// emulator builds it (`locale` is the token's, else `en`; `granted_scopes` name the profile,
+    /// and the email when the token carries an address). Missing claims are left out.
+    static func googleUserInfo(_ claims: ProviderClaims, email: String?) -> String {
+        var scopes = "openid https://www.googleapis.com/auth/userinfo.profile"
+        if email != nil { scopes += " https://www.googleapis.com/auth/userinfo.email" }
+        var info: [String: ClaimValue] = [
+            "granted_scopes": .string(scopes), "id": .string(claims.sub ?? ""),
+            "verified_email": .bool(claims.emailVerified?.value == true), "locale": .string(claims.locale ?? "en"),
+        ]
+        let optional = [
+            ("name", claims.name), ("given_name", claims.givenName), ("family_name", claims.familyName), ("email", email),
+            ("picture", claims.picture),
+        ]
+        for case (let name, let value?) in optional { info[name] = .string(value) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(ClaimValue.object(info))) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     /// The identity to link to an account.
@@ -44,40 +69,26 @@ struct ProviderAssertion: Sendable, Codable, Hashable {
 }
 
 /// `pendingToken`s: a checked assertion an app may present again within an hour (to link it after
-/// signing in another way, or to sign in again), signed with the server's form key so that it
-/// needs no storage. JS SDKs send it without the provider or its tokens, so it carries everything.
+/// signing in another way, or to sign in again), a ``SignedToken`` carrying the assertion and bound
+/// to its tenant, so that it needs no storage. JS SDKs send it without the provider or its tokens, so
+/// it carries everything.
 struct PendingTokens: Sendable {
-    let key: SymmetricKey
-    /// How long a pending token works.
-    static let lifetime: Int64 = 3600
+    let tokens: SignedToken
 
     init(formKey: SymmetricKey) {
-        // A key of its own, derived from the form key: a pending token can never pass for a form token.
-        key = SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Data("federated pending token".utf8), using: formKey))
-    }
-
-    private struct Body: Codable {
-        var assertion: ProviderAssertion
-        var tenantID: String
-        var expires: Int64
+        tokens = SignedToken(.pendingAssertion, formKey: formKey)
     }
 
     /// A token for `assertion` in `tenantID`, valid for an hour from `now` (ms).
     func token(for assertion: ProviderAssertion, tenantID: String, now: Timestamp) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let body = (try? encoder.encode(Body(assertion: assertion, tenantID: tenantID, expires: now / 1000 + Self.lifetime))) ?? Data()
-        let encoded = Base64URL.encode(body)
-        return encoded + "." + Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data(encoded.utf8), using: key)))
+        return tokens.make(bound: [tenantID], payload: (try? encoder.encode(assertion)) ?? Data(), now: now)
     }
 
-    /// The assertion and tenant of a token this server made, if it is intact and not expired.
-    func assertion(from token: String, now: Timestamp) -> (assertion: ProviderAssertion, tenantID: String)? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let mac = Base64URL.decode(parts[1]),
-            HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(parts[0].utf8), using: key),
-            let data = Base64URL.decode(parts[0]), let body = try? JSONDecoder().decode(Body.self, from: data), body.expires > now / 1000
-        else { return nil }
-        return (body.assertion, body.tenantID)
+    /// The assertion of a token this server made for `tenantID`, if it is intact and not expired.
+    func assertion(from token: String, tenantID: String, now: Timestamp) -> ProviderAssertion? {
+        guard let payload = tokens.verify(token, bound: [tenantID], now: now) else { return nil }
+        return try? JSONDecoder().decode(ProviderAssertion.self, from: payload)
     }
 }

@@ -21,9 +21,10 @@ struct ProviderClaims: JWTPayload, Sendable {
     var picture: String?
     var preferredUsername: String?
     var screenName: String?
+    var locale: String?
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, azp, exp, iat, nonce, email, name, picture
+        case iss, sub, aud, azp, exp, iat, nonce, email, name, picture, locale
         case emailVerified = "email_verified"
         case givenName = "given_name"
         case familyName = "family_name"
@@ -157,6 +158,40 @@ struct ProviderIDToken: Sendable {
             if claims.nonce != nil { throw .nonce }
         }
         return ProviderIDToken(claims: claims, payload: String(decoding: payloadData, as: UTF8.self))
+    }
+
+    /// Claims about the token itself, never taken from a UserInfo answer.
+    static let tokenOnlyClaims: Set<String> = [
+        "iss", "sub", "aud", "azp", "exp", "iat", "nbf", "jti", "nonce", "auth_time", "acr", "amr", "at_hash", "c_hash", "sid",
+    ]
+
+    /// The token with the claims it lacks from the provider's UserInfo answer (OpenID Connect Core
+    /// §5.3.2), whose `sub` must be the token's (§5.3.4). The token's own claims win, and its checks
+    /// (`iss`, `aud`, `exp`, `nonce`, ...) never come from UserInfo; `email_verified` comes along
+    /// only with the address the token ends up with. `payload` (`rawUserInfo`) becomes the union.
+    func merging(userInfo: [String: ClaimValue]) throws(Rejection) -> ProviderIDToken {
+        guard case .string(let sub)? = userInfo["sub"], sub == claims.sub else {
+            throw .invalid("the provider's userinfo answer is about another subject than the id_token")
+        }
+        guard case .object(var merged)? = try? JSONDecoder().decode(ClaimValue.self, from: Data(payload.utf8)) else {
+            throw .invalid("the id_token's payload is not a JSON object")
+        }
+        if merged["email"] == nil, let email = userInfo["email"] {
+            merged["email"] = email
+            merged["email_verified"] = userInfo["email_verified"]
+        } else if merged["email_verified"] == nil, merged["email"] == userInfo["email"] {
+            merged["email_verified"] = userInfo["email_verified"]
+        }
+        for (name, value) in userInfo where merged[name] == nil && !Self.tokenOnlyClaims.contains(name) {
+            if name == "email" || name == "email_verified" { continue }
+            merged[name] = value
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(ClaimValue.object(merged)),
+            let claims = try? JSONDecoder().decode(ProviderClaims.self, from: data)
+        else { throw .invalid("the provider's userinfo answer has claims of the wrong type") }
+        return ProviderIDToken(claims: claims, payload: String(decoding: data, as: UTF8.self))
     }
 
     /// The claims of an unsigned token as Firebase's Auth emulator accepts them (a development server

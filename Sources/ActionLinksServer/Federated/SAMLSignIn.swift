@@ -85,7 +85,7 @@ extension FederatedSignInService {
         case .iOSApp, .androidApp:
             return .app(flow, link: flow.redirectURI + "?" + query)
         case .authURI:
-            return .redirect(ActionPages.url(flow.returnTo, adding: [("SAMLResponse", response), ("RelayState", relayState)]))
+            return .redirect(URLText.url(flow.returnTo, adding: [("SAMLResponse", response), ("RelayState", relayState)]))
         case .webPage:
             return .redirect(await completeSAMLWebPage(flow, response: response))
         }
@@ -95,7 +95,7 @@ extension FederatedSignInService {
     /// `error=<auth/...>` (with `email` and `pendingToken` when the address belongs to another account).
     func completeSAMLWebPage(_ flow: FederatedFlow, response: String) async -> String {
         func fragment(_ items: [(String, String)]) -> String {
-            ActionPages.url(
+            URLText.url(
                 flow.returnTo, fragment: items.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&"))
         }
         do throws(ActionError) {

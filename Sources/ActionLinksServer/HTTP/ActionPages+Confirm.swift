@@ -72,7 +72,7 @@ extension ActionPages {
                 if let continueLink {
                     let token = try await tokens.handOffToken(
                         accountID: done.account.localID, tenantID: done.record.tenantID, now: Timestamp.now)
-                    let target = Self.url(continueLink.url, fragment: "customToken=" + token)
+                    let target = URLText.url(continueLink.url, fragment: "customToken=" + token)
                     response = .redirect(to: target)
                 }
                 response.setCookie(

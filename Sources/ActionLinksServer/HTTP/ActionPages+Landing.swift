@@ -65,7 +65,7 @@ extension ActionPages {
         {
             var items = [("apiKey", settings.project.apiKey), ("oobCode", link.oobCode), ("mode", "signIn"), ("lang", pageLanguage)]
             if !record.tenantID.isEmpty { items.append(("tenantId", record.tenantID)) }
-            return PageAnswer(status: .seeOther, headers: [.location: Self.url(url, adding: items)], body: nil)
+            return PageAnswer(status: .seeOther, headers: [.location: URLText.url(url, adding: items)], body: nil)
         }
         var state = FormState()
         state.remembered = record.mode == .signIn && isRemembered(record)

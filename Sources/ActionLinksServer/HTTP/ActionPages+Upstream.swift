@@ -32,7 +32,7 @@ extension ActionPages {
             }
             var items = [("apiKey", apiKey), ("oobCode", link.oobCode), ("mode", "signIn"), ("lang", pageLanguage)]
             if let tenant = link.tenantID, !tenant.isEmpty { items.append(("tenantId", tenant)) }
-            return Response(status: .seeOther, headers: [.location: Self.url(url, adding: items)])
+            return Response(status: .seeOther, headers: [.location: URLText.url(url, adding: items)])
         }
         var state = FormState()
         state.upstreamFields = Self.fields(link, apiKey: apiKey)

@@ -49,22 +49,6 @@ struct ActionPages: Sendable {
         }
     }
 
-    /// `url` with `items` added to its query (before any fragment), each name and value
-    /// percent-encoded (a provider's custom parameter named `a&state` stays one parameter).
-    static func url(_ url: String, adding items: [(String, String)]) -> String {
-        let query = items.map { "\(PercentEncoding.encodeComponent($0.0))=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
-        let hash = url.firstIndex(of: "#")
-        let base = hash.map { String(url[..<$0]) } ?? url
-        let fragment = hash.map { String(url[$0...]) } ?? ""
-        let separator = base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
-        return base + separator + query + fragment
-    }
-
-    /// `url` with its fragment replaced by `fragment`.
-    static func url(_ url: String, fragment: String) -> String {
-        (url.firstIndex(of: "#").map { String(url[..<$0]) } ?? url) + "#" + fragment
-    }
-
     /// The modes that have a page (a second-factor revert is completed in the app).
     static let pageModes: Set<ActionCodeLink.Mode> = [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail, .recoverEmail]
 

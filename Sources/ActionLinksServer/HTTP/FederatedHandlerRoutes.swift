@@ -211,7 +211,7 @@ struct FederatedHandlerRoutes {
             let error = IdentityToolkitJSON.encode(["code": code, "message": message])
             items = [("firebaseError", String(decoding: error, as: UTF8.self)), ("authType", flow.authType)]
             if flow.kind == .webPage {
-                return Response(status: .found, headers: [.location: ActionPages.url(flow.returnTo, fragment: "error=" + code)])
+                return Response(status: .found, headers: [.location: URLText.url(flow.returnTo, fragment: "error=" + code)])
             }
         }
         if let eventID = flow.eventID { items.append(("eventId", eventID)) }

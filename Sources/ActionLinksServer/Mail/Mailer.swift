@@ -1,7 +1,9 @@
 import ActionLinks
 import ActionLinksConfiguration
+import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOCore
 import ServiceLifecycle
 import Synchronization
 
@@ -147,7 +149,6 @@ public final class Mailer: Service, Sendable {
 
     /// Runs `command` with `input` on its standard input and waits for it (on the calling thread).
     private static func run(_ command: [String], input: Data) throws {
-        _ = brokenPipesIgnored
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
@@ -187,28 +188,33 @@ public final class Mailer: Service, Sendable {
         }
     }
 
-    /// SIGPIPE ignored for the whole process, once: a sendmail command that exits before reading
-    /// its input must fail the attempt, not end the server.
-    private static let brokenPipesIgnored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
-
     /// The `webhook` backend: `{"from","to","subject","text","html","mode"}` as JSON; any 2xx is success.
     static func post(_ message: MailMessage, to url: String, bearerToken: String?) async throws {
-        guard let target = URL(string: url) else { throw MailDeliveryError(message: "not a URL: \(url)") }
-        var request = URLRequest(url: target, timeoutInterval: 15)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let bearerToken { request.setValue("Bearer " + bearerToken, forHTTPHeaderField: "Authorization") }
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let bearerToken { request.headers.add(name: "Authorization", value: "Bearer " + bearerToken) }
         let body = WebhookMessage(
             from: message.from, to: message.to, subject: message.subject, text: message.text, html: message.html,
             mode: message.mode.rawValue)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        request.httpBody = try encoder.encode(body)
-        let (_, response) = try await URLSession.shared.data(for: request)
-        guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
-            throw MailDeliveryError(message: "the webhook answered \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+        request.body = .bytes(ByteBuffer(bytes: try encoder.encode(body)))
+        let response: HTTPClientResponse
+        do {
+            response = try await HTTPClient.shared.execute(request, timeout: webhookTimeout)
+        } catch {
+            throw MailDeliveryError(message: "the webhook \(url) could not be reached: \(error)")
+        }
+        // Read (at most 64 KB of) the answer so that the connection can be used again.
+        _ = try? await response.body.collect(upTo: 64 * 1024)
+        guard (200..<300).contains(response.status.code) else {
+            throw MailDeliveryError(message: "the webhook answered \(response.status.code)")
         }
     }
+
+    /// How long a webhook delivery may take before the attempt counts as failed (and is retried).
+    static let webhookTimeout: TimeAmount = .seconds(15)
 }
 
 /// A command's error output, gathered while it runs (the first 4 KB).

@@ -74,7 +74,6 @@ public actor PasswordHasher {
     public init(
         logRounds: Int = 14, parallelism: Int = 5, concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, queueLimit: Int = 64
     ) {
-        Self.returnLargeBlocks
         self.logRounds = logRounds
         self.parallelism = parallelism
         self.concurrency = max(1, concurrency)
@@ -165,19 +164,6 @@ public actor PasswordHasher {
             thread.start()
         }
     }
-
-    /// Makes glibc give scrypt's 16 MiB blocks back to the system when a hash is done. By default it
-    /// raises its mmap threshold to the size of the first large block freed, and from then on serves
-    /// such blocks from its arenas and keeps them: after the first password hash, every thread that
-    /// hashed one held 16 MiB more for good. A fixed threshold turns that off.
-    private static let returnLargeBlocks: Void = {
-        #if canImport(Glibc)
-            // mallopt is in <malloc.h>, which the Glibc module leaves out; M_MMAP_THRESHOLD is -3.
-            typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-            guard let mallopt = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-            _ = unsafeBitCast(mallopt, to: Mallopt.self)(-3, 256 * 1024)
-        #endif
-    }()
 
     func acquire() async throws {
         if running < concurrency {

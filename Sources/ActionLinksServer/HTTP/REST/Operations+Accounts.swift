@@ -7,9 +7,7 @@ import Foundation
 extension IdentityToolkitAPI {
     mutating func addAccountOperations(_ services: LinkDomainServices) {
         let accounts = services.accounts
-        let completer = services.completer
-        let issuer = services.issuer
-        let signIn = services.signIn
+        let updater = services.updater
         let tenants = services.tenants
         let tokens = services.tokens
         let clock = services.clock
@@ -41,94 +39,21 @@ extension IdentityToolkitAPI {
         }
 
         add("update", legacy: "setAccountInfo", requires: [.enabledTenant], body: UpdateRequest.self) {
-            fields, call, named throws(ActionError) in
-            var tenant = named
-            if !call.isAdmin {
-                guard fields.idToken != nil || fields.oobCode != nil else {
-                    throw ActionError(.invalidRequestType, "Unsupported request parameters.")
-                }
-                if fields.customAttributes != nil { throw ActionError.insufficientPermission }
-            } else if fields.localId == nil, fields.oobCode == nil {
-                throw ActionError(.missingLocalID)
+            fields, call, tenant throws(ActionError) in
+            let link = fields.linkProviderUserInfo.map {
+                AccountUpdateRequest.LinkedIdentity(
+                    providerID: $0.providerId, rawID: $0.rawId, email: $0.email, displayName: $0.displayName, photoURL: $0.photoUrl)
             }
-            if let claims = fields.customAttributes { try AccountService.checkCustomAttributes(claims) }
-            if let code = fields.oobCode {
-                let named = fields.tenantId ?? call.pathTenant
-                let done = try await completer.apply(code: code, tenant: named?.isEmpty == false ? tenant : nil, consumer: call.consumer)
-                return UpdateResponse(account: done.account, newEmail: done.record.mode == .verifyAndChangeEmail ? done.account.email : nil)
-            }
-            let localID: String
-            var signInProvider: String?
-            if call.isAdmin, let id = fields.localId {
-                localID = id
-            } else {
-                let user = try await accounts.user(idToken: fields.idToken ?? "", caller: call.caller, bodyTenant: fields.tenantId)
-                if fields.disableUser != nil { throw ActionError(.operationNotAllowed) }
-                if fields.password != nil || fields.email != nil { try accounts.checkRecentSignIn(user, caller: call.caller) }
-                localID = user.account.localID
-                signInProvider = user.claims.firebase.signInProvider
-                tenant = user.tenant
-            }
-            var changes = AccountChanges()
-            if let email = fields.email {
-                guard let canonical = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
-                // With email-enumeration protection Firebase production refuses a client's direct
-                // change of address (the JS SDK documents `updateEmail`'s auth/operation-not-allowed):
-                // its EMAIL_EXISTS would say whether the address has an account. The verified change
-                // (sendOobCode VERIFY_AND_CHANGE_EMAIL) is the way; the emulator allows it.
-                if !call.isAdmin, tenant.emailEnumerationProtection, !settings.server.development {
-                    throw ActionError(
-                        .operationNotAllowed,
-                        "with email-enumeration protection the address is changed by a verified link (verifyBeforeUpdateEmail)")
-                }
-                changes.email = canonical
-            }
-            if let password = fields.password {
-                try tenant.passwords.check(password)
-                changes.passwordHash = try await signIn.hashed(password)
-            }
-            changes.displayName = fields.displayName.value
-            changes.photoURL = fields.photoUrl.value
-            changes.deleteAttributes = fields.deleteAttribute ?? []
-            changes.deleteProviders = fields.deleteProvider ?? []
-            if let link = fields.linkProviderUserInfo {
-                // Firebase production takes it from the admin only (the emulator from anyone): from a
-                // client it would plant an identity nobody proved, and that identity's next sign-in
-                // would land in this account.
-                guard call.isAdmin || settings.server.development else { throw ActionError.insufficientPermission }
-                guard let provider = link.providerId, !provider.isEmpty else { throw ActionError(.missingProviderID) }
-                guard let raw = link.rawId, !raw.isEmpty else { throw ActionError(.missingRawID) }
-                changes.linkIdentity = FederatedIdentity(
-                    providerID: provider, rawID: raw, email: link.email.flatMap(EmailAddress.canonical), displayName: link.displayName,
-                    photoURL: link.photoUrl)
-            }
-            if call.isAdmin {
-                changes.disabled = fields.disableUser?.value
-                changes.emailVerified = fields.emailVerified?.value
-                if let phone = fields.phoneNumber {
-                    guard PhoneNumber.isValid(phone) else { throw ActionError(.invalidPhoneNumber, "Invalid format.") }
-                    changes.phoneNumber = phone
-                }
-                changes.customAttributes = fields.customAttributes
-                changes.validSince = fields.validSince.flatMap { Int64($0.text) }
-                changes.createdAt = fields.createdAt.flatMap { Int64($0.text) }
-                changes.lastLoginAt = fields.lastLoginAt.flatMap { Int64($0.text) }
-            } else if fields.validSince != nil {
-                // The user's own `validSince` (any value) revokes their other sessions now.
-                changes.validSince = clock.now / 1000
-            }
-            let recovery = issuer.recoveryCode(now: clock.now)
-            var updated = try await accounts.update(
-                localID: localID, tenant: tenant, changes: changes, signInProvider: signInProvider, isAdmin: call.isAdmin,
-                recovery: recovery, languageCode: call.locale)
-            if !call.isAdmin, fields.validSince != nil, updated.signedIn == nil {
-                updated = try await accounts.update(
-                    localID: localID, tenant: tenant, changes: AccountChanges(validSince: clock.now / 1000), signInProvider: signInProvider,
-                    isAdmin: true, recovery: recovery, languageCode: call.locale)
-            }
-            if let (code, change) = updated.recovery { await issuer.announceRecovery(code: code, for: change) }
-            return UpdateResponse(
-                account: updated.account, newEmail: updated.newEmail, tokens: try await updated.signedIn?.tokens(tokens, now: clock.now))
+            let request = AccountUpdateRequest(
+                idToken: fields.idToken, oobCode: fields.oobCode, localID: fields.localId, bodyTenant: fields.tenantId, email: fields.email,
+                password: fields.password, displayName: fields.displayName.value, photoURL: fields.photoUrl.value,
+                deleteAttributes: fields.deleteAttribute ?? [], deleteProviders: fields.deleteProvider ?? [], linkIdentity: link,
+                disableUser: fields.disableUser?.value, emailVerified: fields.emailVerified?.value, phoneNumber: fields.phoneNumber,
+                customAttributes: fields.customAttributes, revokesSessions: fields.validSince != nil,
+                validSince: fields.validSince.flatMap { Int64($0.text) }, createdAt: fields.createdAt.flatMap { Int64($0.text) },
+                lastLoginAt: fields.lastLoginAt.flatMap { Int64($0.text) })
+            let done = try await updater.update(request, caller: call.caller, tenant: tenant)
+            return UpdateResponse(account: done.account, newEmail: done.newEmail, tokens: done.tokens)
         }
 
         add("delete", legacy: "deleteAccount", body: DeleteRequest.self) { fields, call throws(ActionError) in

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Firebase's account rules for a provider's assertion, as one unit of work over a tenant's
+/// accounts (a pure function of what it reads, see ``AccountTransaction``).
+struct AccountRules: Sendable {
+    var assertion: ProviderAssertion
+    /// Whether the provider vouches for the address and said it verified it.
+    var trusted: Bool
+    var oneAccountPerEmail: Bool
+    var selfServiceSignUp: Bool
+    /// The ID of an account this sign-in creates.
+    var newID: String
+    /// The new session (its account is filled in here).
+    var session: Session
+    /// Whether a provider vouches for an address (which links survive a takeover).
+    var vouches: @Sendable (String, String) -> Bool
+
+    enum Decision: Sendable {
+        case signedIn(Account, isNew: Bool)
+        case needConfirmation([String])
+    }
+
+    func apply(_ mode: FederatedSignInService.RulesMode, in tx: any AccountTransaction) throws -> Decision {
+        let now = tx.now
+        var keys: [AccountKey] = [.federated(providerID: assertion.providerID, rawID: assertion.rawID)]
+        if let email = assertion.email { keys.append(.email(email)) }
+        if case .link(let id) = mode { keys.append(.id(id)) }
+        try tx.prefetch(keys)
+        let linked = try tx.account(providerID: assertion.providerID, rawID: assertion.rawID)
+        switch mode {
+        case .link(let accountID):
+            var user = try tx.existingAccount(id: accountID)
+            if user.disabled { throw ActionError.userDisabled }
+            if linked != nil { throw ActionError(.federatedUserIDAlreadyLinked) }
+            if oneAccountPerEmail, let email = assertion.email, let owner = try tx.account(email: email), owner.localID != user.localID {
+                throw ActionError.emailExists
+            }
+            user.federatedIdentities.append(assertion.identity)
+            if oneAccountPerEmail, user.email == nil, let email = assertion.email {
+                user.email = email
+                user.emailVerified = assertion.emailVerified
+            } else if user.email != nil, user.email == assertion.email, assertion.emailVerified {
+                user.emailVerified = true
+            }
+            return try signIn(user, isNew: false, in: tx)
+        case .signIn(let autoCreate):
+            if var account = linked {
+                if account.disabled { throw ActionError.userDisabled }
+                if let index = account.federatedIdentities.firstIndex(where: {
+                    $0.providerID == assertion.providerID && $0.rawID == assertion.rawID
+                }) {
+                    account.federatedIdentities[index] = assertion.identity
+                }
+                return try signIn(account, isNew: false, in: tx)
+            }
+            if oneAccountPerEmail, let email = assertion.email, var owner = try tx.account(email: email) {
+                guard trusted else {
+                    var providers: [String] = []
+                    for identity in owner.federatedIdentities where !providers.contains(identity.providerID) {
+                        providers.append(identity.providerID)
+                    }
+                    return .needConfirmation(providers)
+                }
+                if owner.disabled { throw ActionError.userDisabled }
+                if !owner.emailVerified {
+                    // Whoever set up the unproven account (perhaps not the address's owner) loses
+                    // every way in that the provider does not vouch for, and every session.
+                    owner.passwordHash = nil
+                    owner.passwordUpdatedAt = nil
+                    owner.federatedIdentities.removeAll { !vouches($0.providerID, email) }
+                    owner.validSince = now / 1000
+                    owner.displayName = assertion.displayName
+                    owner.photoURL = assertion.photoURL
+                } else {
+                    owner.displayName = owner.displayName ?? assertion.displayName
+                    owner.photoURL = owner.photoURL ?? assertion.photoURL
+                }
+                owner.emailVerified = true
+                owner.federatedIdentities.append(assertion.identity)
+                return try signIn(owner, isNew: false, in: tx)
+            }
+            guard autoCreate else { throw ActionError.userNotFound }
+            guard selfServiceSignUp else {
+                throw ActionError(.adminOnlyOperation, "signing up is turned off for this project; an administrator creates accounts")
+            }
+            var account = Account(
+                localID: newID, tenantID: tx.tenantID, displayName: assertion.displayName, photoURL: assertion.photoURL, createdAt: now,
+                federatedIdentities: [assertion.identity])
+            if oneAccountPerEmail, let email = assertion.email {
+                account.email = email
+                account.emailVerified = assertion.emailVerified
+            }
+            return try signIn(account, isNew: true, in: tx)
+        }
+    }
+
+    private func signIn(_ given: Account, isNew: Bool, in tx: any AccountTransaction) throws -> Decision {
+        var account = given
+        account.lastLoginAt = tx.now
+        if isNew { try tx.insert(account) } else { try tx.update(account) }
+        var session = session
+        session.accountID = account.localID
+        try tx.addSession(session)
+        return .signedIn(account, isNew: isNew)
+    }
+}

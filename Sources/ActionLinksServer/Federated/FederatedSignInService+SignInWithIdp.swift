@@ -1,0 +1,138 @@
+import ActionLinks
+import Foundation
+
+// `accounts:signInWithIdp`.
+
+extension FederatedSignInService {
+    /// What `accounts:signInWithIdp` (`verifyAssertion`) asks.
+    struct Assertion: Sendable {
+        var requestURI: String?
+        var postBody: String?
+        var sessionID: String?
+        var pendingToken: String?
+        var idToken: String?
+        var autoCreate = true
+        var tenantID: String?
+    }
+
+    /// What `signInWithIdp` answers: the assertion and the provider's tokens, and what became of them.
+    struct Answer: Sendable {
+        var assertion: ProviderAssertion
+        var oauthIDToken: String?
+        var oauthAccessToken: String?
+        var oauthExpiresIn: Int?
+        var tenantID: String
+        var outcome: Outcome
+        /// The token to present the assertion again (for `needConfirmation` and the refusals
+        /// answered with `errorMessage`).
+        var pendingToken: String?
+    }
+
+    /// What the account rules decided.
+    enum Outcome: Sendable {
+        case signedIn(SignedInUser)
+        case needConfirmation(verifiedProviders: [String])
+    }
+
+    /// A refusal that `returnIdpCredential` answers with HTTP 200 and `errorMessage`, with the
+    /// assertion so the app can rebuild the credential.
+    struct CredentialRefusal: Error, Sendable {
+        var error: ActionError
+        var answer: Answer
+    }
+
+    /// `accounts:signInWithIdp`.
+    func signInWithIdp(_ request: Assertion, caller: Caller) async throws(ActionError) -> Result<Answer, CredentialRefusal> {
+        var tenant = try await caller.tenant(body: request.tenantID, tenants: accountService.tenants)
+        try tenant.checkEnabled()
+        let now = clock.now
+        var oauthIDToken: String?
+        var oauthAccessToken: String?
+        var oauthExpiresIn: Int?
+        let assertion: ProviderAssertion
+        if let token = request.pendingToken, !token.isEmpty {
+            guard let found = pending.assertion(from: token, tenantID: tenant.tenantID, now: now) else {
+                throw ActionError(.invalidPendingToken, "The pending token is invalid, expired or of another tenant.")
+            }
+            if settings.providers.contains(where: { $0.id == found.providerID }) {
+                _ = try enabledProvider(found.providerID)
+            }
+            if settings.samlProviders.contains(where: { $0.id == found.providerID }) {
+                _ = try enabledSAMLProvider(found.providerID)
+            }
+            assertion = found
+        } else {
+            guard let requestURI = request.requestURI, !requestURI.isEmpty else { throw ActionError(.missingRequestURI) }
+            guard let parameters = Self.parameters(requestURI: requestURI, postBody: request.postBody) else {
+                throw ActionError(.invalidRequestURI)
+            }
+            if let saml = try await samlAssertion(parameters: parameters, sessionID: request.sessionID, tenantID: tenant.tenantID) {
+                assertion = saml.assertion
+                oauthIDToken = saml.oauthIDToken
+            } else if let state = parameters["state"] {
+                let flow = try await flow(state: state, parameters: parameters, sessionID: request.sessionID, tenantID: tenant.tenantID)
+                let (checked, answer) = try await exchange(code: parameters["code"] ?? "", flow: flow)
+                assertion = checked
+                (oauthIDToken, oauthAccessToken, oauthExpiresIn) = (answer.idToken, answer.accessToken, answer.expiresIn)
+            } else {
+                guard let providerID = parameters["providerId"]?.lowercased(), !providerID.isEmpty else {
+                    throw ActionError(.invalidCredentialOrProviderID, "Invalid IdP response/credential: \(requestURI.prefix(200))")
+                }
+                let idToken = parameters["id_token"].flatMap { $0.isEmpty ? nil : $0 }
+                oauthIDToken = idToken
+                oauthAccessToken = parameters["access_token"]
+                assertion = try await credential(
+                    providerID: providerID, idToken: idToken, accessToken: oauthAccessToken, nonce: parameters["nonce"])
+            }
+        }
+        let mode: RulesMode
+        if let idToken = request.idToken {
+            let user = try await accountService.user(idToken: idToken, caller: caller, bodyTenant: request.tenantID)
+            tenant = user.tenant
+            mode = .link(accountID: user.account.localID)
+        } else {
+            mode = .signIn(autoCreate: request.autoCreate)
+        }
+        var answer = Answer(
+            assertion: assertion, oauthIDToken: oauthIDToken, oauthAccessToken: oauthAccessToken, oauthExpiresIn: oauthExpiresIn,
+            tenantID: tenant.tenantID, outcome: .needConfirmation(verifiedProviders: []))
+        do {
+            answer.outcome = try await apply(assertion, tenant: tenant, mode: mode)
+            if case .needConfirmation = answer.outcome {
+                answer.pendingToken = pending.token(for: assertion, tenantID: tenant.tenantID, now: now)
+            }
+            return .success(answer)
+        } catch let error where error.code == .federatedUserIDAlreadyLinked || error.code == .emailExists {
+            answer.pendingToken = pending.token(for: assertion, tenantID: tenant.tenantID, now: now)
+            return .failure(CredentialRefusal(error: error, answer: answer))
+        }
+    }
+
+    /// The live flow of `state`, checked against the answer and the app's session secret, and
+    /// consumed (once: a second `signInWithIdp` with the same URL fails).
+    func flow(state: String, parameters: [String: String], sessionID: String?, tenantID: String) async throws(ActionError)
+        -> FederatedFlow
+    {
+        let now = clock.now
+        let stateHash = FederatedFlow.hash(state)
+        guard let flow = try await store.call({ try await self.flows.flow(stateHash: stateHash) }),
+            flow.kind == .iOSApp || flow.kind == .androidApp || flow.kind == .authURI
+        else { throw ActionError(.invalidIDPResponse, "No sign-in was started with this state.") }
+        guard flow.consumedAt == nil else { throw ActionError(.invalidIDPResponse, "The sign-in was already completed.") }
+        guard flow.expiresAt > now else { throw ActionError(.invalidIDPResponse, "The sign-in has expired; start it again.") }
+        guard let codeHash = flow.codeHash, let code = parameters["code"],
+            ConstantTime.equal(Array(FederatedFlow.hash(code).utf8), Array(codeHash.utf8))
+        else {
+            if let error = parameters["error"] { throw ActionError(.invalidIDPResponse, "The provider answered \(error.prefix(64)).") }
+            throw ActionError(.invalidIDPResponse, "The answer is not the one the provider sent to the browser.")
+        }
+        guard let expected = flow.sessionHash, let sessionID, !sessionID.isEmpty,
+            ConstantTime.equal(Array(FederatedFlow.hash(sessionID).utf8), Array(expected.utf8))
+        else { throw ActionError(.invalidIDPResponse, "The sessionId does not match the one the sign-in started with.") }
+        guard flow.tenantID == tenantID else { throw ActionError(.tenantIDMismatch) }
+        guard try await store.call({ try await self.flows.consumeFlow(stateHash: stateHash, now: now) }) else {
+            throw ActionError(.invalidIDPResponse, "The sign-in was already completed.")
+        }
+        return flow
+    }
+}
