@@ -157,13 +157,13 @@ public struct AASAMatcher: Sendable {
         ) {
             let layers = [component, detail, domain].compactMap { $0 }
             path = layers.lazy.compactMap(\.path).first ?? "*"
-            // DESIGN §8: one non-string value voids the whole `?` dictionary. Void means absent, not
-            // unmatchable: Apple documents `?` as "the pattern or dictionary to match with the URL query
-            // component. The default is `*`, which matches everything", the dictionary's values as
-            // patterns, and a component left unspecified as ignored (WWDC19 "What's New in Universal
-            // Links"); it documents no case where a `?` makes a component unmatchable. So a voided layer
-            // counts as having no `?`: the next layer's `?`, else `*`, applies. A `?` that is neither a
-            // string nor a dictionary is another case (`mistypedPatternKeys`).
+            // docs/LINK-RULES.md §7.2: one non-string value voids the whole `?` dictionary. Void means
+            // absent, not unmatchable: Apple documents `?` as "the pattern or dictionary to match with
+            // the URL query component. The default is `*`, which matches everything", the dictionary's
+            // values as patterns, and a component left unspecified as ignored (WWDC19 "What's New in
+            // Universal Links"); it documents no case where a `?` makes a component unmatchable. So a
+            // voided layer counts as having no `?`: the next layer's `?`, else `*`, applies. A `?` that
+            // is neither a string nor a dictionary is another case (`mistypedPatternKeys`).
             var effectiveQuery: AppSiteAssociation.Component.Query?
             var voided: (layer: Layer, name: String, value: JSONValue)?
             for (layer, rule) in zip([Layer.component, .detailDefaults, .domainDefaults], [component, detail, domain]) {

@@ -1,5 +1,5 @@
 /// ``ActionCodeLink/parse(_:)`` without the explanations: the same layers and rules as
-/// ``LinkUnwrapper`` and ``LinkInspection`` (DESIGN §3), worked out on UTF-8 bytes.
+/// ``LinkUnwrapper`` and ``LinkInspection`` (docs/LINK-RULES.md §2 to §4), worked out on UTF-8 bytes.
 ///
 /// Each layer is split and its query scanned in one pass (``URLParts/split(_:into:query:)`` with a
 /// ``QueryScan``); a nested link is percent-decoded into a temporary buffer, not a string, and read

@@ -12,7 +12,9 @@ import Configuration
 final class ConfigurationEnvironment {
     /// `ACTIONLINKS_` variables that are not configuration keys (read by the CLI, the tests and
     /// scripts/test.sh).
-    static let otherVariables: Set<String> = ["ACTIONLINKS_ADMIN_TOKEN", "ACTIONLINKS_VECTORS", "ACTIONLINKS_TEST_TIMEOUT"]
+    static let otherVariables: Set<String> = [
+        "ACTIONLINKS_ADMIN_TOKEN", "ACTIONLINKS_VECTORS", "ACTIONLINKS_SHARED", "ACTIONLINKS_TEST_TIMEOUT",
+    ]
 
     private let provider: EnvironmentVariablesProvider
     private let names: [String]

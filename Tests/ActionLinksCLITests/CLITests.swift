@@ -6,9 +6,7 @@ import Testing
 @Suite("The actionlinks command line", .timeLimit(.minutes(5)))
 struct CLITests {
     static func vectors() throws -> [[String: Any]] {
-        let file =
-            ProcessInfo.processInfo.environment["ACTIONLINKS_VECTORS"].map(URL.init(fileURLWithPath:))
-            ?? Repository.root.deletingLastPathComponent().appendingPathComponent("shared/vectors/links.jsonl")
+        let file = ProcessInfo.processInfo.environment["ACTIONLINKS_VECTORS"].map(URL.init(fileURLWithPath:)) ?? Repository.vectors
         return try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
         }

@@ -79,7 +79,7 @@ struct BrowserTests {
         // The app's pages are on http://127.0.0.1:<another port>: a loopback origin, which a development
         // server's CORS and continue-URL list accept.
         let (server, origin) = try await Self.server(["ACTIONLINKS_CONTINUE_URLS_ALLOW": "https://app.example.com/,http://127.0.0.1"])
-        let sdk = Repository.root.deletingLastPathComponent().appendingPathComponent("shared/clients/firebase-js-sdk-11.0.2").path
+        let sdk = Repository.firebaseJSSDK.path
         let (status, text) = try await Self.python([Self.sdkScript, "--server", origin, "--sdk", sdk])
         withExtendedLifetime(server) {}
         if status == 3 { throw TestSupportError(Self.install + "\n" + text) }

@@ -105,11 +105,14 @@ struct FederatedAttackTests {
             var payload = try #require(try JSONSerialization.jsonObject(with: payloadData) as? [String: Any])
             payload["sub"] = "someone-else"
             let tampered = parts[0] + "." + Base64URL.encode(try JSONSerialization.data(withJSONObject: payload)) + "." + parts[2]
-            #expect(try await credential(tampered).1.hasPrefix("INVALID_IDP_RESPONSE"))
+            let tamperedAnswer = try await credential(tampered)
+            #expect(tamperedAnswer.1.hasPrefix("INVALID_IDP_RESPONSE"), "tampered: \(tamperedAnswer.2)")
             let none = Base64URL.encode(Data(#"{"alg":"none","typ":"JWT"}"#.utf8)) + "." + parts[1] + "."
-            #expect(try await credential(none).1.hasPrefix("INVALID_IDP_RESPONSE"))
+            let noneAnswer = try await credential(none)
+            #expect(noneAnswer.1.hasPrefix("INVALID_IDP_RESPONSE"), "none: \(noneAnswer.2)")
             let hmac = Base64URL.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "." + parts[1] + "." + parts[2]
-            #expect(try await credential(hmac).1.hasPrefix("INVALID_IDP_RESPONSE"))
+            let hmacAnswer = try await credential(hmac)
+            #expect(hmacAnswer.1.hasPrefix("INVALID_IDP_RESPONSE"), "hmac: \(hmacAnswer.2)")
             #expect(try await credential(token, nonce: "n-2").1.hasPrefix("MISSING_OR_INVALID_NONCE"))
             #expect(try await credential(token, nonce: nil).1.hasPrefix("MISSING_OR_INVALID_NONCE"))
             let foreign = try await OIDCProviderMock.idToken(sub: sub, clientID: "another-client", nonce: "n-1")

@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// Two `actionlinks serve` processes on one PostgreSQL database, as behind a load balancer: they
-/// share the store and the data directory's keys (DESIGN §5, issue 5).
+/// share the store and the data directory's keys (docs/ARCHITECTURE.md §5, issue 5).
 extension HeavyTests {
     @Suite("Several instances on one PostgreSQL", .serialized, .timeLimit(.minutes(20)))
     struct MultiInstanceTests {

@@ -33,7 +33,7 @@ enum StoreFactory {
     }
 }
 
-/// The behaviour every store must have (DESIGN §5), written once against the protocols.
+/// The behaviour every store must have (docs/ARCHITECTURE.md §5), written once against the protocols.
 @Suite("Stores", .timeLimit(.minutes(5)))
 struct StoreTests {
     let now: Timestamp = 1_800_000_000_000

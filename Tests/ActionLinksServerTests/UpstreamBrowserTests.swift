@@ -30,7 +30,7 @@ struct UpstreamBrowserTests {
             // A hang guard, not the 10 s default (tested on its own): the upstream is a loaded debug binary.
             "ACTIONLINKS_UPSTREAM_ANSWER_TIMEOUT": "120s",
         ])
-        let sdk = Repository.root.deletingLastPathComponent().appendingPathComponent("shared/clients/firebase-js-sdk-11.0.2").path
+        let sdk = Repository.firebaseJSSDK.path
         let (status, text) = try await BrowserTests.python([
             Self.script, "--upstream", upstream.base, "--front", frontOrigin, "--sdk", sdk, "--app-port", String(appPort),
             "--mail-port", String(mailPort),

@@ -9,6 +9,11 @@ public enum Repository {
     public static let configFile = root.appendingPathComponent("config/actionlinks.yaml").path
     /// The shipped pages, templates and strings, `www/`.
     public static let www = root.appendingPathComponent("www").path
+    /// The link vectors, `Tests/Vectors/links.jsonl` (the repository's copy of `../shared/vectors`).
+    public static let vectors = root.appendingPathComponent("Tests/Vectors/links.jsonl")
+    /// The Firebase JS SDK's browser builds the browser tests load, `Tests/Clients/firebase-js-sdk-11.0.2`
+    /// (the repository's copy of `../shared/clients/firebase-js-sdk-11.0.2`).
+    public static let firebaseJSSDK = root.appendingPathComponent("Tests/Clients/firebase-js-sdk-11.0.2")
 
     /// A product built next to the tests (`actionlinks`, `ActionLinksLinkageProbe`).
     public static func executable(_ name: String) throws -> URL {

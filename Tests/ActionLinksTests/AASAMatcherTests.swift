@@ -380,8 +380,9 @@ struct AASAMatcherLegacyTests {
     }
 }
 
-/// DESIGN §8: one non-string value voids the whole `?` dictionary, which then counts as absent (Apple's
-/// default for a missing `?` is `*`): the component is decided by its path and fragment alone.
+/// docs/LINK-RULES.md §7.2: one non-string value voids the whole `?` dictionary, which then counts as
+/// absent (Apple's default for a missing `?` is `*`): the component is decided by its path and
+/// fragment alone.
 @Suite("AASA matcher: a non-string query value voids the dictionary", .timeLimit(.minutes(5)))
 struct AASAMatcherVoidedQueryTests {
     /// Every JSON type that is not a string, in the forms a hand-written file has.

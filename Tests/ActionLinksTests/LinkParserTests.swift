@@ -4,7 +4,7 @@ import Testing
 
 /// `ActionCodeLink.parse` reads links on bytes (``LinkParser``); ``LinkInspection`` reads them through
 /// ``LinkUnwrapper`` with every layer recorded. Both must give the same answer for every input.
-@Suite("Parsing on bytes: DESIGN §3's rules at the edges", .timeLimit(.minutes(5)))
+@Suite("Parsing on bytes: the link rules (docs/LINK-RULES.md) at the edges", .timeLimit(.minutes(5)))
 struct LinkParserTests {
     static let action = "https://a.example.com/__/auth/action?"
 

@@ -4,7 +4,7 @@ import Testing
 /// The repository's root, found from this file's path.
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-/// One case of `../shared/vectors/links.jsonl`, read as it is.
+/// One case of the link vectors (`Tests/Vectors/links.jsonl`), read as it is.
 struct LinkVector: Sendable, CustomTestStringConvertible {
     struct Expectation: Decodable, Equatable, Sendable {
         let mode: String
@@ -21,10 +21,11 @@ struct LinkVector: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { about }
 
-    /// The vectors file: `ACTIONLINKS_VECTORS` if set, else `shared/vectors` beside the repository.
+    /// The vectors file: `ACTIONLINKS_VECTORS` if set, else the repository's own copy,
+    /// `Tests/Vectors/links.jsonl` (kept byte-identical to `../shared/vectors` by `SharedCopyTests`).
     static let file: URL = {
         if let path = ProcessInfo.processInfo.environment["ACTIONLINKS_VECTORS"] { return URL(fileURLWithPath: path) }
-        return repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors/links.jsonl")
+        return repositoryRoot.appendingPathComponent("Tests/Vectors/links.jsonl")
     }()
 
     static func load() throws -> [LinkVector] {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The real Firebase JS SDK (11.0.2, ../shared/clients) in headless Chromium against a running
+"""The real Firebase JS SDK (11.0.2, Tests/Clients) in headless Chromium against a running
 development server, from a web app on an origin of its own, as a Firebase web app uses it after
 `auth.useEmulator(<server>)`: email-link sign-in (in the app, and on the web after the link was
 opened in the browser and followed to the app's page), password accounts, anonymous upgrade,
@@ -8,7 +8,7 @@ deletion. Every step is a call of the SDK's own API; the links come from the ser
 listing, as a test suite written for Firebase's emulator reads them.
 
 Run by Tests/ActionLinksServerTests/BrowserTests.swift:
-    python3 Tests/Browser/js_sdk_test.py --server http://localhost:PORT --sdk ../shared/clients/firebase-js-sdk-11.0.2
+    python3 Tests/Browser/js_sdk_test.py --server http://localhost:PORT --sdk Tests/Clients/firebase-js-sdk-11.0.2
 Exit status 0 when every check passed; otherwise 1, with the failures listed.
 """
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The real Firebase JS SDK (../shared/clients) in headless Chromium with ActionLinks in upstream
+"""The real Firebase JS SDK (Tests/Clients) in headless Chromium with ActionLinks in upstream
 mode: the SDK's project is the upstream (an ActionLinks development server, as Firebase's emulator,
 `useEmulator`), and the front (production, upstream mode) is the link domain.
 

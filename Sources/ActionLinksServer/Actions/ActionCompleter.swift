@@ -4,8 +4,8 @@ import Crypto
 import Foundation
 import Logging
 
-/// Looks codes up and completes them (DESIGN §2, steps 3 to 5): a GET only looks; completing
-/// consumes the code and applies what it does to its account in one store transaction.
+/// Looks codes up and completes them (docs/ARCHITECTURE.md §2, steps 3 to 5): a GET only looks;
+/// completing consumes the code and applies what it does to its account in one store transaction.
 public final class ActionCompleter: Sendable {
     let settings: ServiceSettings
     let codes: any CodeStore
@@ -150,8 +150,8 @@ public final class ActionCompleter: Sendable {
             var account = try Self.owner(of: record, tx)
             // The address's owner has just proved it. On an account whose address was never
             // verified, whoever linked a provider need not be that owner: the providers go, as
-            // DESIGN §6 has it for a sign-in link. (A verified account keeps them; the emulator
-            // unlinks them on every reset.)
+            // docs/ARCHITECTURE.md §6 has it for a sign-in link. (A verified account keeps them; the
+            // emulator unlinks them on every reset.)
             if !account.emailVerified { account.federatedIdentities.removeAll() }
             account.passwordHash = hash
             account.passwordUpdatedAt = tx.now

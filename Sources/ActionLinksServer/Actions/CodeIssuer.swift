@@ -4,9 +4,9 @@ import Crypto
 import Foundation
 import Logging
 
-/// Issues codes (DESIGN §2, step 1): checks the request, the continue URL and the link domain,
-/// stores the code's hash, and returns or mails the link; also announces the recovery code an email
-/// change leaves behind.
+/// Issues codes (docs/ARCHITECTURE.md §2, step 1): checks the request, the continue URL and the
+/// link domain, stores the code's hash, and returns or mails the link; also announces the recovery
+/// code an email change leaves behind.
 public final class CodeIssuer: Sendable {
     let settings: ServiceSettings
     let policy: ContinueURLPolicy

@@ -215,12 +215,19 @@ final class OpenIDProviders: Sendable {
     }
 
     private func send(_ request: HTTPClientRequest, provider: ProviderSettings, what: String) async throws(ActionError) -> (Int, Data) {
-        do {
-            let response = try await client.execute(request, timeout: .seconds(Int64(provider.timeout)))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            return (Int(response.status.code), Data(buffer: body))
-        } catch {
-            throw ActionError(.unavailable, "\(what) could not be reached", cause: error)
+        let deadline = NIODeadline.now() + .seconds(Int64(provider.timeout))
+        while true {
+            do {
+                let response = try await client.execute(request, deadline: deadline)
+                let body = try await response.body.collect(upTo: 1 << 20)
+                return (Int(response.status.code), Data(buffer: body))
+            } catch let error as HTTPClientError where error == .connectTimeout && NIODeadline.now() < deadline {
+                // The client gives up connecting after its own 10 s (a busy provider's accept queue
+                // drops SYNs); nothing was sent, so it tries again until the provider's deadline.
+                continue
+            } catch {
+                throw ActionError(.unavailable, "\(what) could not be reached", cause: error)
+            }
         }
     }
 }

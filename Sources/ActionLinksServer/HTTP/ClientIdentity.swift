@@ -2,7 +2,7 @@ import ActionLinksConfiguration
 import ActionLinksHeaders
 import HTTPTypes
 
-/// Who is really calling (DESIGN §11): the socket's peer, unless that peer is one of
+/// Who is really calling (docs/ARCHITECTURE.md §11): the socket's peer, unless that peer is one of
 /// `server.trustedProxies`, in which case the client and the scheme come from the proxy's
 /// `Forwarded` (RFC 7239) or, without it, `X-Forwarded-For` / `X-Forwarded-Proto` headers. Headers
 /// from any other peer are ignored: a client cannot name its own address or scheme.

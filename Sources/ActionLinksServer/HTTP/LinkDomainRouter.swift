@@ -3,7 +3,7 @@ import ActionLinksConfiguration
 import ActionLinksHeaders
 import Hummingbird
 
-/// The link domain's routes (DESIGN §4): one route collection per surface, and the middleware
+/// The link domain's routes (docs/ARCHITECTURE.md §4.2): one route collection per surface, and the middleware
 /// every request goes through (metrics, the real client, the fallback to `www/`). To add an
 /// endpoint, add it to the collection of its surface; to add a surface, add a collection here.
 public enum LinkDomainRouter {

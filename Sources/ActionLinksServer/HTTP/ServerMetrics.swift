@@ -1,8 +1,8 @@
 import ActionLinks
 import Prometheus
 
-/// The Prometheus metrics at `/metrics` (DESIGN §11): requests and latency per route, codes issued,
-/// consumed and refused per mode, and mail deliveries. Every series is made at start, so a request
+/// The Prometheus metrics at `/metrics` (docs/ARCHITECTURE.md §11): requests and latency per route,
+/// codes issued, consumed and refused per mode, and mail deliveries. Every series is made at start, so a request
 /// only increments counters that already exist.
 public final class ServerMetrics: Sendable {
     /// The route a request was answered by (a fixed, small set: a label value per route).

@@ -1,10 +1,10 @@
 import ActionLinks
 import ActionLinksConfiguration
 
-/// Which browser origins the server trusts (DESIGN §11): its own link domains for form posts, and
-/// for the REST API's CORS the link domains, the hosts of the continue-URL allow-list, and any
-/// loopback origin on a development server. Every other origin gets no CORS headers, and never the
-/// admin API.
+/// Which browser origins the server trusts (docs/ARCHITECTURE.md §11, docs/LINK-RULES.md §5.4): its
+/// own link domains for form posts, and for the REST API's CORS the link domains, the hosts of the
+/// continue-URL allow-list, and any loopback origin on a development server. Every other origin gets
+/// no CORS headers, and never the admin API.
 struct WebOrigins: Sendable {
     let linkDomainOrigins: Set<String>
     let policy: ContinueURLPolicy

@@ -42,8 +42,9 @@ extension FirebaseSpecs {
                 clock.advance(seconds: 2)
                 let reply = try await app.api("signInWithEmailLink", ["email": "bob@example.com", "oobCode": code])
                 #expect(reply.status == 200 && reply.json["localId"] as? String == user.localId, "\(reply.text)")
-                // DESIGN §6: whoever set a password on an address they never proved is not its owner, so
-                // the password and its sessions go (Firebase keeps both and lists ["password", "emailLink"]).
+                // docs/ARCHITECTURE.md §6: whoever set a password on an address they never proved is not
+                // its owner, so the password and its sessions go (Firebase keeps both and lists
+                // ["password", "emailLink"]).
                 #expect(try await app.lookupError(idToken: user.idToken) == "TOKEN_EXPIRED")
                 let newToken = try #require(reply.json["idToken"] as? String)
                 #expect(try await app.accountInfo(idToken: newToken)["emailLinkSignin"] as? Bool == true)

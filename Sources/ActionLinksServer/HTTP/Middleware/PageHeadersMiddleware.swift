@@ -3,8 +3,9 @@ import ActionLinksConfiguration
 import HTTPTypes
 import Hummingbird
 
-/// DESIGN §9's headers on every page (no referrer: the URL holds a code; never cached, indexed or
-/// framed; no scripts), added to whatever a page route answers, a redirect included.
+/// The pages' headers (docs/ARCHITECTURE.md §9) on every page (no referrer: the URL holds a code;
+/// never cached, indexed or framed; no scripts), added to whatever a page route answers, a redirect
+/// included.
 struct PageHeadersMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
 
