@@ -35,11 +35,27 @@ let package = Package(
         // X-Forwarded-For, Origin, IP addresses and CIDR blocks): total functions on bytes, no
         // dependencies and no Foundation, so the fuzz package compiles them as they are.
         .target(name: "ActionLinksHeaders"),
+        // xmlsec1 (XML signatures over libxml2, OpenSSL back end) and zlib, for SAML (Debian:
+        // libxmlsec1-dev, zlib1g-dev): include paths and libraries from pkg-config.
+        .systemLibrary(name: "CXMLSec", pkgConfig: "xmlsec1", providers: [.apt(["libxmlsec1-dev", "zlib1g-dev"])]),
+        // The few xmlsec calls SAML needs, in C: SwiftPM drops pkg-config's -D flags, so xmlsec's
+        // (`pkg-config --cflags xmlsec1` on Debian 12 and 13) are given here, and many of its names
+        // are macros that Swift cannot call.
+        .target(
+            name: "ActionLinksXMLSec", dependencies: ["CXMLSec"],
+            cSettings: [
+                .define("XMLSEC_CRYPTO_OPENSSL", to: "1"), .define("XMLSEC_NO_CRYPTO_DYNAMIC_LOADING", to: "1"),
+                .define("XMLSEC_NO_SIZE_T"), .define("XMLSEC_OPENSSL3_ENGINES", to: "1"), .define("XMLSEC_NO_GOST", to: "1"),
+                .define("XMLSEC_NO_GOST2012", to: "1"), .define("__XMLSEC_FUNCTION__", to: "__func__"),
+            ]),
+        // SAML 2.0 for a service provider: AuthnRequests (HTTP-Redirect binding) and responses
+        // (HTTP-POST binding) checked with xmlsec. Kept out of the library and out of the server.
+        .target(name: "ActionLinksSAML", dependencies: ["ActionLinksXMLSec"]),
         // Reads config/actionlinks.yaml into library values; shared by the CLI and (later) the server.
         .target(
             name: "ActionLinksConfiguration",
             dependencies: [
-                "ActionLinks", "ActionLinksHeaders", .product(name: "Yams", package: "Yams"),
+                "ActionLinks", "ActionLinksHeaders", "ActionLinksSAML", .product(name: "Yams", package: "Yams"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
@@ -50,6 +66,7 @@ let package = Package(
                 "ActionLinks",
                 "ActionLinksConfiguration",
                 "ActionLinksHeaders",
+                "ActionLinksSAML",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -84,6 +101,7 @@ let package = Package(
         .executableTarget(name: "ActionLinksLinkageProbe", dependencies: ["ActionLinks"], path: "Tests/LinkageProbe"),
         .testTarget(name: "ActionLinksTests", dependencies: ["ActionLinks"]),
         .testTarget(name: "ActionLinksHeadersTests", dependencies: ["ActionLinksHeaders"]),
+        .testTarget(name: "ActionLinksSAMLTests", dependencies: ["ActionLinksSAML"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksConfigurationTests",
             dependencies: ["ActionLinks", "ActionLinksConfiguration", "ActionLinksHeaders", .product(name: "Yams", package: "Yams")]),
@@ -106,7 +124,8 @@ let package = Package(
         .testTarget(
             name: "ActionLinksServerTests",
             dependencies: [
-                "ActionLinksServer", "ActionLinksTestSupport", "actionlinks", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "ActionLinksServer", "ActionLinksSAML", "ActionLinksTestSupport", "actionlinks",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]),

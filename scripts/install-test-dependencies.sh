@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB), libxml2, openssl and
-# curl (the TLS test), PostgreSQL (the shared store's tests run on a throw-away cluster that
+# Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB), libxml2, xmlsec1
+# and zlib (SAML; the xmlsec1 program is what the test IdP signs with), openssl and curl (the TLS
+# test), PostgreSQL (the shared store's tests run on a throw-away cluster that
 # scripts/test.sh starts), and the firebase-admin Python SDK that the compatibility test drives.
 # Safe to run again; installs only what is missing.
 set -euo pipefail
@@ -10,7 +11,7 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 
 packages=()
-for package in libsqlite3-dev libxml2-dev openssl curl postgresql; do
+for package in libsqlite3-dev libxml2-dev libxmlsec1-dev zlib1g-dev xmlsec1 openssl curl postgresql; do
     dpkg -s "$package" >/dev/null 2>&1 || packages+=("$package")
 done
 if [ "${#packages[@]}" -gt 0 ]; then
@@ -45,6 +46,10 @@ fi
 # --- Federated sign-in tests: oidc-provider-mock (PyPI) in a virtual environment of its own, which
 # scripts/test.sh starts on a free loopback port.
 bash scripts/oidc-provider-mock.sh install
+
+# --- SAML sign-in tests: pysaml2's IdP (PyPI, pinned in Tests/SAMLIdP/requirements.txt) in a virtual
+# environment of its own, which scripts/test.sh starts on a free loopback port.
+bash scripts/saml-idp.sh install
 
 # --- A second OpenID Connect provider for the federated sign-in tests: django-oidc-provider (PyPI) in
 # a virtual environment of its own, which scripts/test.sh starts on a free loopback port.

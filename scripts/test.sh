@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite as CI does: installs what the tests need beyond Swift, starts a
-# throw-away PostgreSQL cluster on loopback for the PostgreSQL store tests (POSTGRES_TEST_URL) and
-# two OpenID Connect providers for the federated sign-in tests (OIDC_PROVIDER_MOCK_URL and
-# DJANGO_OIDC_PROVIDER_URL), runs `swift test` (arguments are passed on, e.g. --filter Stores), and
-# stops them.
+# throw-away PostgreSQL cluster on loopback for the PostgreSQL store tests (POSTGRES_TEST_URL), two
+# OpenID Connect providers for the federated sign-in tests (OIDC_PROVIDER_MOCK_URL and
+# DJANGO_OIDC_PROVIDER_URL) and a SAML identity provider for the SAML ones (SAML_IDP_URL), runs
+# `swift test` (arguments are passed on, e.g. --filter Stores), and stops them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,12 +12,15 @@ bash scripts/install-test-dependencies.sh
 cluster=$(mktemp -d /tmp/actionlinks-test-pg.XXXXXX)
 port=${POSTGRES_TEST_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 provider=$(mktemp -d /tmp/actionlinks-test-oidc.XXXXXX)
+idp=$(mktemp -d /tmp/actionlinks-test-saml.XXXXXX)
 django=$(mktemp -d /tmp/actionlinks-test-django-oidc.XXXXXX)
 cleanup() {
     bash scripts/postgres-test-cluster.sh discard "$cluster" || true
     rm -rf "$cluster"
     bash scripts/oidc-provider-mock.sh stop "$provider" || true
     rm -rf "$provider"
+    bash scripts/saml-idp.sh stop "$idp" || true
+    rm -rf "$idp"
     bash scripts/django-oidc-provider.sh stop "$django" || true
     rm -rf "$django"
 }
@@ -29,6 +32,10 @@ echo "PostgreSQL for the tests: ${POSTGRES_TEST_URL/:actionlinks-test@/:***@} (c
 OIDC_PROVIDER_MOCK_URL=$(bash scripts/oidc-provider-mock.sh start "$provider")
 export OIDC_PROVIDER_MOCK_URL
 echo "OpenID provider for the tests: $OIDC_PROVIDER_MOCK_URL"
+# The SAML identity provider the SAML sign-in tests sign in with (pysaml2).
+SAML_IDP_URL=$(bash scripts/saml-idp.sh start "$idp")
+export SAML_IDP_URL
+echo "SAML identity provider for the tests: $SAML_IDP_URL"
 # A second one, whose ID tokens carry no profile (django-oidc-provider).
 DJANGO_OIDC_PROVIDER_URL=$(bash scripts/django-oidc-provider.sh start "$django")
 export DJANGO_OIDC_PROVIDER_URL

@@ -193,7 +193,18 @@ private struct ConfigurationFile: Decodable {
         var providers = try file.nestedUnkeyedContainer(forKey: .providers)
         while !providers.isAtEnd {
             let index = providers.currentIndex
-            let provider = try ProviderSettings(from: try providers.superDecoder(), for: service)
+            let entry = try providers.superDecoder()
+            if SAMLProviderSettings.isSAML(entry) {
+                let provider = try SAMLProviderSettings(from: entry, for: service)
+                guard !service.samlProviders.contains(where: { $0.id == provider.id }) else {
+                    throw DecodingProblem(
+                        file.codingPath + [CodingKeys.providers, IndexKey(index), SAMLProviderSettings.CodingKeys.id],
+                        "provider '\(provider.id)' is listed twice")
+                }
+                service.samlProviders.append(provider)
+                continue
+            }
+            let provider = try ProviderSettings(from: entry, for: service)
             guard !service.providers.contains(where: { $0.id == provider.id }) else {
                 throw DecodingProblem(
                     file.codingPath + [CodingKeys.providers, IndexKey(index), ProviderSettings.CodingKeys.id],

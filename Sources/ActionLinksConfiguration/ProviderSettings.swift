@@ -96,7 +96,7 @@ extension ProviderSettings {
         guard Self.wellKnownIDs.contains(id) || (!name.isEmpty && name.utf8.allSatisfy(Self.isNameByte)) else {
             throw provider.problem(
                 .id,
-                "expected yahoo.com, google.com, microsoft.com, apple.com or oidc.<name> (lower-case letters, digits and hyphens); got '\(id)'"
+                "expected yahoo.com, google.com, microsoft.com, apple.com, oidc.<name> or saml.<name> (lower-case letters, digits and hyphens); got '\(id)'"
             )
         }
         preset = try provider.choice(.preset, as: Preset.self)

@@ -33,6 +33,8 @@ public struct ServiceSettings: Sendable {
     public var tenantSettings: [String: TenantSettings] = [:]
     /// `providers`: the federated sign-in providers, in the order given.
     public var providers: [ProviderSettings] = []
+    /// The `saml.<name>` entries of `providers`, in the order given.
+    public var samlProviders: [SAMLProviderSettings] = []
     /// `upstream`: the Firebase project this server fronts; nil when this server is the account store.
     public var upstream: UpstreamSettings?
 

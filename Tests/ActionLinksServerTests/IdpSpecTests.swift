@@ -16,7 +16,8 @@ import Testing
 /// Where this server answers differently, on purpose, the case says so: trust is the provider's
 /// own mail domain (google.com for gmail.com), not any `email_verified`; a `needConfirmation`
 /// answer does not name the other account's `localId`; a verified account keeps its profile.
-/// Not ported: multi-factor, SAML and blocking-function cases (none of them exists here).
+/// The SAML cases are in IdpSpecTests+SAML.swift. Not ported: multi-factor and blocking-function
+/// cases (neither exists here).
 @Suite("accounts:signInWithIdp (idp.spec.ts)", .timeLimit(.minutes(5)))
 struct IdpSpecTests {
     typealias App = FederatedApp

@@ -40,7 +40,8 @@ public struct FederatedFlow: Sendable, Hashable, Codable {
     /// The lower-case hex SHA-256 of the browser's binding cookie; `nil` for `createAuthUri` flows,
     /// whose browser never visited the server before the provider.
     public var bindingHash: String?
-    /// The `nonce` the provider's ID token must carry.
+    /// The `nonce` the provider's ID token must carry (SAML: the AuthnRequest's `ID`, which the
+    /// response must answer with `InResponseTo`).
     public var nonce: String
     /// The PKCE verifier, for a provider that supports S256.
     public var codeVerifier: String?
@@ -141,4 +142,7 @@ public protocol FederatedFlowStore: Sendable {
     /// Uses the flow up: only once, only after the provider's return and before expiry. Returns
     /// whether this call consumed it.
     func consumeFlow(stateHash: String, now: Timestamp) async throws -> Bool
+    /// Records a SAML assertion as used until `expiresAt` (its key: the hash of its issuer and ID);
+    /// `false` when it already was. See SAMLAssertionStore.swift.
+    func useSAMLAssertion(key: String, expiresAt: Timestamp, now: Timestamp) async throws -> Bool
 }

@@ -14,7 +14,8 @@ extension FederatedSignInService {
     /// Applies the account rules in one transaction and, when someone is signed in, starts the session.
     func apply(_ assertion: ProviderAssertion, tenant: TenantPolicy, mode: RulesMode) async throws(ActionError) -> Outcome {
         let now = clock.now
-        let newSession = tokens.newSession(accountID: "", tenantID: tenant.tenantID, signInProvider: assertion.providerID, now: now)
+        let newSession = tokens.newSession(
+            accountID: "", tenantID: tenant.tenantID, signInProvider: assertion.providerID, claims: assertion.samlSessionClaims, now: now)
         let rules = AccountRules(
             assertion: assertion, trusted: isTrusted(assertion), oneAccountPerEmail: settings.users.oneAccountPerEmail,
             selfServiceSignUp: tenant.selfServiceSignUp, newID: Secrets.accountID(), session: newSession.session,

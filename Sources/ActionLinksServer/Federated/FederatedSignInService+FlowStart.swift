@@ -30,6 +30,7 @@ extension FederatedSignInService {
     /// Stores a new flow and answers the provider's authorization URL (from its discovery document,
     /// never from the request) to send the browser to.
     func authorizationURL(for start: Start) async throws(ActionError) -> String {
+        if Self.isSAML(start.providerID) { return try await samlAuthorizationURL(for: start) }
         let provider = try enabledProvider(start.providerID)
         let tenant = try await accountService.tenants.policy(for: start.tenantID)
         try tenant.checkEnabled()

@@ -21,6 +21,7 @@ extension FederatedSignInService {
     /// answer as received (the query, or a `form_post` body): the app's `link` is the redirect URI
     /// with it.
     func providerReturned(parameters: [String: String], query: String, binding: String?) async throws(ActionError) -> Return {
+        if parameters["SAMLResponse"] != nil { return try await samlReturned(parameters: parameters, query: query, binding: binding) }
         guard let state = parameters["state"], !state.isEmpty else {
             throw ActionError(.invalidIDPResponse, "the provider's answer has no state")
         }

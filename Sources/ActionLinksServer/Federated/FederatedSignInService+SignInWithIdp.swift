@@ -57,13 +57,19 @@ extension FederatedSignInService {
             if settings.providers.contains(where: { $0.id == found.providerID }) {
                 _ = try enabledProvider(found.providerID)
             }
+            if settings.samlProviders.contains(where: { $0.id == found.providerID }) {
+                _ = try enabledSAMLProvider(found.providerID)
+            }
             assertion = found
         } else {
             guard let requestURI = request.requestURI, !requestURI.isEmpty else { throw ActionError(.missingRequestURI) }
             guard let parameters = Self.parameters(requestURI: requestURI, postBody: request.postBody) else {
                 throw ActionError(.invalidRequestURI)
             }
-            if let state = parameters["state"] {
+            if let saml = try await samlAssertion(parameters: parameters, sessionID: request.sessionID, tenantID: tenant.tenantID) {
+                assertion = saml.assertion
+                oauthIDToken = saml.oauthIDToken
+            } else if let state = parameters["state"] {
                 let flow = try await flow(state: state, parameters: parameters, sessionID: request.sessionID, tenantID: tenant.tenantID)
                 let (checked, answer) = try await exchange(code: parameters["code"] ?? "", flow: flow)
                 assertion = checked

@@ -15,6 +15,7 @@ extension FederatedSignInService {
         if providerID == "apple.com" { return true }
         guard let domain = email.split(separator: "@").last.map(String.init) else { return false }
         if builtInTrustedDomains[providerID]?.contains(domain) == true { return true }
+        if settings.samlProviders.first(where: { $0.id == providerID })?.trustedEmailDomains.contains(domain) == true { return true }
         return settings.providers.first { $0.id == providerID }?.trustedEmailDomains.contains(domain) == true
     }
 

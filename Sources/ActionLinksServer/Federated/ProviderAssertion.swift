@@ -23,6 +23,9 @@ struct ProviderAssertion: Sendable, Codable, Hashable {
     /// ``googleUserInfo(_:email:)``); for any other provider, the ID token's payload (with what its
     /// UserInfo endpoint added).
     var rawUserInfo: String?
+    /// The address as the provider wrote it, when `email` is its lower-case form (a SAML `NameID`,
+    /// answered as given, as Firebase's emulator does).
+    var answeredEmail: String?
 
     init(providerID: String, token: ProviderIDToken) {
         self.providerID = providerID

@@ -12,10 +12,13 @@ public struct IDTokenClaims: JWTPayload, Sendable, Hashable {
         public var signInProvider: String
         /// The tenant, when the account is in one.
         public var tenant: String?
+        /// A SAML sign-in's attributes (`sign_in_attributes`), as its session keeps them.
+        public var signInAttributes: ClaimValue?
 
         enum CodingKeys: String, CodingKey {
             case identities, tenant
             case signInProvider = "sign_in_provider"
+            case signInAttributes = "sign_in_attributes"
         }
     }
 

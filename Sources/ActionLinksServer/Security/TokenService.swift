@@ -47,8 +47,9 @@ public struct TokenService: Sendable {
         let seconds = now / 1000
         var custom = account.customAttributes.flatMap(ClaimValue.object(json:)) ?? [:]
         // A custom token's claims come after the account's own, and win (as in Firebase).
-        if let claims = session.claims.flatMap(ClaimValue.object(json:)) { custom.merge(claims) { $1 } }
-        return IDTokenClaims(
+        let sessionClaims = session.claims.flatMap(ClaimValue.object(json:))
+        if let sessionClaims { custom.merge(sessionClaims.filter { $0.key != "firebase" }) { $1 } }
+        var claims = IDTokenClaims(
             iss: issuer, aud: projectID, authTime: session.authTime, userID: account.localID, iat: seconds, exp: seconds + Self.lifetime,
             email: account.email, emailVerified: account.email == nil ? nil : account.emailVerified, phoneNumber: account.phoneNumber,
             name: account.displayName, picture: account.photoURL,
@@ -57,6 +58,10 @@ public struct TokenService: Sendable {
                 identities: account.identities, signInProvider: session.signInProvider,
                 tenant: account.tenantID.isEmpty ? nil : account.tenantID),
             custom: custom)
+        // A session's own Firebase claims (a SAML sign-in's attributes) ride under `firebase`, a
+        // name no custom token or custom claim may use.
+        claims.firebase.signInAttributes = sessionClaims?["firebase"]?.objectValue?["sign_in_attributes"]
+        return claims
     }
 
     /// A signed ID token for `account` in `session`.

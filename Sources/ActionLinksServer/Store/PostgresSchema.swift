@@ -199,5 +199,12 @@ extension PostgresStore {
                 """
             ]
         ),
+        (
+            "v5: used SAML assertions",
+            [
+                "CREATE TABLE saml_assertions (key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
+                "CREATE INDEX saml_assertions_expiry ON saml_assertions (expires_at)",
+            ]
+        ),
     ]
 }

@@ -117,6 +117,16 @@ extension SQLiteDatabase {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v5: used SAML assertions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE saml_assertions (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        expires_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX saml_assertions_expiry ON saml_assertions (expires_at);
+                    """)
+        }
         return migrator
     }
 }

@@ -98,7 +98,7 @@ struct SignInWithIdpResponse: Encodable, Sendable {
         // Firebase names Google users by URL, every other provider's by the subject alone.
         federatedId = assertion.providerID == "google.com" ? "https://accounts.google.com/" + assertion.rawID : assertion.rawID
         providerId = assertion.providerID
-        email = assertion.email
+        email = assertion.answeredEmail ?? assertion.email
         emailVerified = assertion.email == nil ? nil : assertion.emailVerified
         displayName = assertion.displayName
         fullName = assertion.displayName

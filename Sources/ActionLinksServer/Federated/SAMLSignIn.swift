@@ -1,0 +1,244 @@
+import ActionLinks
+import ActionLinksConfiguration
+import ActionLinksSAML
+import Foundation
+import Logging
+
+/// SAML 2.0 sign-in (`saml.<name>` providers), SP-initiated, through the same handler, flows and
+/// account rules as OpenID Connect:
+///
+/// - The handler stores a flow (the `RelayState` as its hash, the AuthnRequest's `ID` as the value
+///   the answer must carry, the ACS URL) and sends the browser to the IdP's single sign-on URL with
+///   the AuthnRequest (HTTP-Redirect binding).
+/// - The IdP posts `SAMLResponse` and `RelayState` back to the handler (HTTP-POST binding). The
+///   flow must be live, unused and bound to the browser; the response's hash is kept, and the
+///   browser goes back to the app with the form as received (a web page's flow is completed here).
+/// - `signInWithIdp` with that `SAMLResponse` and `RelayState` (in `requestUri` or `postBody`, as the
+///   SDKs send them) consumes the flow once, checks the response (``SAMLResponse``: signature with a
+///   configured certificate, audience, recipient, destination, validity, `InResponseTo`) and uses
+///   its assertion ID once.
+///
+/// On a development server a provider that is not configured is taken the emulator's way: an
+/// unsigned `id_token` for the subject and an optional JSON `SAMLResponse`.
+extension FederatedSignInService {
+    /// Whether `providerID` names a SAML provider.
+    static func isSAML(_ providerID: String) -> Bool { providerID.hasPrefix("saml.") }
+
+    /// The configured SAML provider `id`, if sign-ins with it are offered (`OPERATION_NOT_ALLOWED`
+    /// otherwise).
+    func enabledSAMLProvider(_ id: String) throws(ActionError) -> SAMLProviderSettings {
+        guard let provider = settings.samlProviders.first(where: { $0.id == id }), provider.enabled else {
+            throw ActionError(.operationNotAllowed, "The identity provider configuration is not found or is disabled: \(id.prefix(100))")
+        }
+        return provider
+    }
+
+    // MARK: - Starting a flow
+
+    /// Stores a new flow and answers the IdP's single sign-on URL with the AuthnRequest and the
+    /// `RelayState` (the flow's state).
+    func samlAuthorizationURL(for start: Start) async throws(ActionError) -> String {
+        let provider = try enabledSAMLProvider(start.providerID)
+        let tenant = try await accountService.tenants.policy(for: start.tenantID)
+        try tenant.checkEnabled()
+        let now = clock.now
+        let state = Secrets.token()
+        let request = SAMLAuthnRequest(
+            id: SAMLAuthnRequest.newID(), issueInstant: now, destination: provider.ssoURL,
+            assertionConsumerServiceURL: provider.callbackURI, issuer: provider.spEntityID)
+        let flow = FederatedFlow(
+            stateHash: FederatedFlow.hash(state), tenantID: tenant.tenantID, providerID: provider.id, kind: start.kind,
+            returnTo: start.returnTo, eventID: start.eventID, authType: start.authType, sessionHash: start.sessionHash,
+            bindingHash: start.bindingHash, nonce: request.id, codeVerifier: nil, redirectURI: provider.callbackURI, createdAt: now,
+            expiresAt: now + FederatedFlow.lifetime)
+        try await store.call { try await self.flows.saveFlow(flow) }
+        return request.redirectURL(relayState: state)
+    }
+
+    // MARK: - The IdP's return
+
+    /// The IdP's POST to the handler: checked against its flow as an OpenID Connect answer is (live,
+    /// unused, not returned before, this browser's), the response's hash kept for `signInWithIdp`.
+    func samlReturned(parameters: [String: String], query: String, binding: String?) async throws(ActionError) -> Return {
+        guard let relayState = parameters["RelayState"], !relayState.isEmpty else {
+            throw ActionError(.invalidIDPResponse, "the SAML response has no RelayState: only sign-ins this server started are accepted")
+        }
+        let response = parameters["SAMLResponse"] ?? ""
+        let now = clock.now
+        let stateHash = FederatedFlow.hash(relayState)
+        guard let flow = try await store.call({ try await self.flows.flow(stateHash: stateHash) }), Self.isSAML(flow.providerID) else {
+            throw ActionError(.invalidIDPResponse, "no SAML sign-in was started with this RelayState")
+        }
+        guard flow.expiresAt > now else { throw ActionError(.expiredOOBCode, "the sign-in has expired") }
+        guard flow.returnedAt == nil, flow.consumedAt == nil else { throw ActionError(.invalidIDPResponse, "the sign-in was already used") }
+        if let expected = flow.bindingHash {
+            guard let binding, ConstantTime.equal(Array(FederatedFlow.hash(binding).utf8), Array(expected.utf8)) else {
+                throw ActionError(.invalidIDPResponse, "the sign-in was started in another browser")
+            }
+        }
+        guard
+            try await store.call({
+                try await self.flows.markReturned(stateHash: stateHash, codeHash: FederatedFlow.hash(response), now: now)
+            })
+        else { throw ActionError(.invalidIDPResponse, "the sign-in was already used") }
+        switch flow.kind {
+        case .iOSApp, .androidApp:
+            return .app(flow, link: flow.redirectURI + "?" + query)
+        case .authURI:
+            return .redirect(URLText.url(flow.returnTo, adding: [("SAMLResponse", response), ("RelayState", relayState)]))
+        case .webPage:
+            return .redirect(await completeSAMLWebPage(flow, response: response))
+        }
+    }
+
+    /// A web page's SAML flow, completed here: a one-time custom token in the fragment, or
+    /// `error=<auth/...>` (with `email` and `pendingToken` when the address belongs to another account).
+    func completeSAMLWebPage(_ flow: FederatedFlow, response: String) async -> String {
+        func fragment(_ items: [(String, String)]) -> String {
+            URLText.url(
+                flow.returnTo, fragment: items.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&"))
+        }
+        do throws(ActionError) {
+            guard try await store.call({ try await self.flows.consumeFlow(stateHash: flow.stateHash, now: self.clock.now) }) else {
+                throw ActionError(.invalidIDPResponse, "the sign-in was already used")
+            }
+            let assertion = try await checkSAMLResponse(response, flow: flow)
+            let tenant = try await accountService.tenants.policy(for: flow.tenantID)
+            switch try await apply(assertion, tenant: tenant, mode: .signIn(autoCreate: true)) {
+            case .signedIn(let user):
+                let token = try await tokens.handOffToken(accountID: user.account.localID, tenantID: flow.tenantID, now: clock.now)
+                return fragment([("customToken", token)])
+            case .needConfirmation:
+                return fragment([
+                    ("error", "auth/account-exists-with-different-credential"), ("email", assertion.email ?? ""),
+                    ("pendingToken", pending.token(for: assertion, tenantID: flow.tenantID, now: clock.now)),
+                ])
+            }
+        } catch {
+            logger.info("SAML sign-in for a web page refused", metadata: ["error": "\(error)"])
+            return fragment([("error", Self.authCode(error.code))])
+        }
+    }
+
+    // MARK: - Checking a response
+
+    /// Checks a `SAMLResponse` against its flow's provider and request, and uses its assertion ID
+    /// (a second use is refused).
+    func checkSAMLResponse(_ encoded: String, flow: FederatedFlow) async throws(ActionError) -> ProviderAssertion {
+        let provider = try enabledSAMLProvider(flow.providerID)
+        let expectation = SAMLExpectation(
+            identityProvider: provider.idpEntityID, certificates: provider.idpCertificates, serviceProvider: provider.spEntityID,
+            assertionConsumerServiceURL: flow.redirectURI, requestID: flow.nonce, now: clock.now)
+        let checked: SAMLAssertion
+        do throws(SAMLRejection) {
+            checked = try SAMLResponse.validate(encoded, expectation)
+        } catch {
+            logger.info("SAML response refused", metadata: ["provider": "\(provider.id)", "reason": "\(error.reason)"])
+            throw ActionError(.invalidIDPResponse, error.reason)
+        }
+        let key = FederatedFlow.hash(checked.issuer + "\n" + checked.id)
+        let now = clock.now
+        guard try await store.call({ try await self.flows.useSAMLAssertion(key: key, expiresAt: checked.expiresAt, now: now) }) else {
+            throw ActionError(.invalidIDPResponse, "the assertion was already used")
+        }
+        return ProviderAssertion(saml: checked, provider: provider)
+    }
+
+    // MARK: - signInWithIdp
+
+    /// `signInWithIdp` for a SAML provider: the assertion (and the `id_token` the emulator's way
+    /// brought), or `nil` when the request is not SAML (no `SAMLResponse`, no `saml.` provider).
+    func samlAssertion(parameters: [String: String], sessionID: String?, tenantID: String) async throws(ActionError) -> (
+        assertion: ProviderAssertion, oauthIDToken: String?
+    )? {
+        let providerID = parameters["providerId"]?.lowercased()
+        guard parameters["SAMLResponse"] != nil || providerID.map(Self.isSAML) == true else { return nil }
+        if let response = parameters["SAMLResponse"], let relayState = parameters["RelayState"], !relayState.isEmpty {
+            let flow = try await flow(state: relayState, parameters: ["code": response], sessionID: sessionID, tenantID: tenantID)
+            return (try await checkSAMLResponse(response, flow: flow), nil)
+        }
+        guard let providerID, Self.isSAML(providerID) else {
+            throw ActionError(.invalidIDPResponse, "the SAML response has no RelayState: only sign-ins this server started are accepted")
+        }
+        if settings.samlProviders.contains(where: { $0.id == providerID }) {
+            _ = try enabledSAMLProvider(providerID)
+            throw ActionError(
+                .invalidIDPResponse,
+                "\(providerID) signs in with the identity provider's response to a sign-in this server started (SAMLResponse and RelayState)"
+            )
+        }
+        // Not configured: the emulator's way on a development server (OPERATION_NOT_ALLOWED otherwise).
+        let idToken = parameters["id_token"].flatMap { $0.isEmpty ? nil : $0 }
+        var assertion = try await credential(providerID: providerID, idToken: idToken, nonce: parameters["nonce"])
+        assertion.rawUserInfo = nil
+        if let text = parameters["SAMLResponse"] {
+            try Self.applyEmulatorResponse(text, to: &assertion)
+        }
+        assertion.emailVerified = assertion.email != nil
+        return (assertion, idToken)
+    }
+
+    /// The emulator's `SAMLResponse`: JSON `{assertion: {subject: {nameId}, attributeStatements}}`,
+    /// taken on its word. The `NameID`, when an address, is the email (answered as written); the
+    /// attribute statements are `rawUserInfo`.
+    static func applyEmulatorResponse(_ text: String, to assertion: inout ProviderAssertion) throws(ActionError) {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) as? [String: Any]
+        else {
+            throw ActionError(.invalidIDPResponse, "The SAMLResponse is not the Auth Emulator's JSON ({\"assertion\": ...}).")
+        }
+        guard let saml = object["assertion"] as? [String: Any] else {
+            throw ActionError(.invalidIDPResponse, "Missing assertion in SAMLResponse.")
+        }
+        guard let subject = saml["subject"] as? [String: Any] else {
+            throw ActionError(.invalidIDPResponse, "Missing assertion.subject in SAMLResponse.")
+        }
+        guard let nameID = subject["nameId"] as? String, !nameID.isEmpty else {
+            throw ActionError(.invalidIDPResponse, "Missing assertion.subject.nameId in SAMLResponse.")
+        }
+        if let email = EmailAddress.canonical(nameID) {
+            assertion.email = email
+            assertion.answeredEmail = nameID == email ? nil : nameID
+        }
+        if let statements = saml["attributeStatements"],
+            let data = try? JSONSerialization.data(withJSONObject: statements, options: [.fragmentsAllowed, .sortedKeys])
+        {
+            assertion.rawUserInfo = String(decoding: data, as: UTF8.self)
+        }
+    }
+}
+
+extension ProviderAssertion {
+    /// The assertion of a checked SAML response: the `NameID` is the user's ID at the IdP, and their
+    /// email when it is an address (verified when the IdP vouches for its domain); `rawUserInfo` is
+    /// the attribute statements (`{name: value}`, a list for several values).
+    init(saml: SAMLAssertion, provider: SAMLProviderSettings) {
+        providerID = provider.id
+        rawID = saml.nameID
+        email = EmailAddress.canonical(saml.nameID)
+        answeredEmail = email == nil || email == saml.nameID ? nil : saml.nameID
+        let domain = email?.split(separator: "@").last.map(String.init)
+        emailVerified = domain.map(provider.trustedEmailDomains.contains) ?? false
+        var attributes: [String: ClaimValue] = [:]
+        for attribute in saml.attributes {
+            let values = attribute.values.map(ClaimValue.string)
+            let value: ClaimValue = values.count == 1 ? values[0] : .array(values)
+            if case .array(let earlier)? = attributes[attribute.name] {
+                attributes[attribute.name] = .array(earlier + values)
+            } else if let earlier = attributes[attribute.name] {
+                attributes[attribute.name] = .array([earlier] + values)
+            } else {
+                attributes[attribute.name] = value
+            }
+        }
+        rawUserInfo = ClaimValue.object(attributes).json
+    }
+
+    /// The session claims of a SAML sign-in: its attributes as `firebase.sign_in_attributes` of
+    /// every ID token of the session (up to 16 KiB of them; larger ones stay in `rawUserInfo` only).
+    var samlSessionClaims: String? {
+        guard FederatedSignInService.isSAML(providerID), let raw = rawUserInfo, raw.utf8.count <= 16 * 1024,
+            let value = try? JSONDecoder().decode(ClaimValue.self, from: Data(raw.utf8))
+        else { return nil }
+        return ClaimValue.object(["firebase": .object(["sign_in_attributes": value])]).json
+    }
+}

@@ -1,0 +1,257 @@
+import ActionLinks
+import ActionLinksConfiguration
+import ActionLinksSAML
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import ActionLinksTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@testable import ActionLinksServer
+
+/// The SAML identity provider the SAML tests sign in with: pysaml2's IdP (Tests/SAMLIdP/idp.py),
+/// which `scripts/test.sh` starts on a loopback port and names in `SAML_IDP_URL`. The service
+/// providers it knows are registered in scripts/saml-idp.sh.
+enum SAMLIdP {
+    static let variable = "SAML_IDP_URL"
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String {
+            "\(SAMLIdP.variable) is not set: run the tests with `bash scripts/test.sh`, or start the IdP with "
+                + "`bash scripts/saml-idp.sh install && export \(SAMLIdP.variable)=$(bash scripts/saml-idp.sh start /tmp/idp)`"
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    static func url() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
+        return url
+    }
+
+    /// The IdP's entity ID.
+    static func entityID() throws -> String { try url() + "/metadata" }
+
+    /// The IdP's signing certificate, as PEM, from its metadata.
+    static func certificate() async throws -> String {
+        let (data, _) = try await Browser.session.data(from: URL(string: try entityID())!)
+        let metadata = String(decoding: data, as: UTF8.self)
+        let start = try #require(metadata.range(of: "X509Certificate>"))
+        let end = try #require(metadata.range(of: "</", range: start.upperBound..<metadata.endIndex))
+        let body = metadata[start.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
+        return "-----BEGIN CERTIFICATE-----\n" + body + "\n-----END CERTIFICATE-----\n"
+    }
+
+    /// A new user at the IdP (a fresh one per test: the IdP is shared): its user name and password.
+    static func user(nameID: String, format: String = "email", attributes: [String: [String]] = [:]) async throws -> (String, String) {
+        let name = "user-" + UUID().uuidString.lowercased()
+        let password = UUID().uuidString
+        var request = URLRequest(url: URL(string: try url() + "/users/" + name)!)
+        request.httpMethod = "PUT"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: [
+            "password": password, "nameId": nameID, "nameIdFormat": format, "attributes": attributes,
+        ])
+        let (_, response) = try await Browser.session.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 204)
+        return (name, password)
+    }
+
+    /// What the IdP's page posts to the service provider (HTTP-POST binding).
+    struct Post: Sendable {
+        var action: String
+        var samlResponse: String
+        var relayState: String?
+
+        /// The form body as a browser sends it.
+        var body: String {
+            var fields = [("SAMLResponse", samlResponse)]
+            if let relayState { fields.append(("RelayState", relayState)) }
+            return fields.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+        }
+
+        /// The response's XML.
+        var xml: String { String(decoding: Data(base64Encoded: samlResponse) ?? Data(), as: UTF8.self) }
+
+        /// The same post with the response's XML changed.
+        func with(xml: String) -> Post {
+            Post(action: action, samlResponse: Data(xml.utf8).base64EncodedString(), relayState: relayState)
+        }
+    }
+
+    /// Takes the browser to `redirect` (the IdP's single sign-on URL with the AuthnRequest), signs
+    /// in with the IdP's login form, and returns the form the IdP's page posts back.
+    static func logIn(at redirect: String, user: (String, String)) async throws -> Post {
+        let (page, response) = try await Browser.session.data(from: URL(string: redirect)!)
+        let html = String(decoding: page, as: UTF8.self)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(html)")
+        let key = try #require(field("request", in: html), "\(html)")
+        var login = URLRequest(url: URL(string: try url() + "/login")!)
+        login.httpMethod = "POST"
+        login.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        login.httpBody = Data(
+            [("request", key), ("username", user.0), ("password", user.1)].map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }
+                .joined(separator: "&").utf8)
+        let (data, answer) = try await Browser.session.data(for: login)
+        let form = String(decoding: data, as: UTF8.self)
+        #expect((answer as? HTTPURLResponse)?.statusCode == 200, "\(form)")
+        let action = try #require(form.range(of: #"action="[^"]+""#, options: .regularExpression).map { form[$0].dropFirst(8).dropLast() })
+        return Post(
+            action: unescape(String(action)), samlResponse: try #require(field("SAMLResponse", in: form), "\(form)"),
+            relayState: field("RelayState", in: form))
+    }
+
+    /// The value of the form field `name` in an HTML page.
+    static func field(_ name: String, in html: String) -> String? {
+        guard let range = html.range(of: #"name="\#(name)" value="[^"]*""#, options: .regularExpression) else { return nil }
+        let text = html[range]
+        guard let start = text.range(of: #"value=""#) else { return nil }
+        return unescape(String(text[start.upperBound...].dropLast()))
+    }
+
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#x27;", with: "'")
+            .replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
+            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+    }
+}
+
+/// A server configured for SAML sign-in against the test IdP: `saml.corp` (the assertion signed,
+/// trusted for corp.example), `saml.response` and `saml.both` (the response, or both, signed),
+/// `saml.unsigned` (the IdP signs nothing), `saml.sha1` (RSA-SHA1), `saml.otherkey` (configured
+/// with another certificate than the IdP's), `saml.off` (disabled); an iOS app, an Android app and a
+/// tenant as in ``FederatedApp``.
+enum SAMLApp {
+    typealias Federated = FederatedApp
+
+    /// A certificate of a key the IdP does not have.
+    static let otherCertificate = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("ActionLinksSAMLTests/Fixtures/other-cert.pem")
+
+    static func configuration(idp: String, certificate: URL, data: URL, store: String) -> String {
+        func provider(_ id: String, sp: String?, _ extra: [String] = [], certificate other: URL? = nil) -> String {
+            var lines = [
+                "  - id: \(id)", "    idpEntityId: \(idp)/metadata", "    ssoUrl: \(idp)/sso",
+                "    idpCertificateFiles: [\((other ?? certificate).path)]",
+            ]
+            if let sp { lines.append("    spEntityId: \(sp)") }
+            return (lines + extra.map { "    " + $0 }).joined(separator: "\n")
+        }
+        let providers = [
+            provider("saml.corp", sp: nil, ["trustedEmailDomains: [corp.example]"]),
+            provider("saml.response", sp: "https://links.test.example/saml/response"),
+            provider("saml.both", sp: "https://links.test.example/saml/both"),
+            provider("saml.unsigned", sp: "https://links.test.example/saml/unsigned"),
+            provider("saml.sha1", sp: "https://links.test.example/saml/sha1"),
+            provider("saml.otherkey", sp: nil, certificate: otherCertificate),
+            provider("saml.off", sp: nil, ["enabled: false"]),
+        ]
+        return """
+            server:
+              host: 127.0.0.1
+              port: 0
+              development: true
+            project:
+              id: demo-actionlinks
+              apiKey: demo-api-key
+              appName: Example App
+            linkDomains: [https://links.test.example]
+            dataDirectory: \(data.path)
+            store: "\(store)"
+            users:
+              emailEnumerationProtection: false
+            continueUrls:
+              allow: [https://app.example.com/]
+              defaultOrigin: https://app.example.com
+            tenants: [team-a]
+            apps:
+              ios:
+                - teamId: ABCDE12345
+                  bundleId: \(Federated.bundleID)
+                  googleAppId: "\(Federated.googleAppID)"
+                  clientId: \(Federated.clientID)
+              android:
+                - packageName: com.example.app
+                  sha256CertFingerprints:
+                    - "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+            providers:
+
+            """ + providers.joined(separator: "\n") + "\n"
+    }
+
+    /// Runs `body` against the application on a fresh SQLite file or PostgreSQL database.
+    static func test<Value: Sendable>(
+        store kind: String = "sqlite", clock: any ServiceClock = SystemServiceClock(),
+        _ body: @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
+        let idp = try SAMLIdP.url()
+        let data = TestProject.temporaryDirectory("actionlinks-saml")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        let certificate = data.appendingPathComponent("idp.pem")
+        try await SAMLIdP.certificate().write(to: certificate, atomically: true, encoding: .utf8)
+        let store =
+            kind == "postgres"
+            ? try await PostgresTestServer.freshDatabaseURL() : "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path
+        let file = data.appendingPathComponent("actionlinks.yaml")
+        try configuration(idp: idp, certificate: certificate, data: data, store: store).write(to: file, atomically: true, encoding: .utf8)
+        let loaded = try ActionLinksConfiguration.load(file: file.path, environment: [:])
+        var logger = Logger(label: "saml")
+        logger.logLevel = .warning
+        let app = try await LinkDomainServer.buildApplication(configuration: loaded, www: Repository.www, logger: logger, clock: clock)
+        return try await app.test(.router, body)
+    }
+
+    /// The AuthnRequest in a redirect to the IdP (its XML) and the RelayState.
+    static func authnRequest(in redirect: String) throws -> (xml: String, relayState: String) {
+        let query = Browser.query(redirect)
+        let encoded = try #require(query["SAMLRequest"])
+        let xml = String(decoding: try #require(SAMLRedirectBinding.decode(encoded)), as: UTF8.self)
+        return (xml, try #require(query["RelayState"]))
+    }
+
+    /// One iOS-shaped round trip up to the app: the handler, the IdP's login, the IdP's post to the
+    /// handler (with the browser's cookie). `change` alters the IdP's post before it arrives.
+    struct Trip: Sendable {
+        var start: TestResponse
+        var cookie: String?
+        var post: SAMLIdP.Post?
+        var returned: TestResponse?
+        var appURL: String? { returned?.headers[.location] }
+    }
+
+    static func iOSTrip(
+        _ client: any TestClientProtocol, provider: String, user: (String, String), sessionHash: String,
+        change: @Sendable (SAMLIdP.Post) throws -> SAMLIdP.Post = { $0 }
+    ) async throws -> Trip {
+        let start = try await client.execute(uri: Federated.iOSHandlerPath(provider: provider, sessionHash: sessionHash), method: .get)
+        var trip = Trip(start: start, cookie: Browser.cookie(start))
+        guard start.status == .found, let redirect = start.headers[.location], redirect.hasPrefix(try SAMLIdP.url()) else { return trip }
+        let post = try change(try await SAMLIdP.logIn(at: redirect, user: user))
+        trip.post = post
+        trip.returned = try await postToHandler(client, post, cookie: trip.cookie)
+        return trip
+    }
+
+    /// The browser posting the IdP's form to the handler.
+    static func postToHandler(_ client: any TestClientProtocol, _ post: SAMLIdP.Post, cookie: String?) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+        if let cookie { headers[.cookie] = cookie }
+        return try await client.execute(
+            uri: Browser.pathAndQuery(post.action), method: .post, headers: headers, body: ByteBuffer(string: post.body))
+    }
+
+    /// The signed-in iOS app's `signInWithIdp` with the link it was given.
+    static func signIn(_ client: any TestClientProtocol, trip: Trip, secret: String) async throws -> (
+        status: HTTPResponse.Status, json: [String: Any]
+    ) {
+        let link = try #require(Federated.link(in: trip.appURL ?? "").link, "\(trip.appURL ?? "no app URL")")
+        return try await Federated.signInWithIdp(
+            client, ["requestUri": link, "sessionId": secret, "returnSecureToken": true, "returnIdpCredential": true])
+    }
+}
