@@ -127,7 +127,7 @@ let package = Package(
                 "ActionLinksServer", "ActionLinksSAML", "ActionLinksTestSupport", "actionlinks",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail"], exclude: ["Fixtures"]),
         .testTarget(

@@ -1,9 +1,11 @@
 import ActionLinks
+import AsyncHTTPClient
 import Foundation
 import JWTKit
 import ActionLinksTestSupport
 import Testing
 
+@testable import ActionLinksConfiguration
 @testable import ActionLinksServer
 
 /// The ID-token checks on tokens signed here (ES256, as Yahoo signs them), and the flow store on
@@ -190,6 +192,51 @@ struct FederatedUnitTests {
             "sub": .string("user-1"), "email": .string("bob@example.com"), "email_verified": .bool(true),
         ])
         #expect(same.claims.emailVerified?.value == true)
+    }
+}
+
+extension FederatedUnitTests {
+    @Test("a kept-alive connection the provider closes as a code goes out on it: sent once more, on a new connection")
+    func keptAliveConnectionClosed() async throws {
+        let answer = Data(#"{"access_token":"at-1","id_token":"it-1","expires_in":"3600"}"#.utf8)
+        let server = try LoopbackHTTPServer(routes: ["/token": .init(body: answer)], connections: .keptAliveOnce)
+        defer { server.stop() }
+        let origin = server.origin
+        let yaml = """
+            linkDomains: [links.example.com]
+            server: {development: true}
+            providers:
+              - id: oidc.loop
+                issuer: \(origin)
+                clientId: client-1
+                clientSecret: secret-1
+            """
+        let provider = try #require(try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml").service.providers.first)
+        let configuration = try JSONDecoder().decode(
+            OpenIDConfiguration.self,
+            from: Data(
+                #"{"issuer":"\#(origin)","authorization_endpoint":"\#(origin)/a","token_endpoint":"\#(origin)/token","jwks_uri":"\#(origin)/k"}"#
+                    .utf8))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let providers = OpenIDProviders(client: client)
+        var exchanged: [ProviderTokens] = []
+        var failure: (any Error)?
+        do {
+            // Each connection answers once and drops the next request on it: every reuse is cut.
+            for attempt in 1...3 {
+                exchanged.append(
+                    try await providers.exchange(
+                        code: "code-\(attempt)", provider: provider, configuration: configuration, redirectURI: "https://l/h",
+                        codeVerifier: nil))
+            }
+        } catch {
+            failure = error
+        }
+        try await client.shutdown()
+        #expect(failure == nil, "\(String(describing: failure))")
+        #expect(exchanged.map(\.accessToken) == ["at-1", "at-1", "at-1"])
+        #expect(server.requestsDropped >= 1, "the client never reused a connection, so nothing was tested")
+        #expect(server.requestsRead == 3 + server.requestsDropped)
     }
 }
 

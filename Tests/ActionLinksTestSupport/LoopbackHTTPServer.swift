@@ -5,8 +5,19 @@ import Foundation
 #endif
 
 /// A minimal HTTP/1.1 server on 127.0.0.1 for tests that need a real peer: it answers each request
-/// from a fixed table of routes and closes the connection. Nothing leaves the loopback interface.
+/// from a fixed table of routes and closes the connection, or (``Connections/keptAliveOnce``) keeps
+/// it open after one answer and closes it on reading the next request, unanswered, as a server
+/// whose keep-alive timeout ends just as a client reuses the connection. Nothing leaves the
+/// loopback interface.
 public final class LoopbackHTTPServer: @unchecked Sendable {
+    /// What happens to a connection after its first answer.
+    public enum Connections: Sendable {
+        /// `Connection: close`, and closed.
+        case closedAfterEachAnswer
+        /// Kept open; the next request on it is read and the connection closed without an answer.
+        case keptAliveOnce
+    }
+
     /// One canned answer.
     public struct Route: Sendable {
         public var status: Int = 200
@@ -27,9 +38,15 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     private let thread: Thread
     private let stopLock = NSLock()
     private var stopped = false
+    private let counter = RequestCounter()
+
+    /// How many requests have been read, answered or not.
+    public var requestsRead: Int { counter.value.read }
+    /// How many requests were read and left unanswered (``Connections/keptAliveOnce``).
+    public var requestsDropped: Int { counter.value.dropped }
 
     /// Starts answering `routes` (paths with their query) at once.
-    public init(routes: [String: Route]) throws {
+    public init(routes: [String: Route], connections: Connections = .closedAfterEachAnswer) throws {
         self.routes = routes
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
@@ -53,6 +70,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         port = UInt16(bigEndian: address.sin_port)
         socketFD = fd
         let table = routes
+        let counter = counter
         // The accepting thread owns the socket and closes it when `accept` fails for good (after
         // `stop()` shut it down): closing it anywhere else could close a number that another
         // socket of the process (a database connection) has been given since.
@@ -64,7 +82,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
                     close(fd)
                     return
                 }
-                LoopbackHTTPServer.serve(client, routes: table)
+                LoopbackHTTPServer.serve(client, routes: table, connections: connections, counter: counter)
             }
         }
         thread.start()
@@ -85,28 +103,68 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         if first { shutdown(socketFD, Int32(SHUT_RDWR)) }
     }
 
-    private static func serve(_ client: Int32, routes: [String: Route]) {
+    private static func serve(_ client: Int32, routes: [String: Route], connections: Connections, counter: RequestCounter) {
         defer { close(client) }
-        var request = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !request.contains("\r\n\r\n".data(using: .utf8)!) {
-            let count = read(client, &buffer, buffer.count)
-            if count <= 0 { return }
-            request.append(contentsOf: buffer[0..<count])
+        var pending = Data()
+        for answered in 0... {
+            guard let path = readRequest(client, into: &pending) else { return }
+            let drop = connections == .keptAliveOnce && answered == 1
+            counter.add(dropped: drop)
+            if drop { return }
+            let route = routes[path] ?? Route(status: 404, headers: ["Content-Type": "text/plain"], body: Data("not found".utf8))
+            let closing = connections == .closedAfterEachAnswer
+            var head = "HTTP/1.1 \(route.status) Status\r\nContent-Length: \(route.body.count)\r\n"
+            head += closing ? "Connection: close\r\n" : "Connection: keep-alive\r\n"
+            for (name, value) in route.headers { head += "\(name): \(value)\r\n" }
+            guard write(client, Data((head + "\r\n").utf8) + route.body), !closing else { return }
         }
-        let line = String(decoding: request.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
-        let path = line.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
-        let route = routes[path] ?? Route(status: 404, headers: ["Content-Type": "text/plain"], body: Data("not found".utf8))
-        var head = "HTTP/1.1 \(route.status) Status\r\nContent-Length: \(route.body.count)\r\nConnection: close\r\n"
-        for (name, value) in route.headers { head += "\(name): \(value)\r\n" }
-        let response = Data((head + "\r\n").utf8) + route.body
-        response.withUnsafeBytes { raw in
+    }
+
+    /// The path of the next request on `client` (its head and a `Content-Length` body are taken
+    /// from `pending` and the socket), or nil when the peer closed.
+    private static func readRequest(_ client: Int32, into pending: inout Data) -> String? {
+        let separator = Data("\r\n\r\n".utf8)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        func fill() -> Bool {
+            let count = read(client, &buffer, buffer.count)
+            if count <= 0 { return false }
+            pending.append(contentsOf: buffer[0..<count])
+            return true
+        }
+        while pending.range(of: separator) == nil { guard fill() else { return nil } }
+        let headEnd = pending.range(of: separator)!.upperBound
+        let head = String(decoding: pending[pending.startIndex..<headEnd], as: UTF8.self)
+        let length =
+            head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        while pending.count - (headEnd - pending.startIndex) < length { guard fill() else { return nil } }
+        pending = Data(pending[(headEnd + length)...])
+        let line = head.prefix { $0 != "\r" }
+        return line.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+    }
+
+    private static func write(_ client: Int32, _ data: Data) -> Bool {
+        data.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let written = write(client, raw.baseAddress! + offset, raw.count - offset)
-                if written <= 0 { return }
+                let written = Glibc.write(client, raw.baseAddress! + offset, raw.count - offset)
+                if written <= 0 { return false }
                 offset += written
             }
+            return true
+        }
+    }
+}
+
+/// A count shared with the accepting thread.
+private final class RequestCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = (read: 0, dropped: 0)
+    var value: (read: Int, dropped: Int) { lock.withLock { count } }
+    func add(dropped: Bool) {
+        lock.withLock {
+            count.read += 1
+            if dropped { count.dropped += 1 }
         }
     }
 }

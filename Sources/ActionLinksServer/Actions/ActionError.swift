@@ -198,8 +198,15 @@ extension ActionError: HTTPResponseError {
     public var status: HTTPResponse.Status { code.status }
 
     /// Firebase's error body, as the REST API answers.
+    /// A failure of this server or of what it depends on is logged with its cause, which the
+    /// answer never shows.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        if let cause, status.kind == .serverError {
+            context.logger.error(
+                "\(request.method) \(request.uri.path) answered \(code.rawValue)",
+                metadata: ["detail": "\(detail ?? "")", "cause": "\(cause)"])
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// The answer's headers: the REST API's, and for `UNAVAILABLE` (the store, or the password

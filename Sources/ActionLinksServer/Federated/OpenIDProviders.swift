@@ -216,6 +216,7 @@ final class OpenIDProviders: Sendable {
 
     private func send(_ request: HTTPClientRequest, provider: ProviderSettings, what: String) async throws(ActionError) -> (Int, Data) {
         let deadline = NIODeadline.now() + .seconds(Int64(provider.timeout))
+        var sentAgain = false
         while true {
             do {
                 let response = try await client.execute(request, deadline: deadline)
@@ -224,6 +225,13 @@ final class OpenIDProviders: Sendable {
             } catch let error as HTTPClientError where error == .connectTimeout && NIODeadline.now() < deadline {
                 // The client gives up connecting after its own 10 s (a busy provider's accept queue
                 // drops SYNs); nothing was sent, so it tries again until the provider's deadline.
+                continue
+            } catch let error as HTTPClientError where error == .remoteConnectionClosed && !sentAgain && NIODeadline.now() < deadline {
+                // A kept-alive connection the provider closed as the request went out on it (uvicorn
+                // closes one idle for 5 s, gunicorn 2 s); async-http-client does not send again
+                // (swift-server/async-http-client#715). Once more, on a new connection: a provider
+                // that did read the request refuses a code used twice, so the worst is its refusal.
+                sentAgain = true
                 continue
             } catch {
                 throw ActionError(.unavailable, "\(what) could not be reached", cause: error)
