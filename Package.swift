@@ -101,7 +101,9 @@ let package = Package(
         .executableTarget(name: "ActionLinksLinkageProbe", dependencies: ["ActionLinks"], path: "Tests/LinkageProbe"),
         .testTarget(name: "ActionLinksTests", dependencies: ["ActionLinks"]),
         .testTarget(name: "ActionLinksHeadersTests", dependencies: ["ActionLinksHeaders"]),
-        .testTarget(name: "ActionLinksSAMLTests", dependencies: ["ActionLinksSAML"], exclude: ["Fixtures"]),
+        // Reads a test target's `Fixtures/` folder without Foundation.
+        .target(name: "ActionLinksFixtures", path: "Tests/ActionLinksFixtures"),
+        .testTarget(name: "ActionLinksSAMLTests", dependencies: ["ActionLinksSAML", "ActionLinksFixtures"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksConfigurationTests",
             dependencies: ["ActionLinks", "ActionLinksConfiguration", "ActionLinksHeaders", .product(name: "Yams", package: "Yams")]),
@@ -129,7 +131,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
-        .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail"], exclude: ["Fixtures"]),
+        .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail", "ActionLinksFixtures"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksCLITests",
             dependencies: ["ActionLinksTestSupport", "actionlinks", "ActionLinksLinkageProbe"]

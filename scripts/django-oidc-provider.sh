@@ -10,6 +10,8 @@
 #
 # The URL printed is its issuer. DIRECTORY holds its database; start it on a new directory.
 set -euo pipefail
+# shellcheck source=lib/test-service.sh
+source "$(dirname "$0")/lib/test-service.sh"
 cd "$(dirname "$0")/.."
 
 requirements=Tests/DjangoOIDCProvider/requirements.txt
@@ -32,25 +34,11 @@ start)
     setsid "$venv/bin/python" Tests/DjangoOIDCProvider/provider.py "$directory" </dev/null >"$directory/log" 2>&1 &
     echo $! >"$directory/pid"
     # Its database is migrated before it prints its URL: allow two minutes on a loaded machine.
-    for _ in $(seq 1 1200); do
-        url=$(grep -o '^http://127\.0\.0\.1:[0-9]*/openid$' "$directory/log" | head -n 1 || true)
-        if [ -n "$url" ]; then
-            echo "$url"
-            exit 0
-        fi
-        if ! kill -0 "$(cat "$directory/pid")" 2>/dev/null; then break; fi
-        sleep 0.1
-    done
-    echo "django-oidc-provider did not start:" >&2
-    cat "$directory/log" >&2
-    exit 1
+    await_url "$directory" '^http://127\.0\.0\.1:[0-9]*/openid$' 120 "django-oidc-provider"
     ;;
 stop)
     directory=${2:?usage: django-oidc-provider.sh stop DIRECTORY}
-    if [ -f "$directory/pid" ]; then
-        kill "$(cat "$directory/pid")" 2>/dev/null || true
-        rm -f "$directory/pid"
-    fi
+    stop_service "$directory"
     ;;
 *)
     echo "usage: django-oidc-provider.sh install | start DIRECTORY | stop DIRECTORY" >&2

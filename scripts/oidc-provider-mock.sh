@@ -9,6 +9,8 @@
 # It requires a nonce in every authorization request, as the server always sends one; its issuer is
 # the URL printed (it follows the Host header, so always use that exact host and port).
 set -euo pipefail
+# shellcheck source=lib/test-service.sh
+source "$(dirname "$0")/lib/test-service.sh"
 
 version=0.3.4
 venv=${OIDC_PROVIDER_MOCK_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/actionlinks/oidc-provider-mock-$version}
@@ -29,25 +31,11 @@ start)
     setsid "$venv/bin/oidc-provider-mock" --host 127.0.0.1 --port 0 --require-nonce true \
         </dev/null >"$directory/log" 2>&1 &
     echo $! >"$directory/pid"
-    for _ in $(seq 1 300); do
-        url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$directory/log" | head -n 1 || true)
-        if [ -n "$url" ]; then
-            echo "$url"
-            exit 0
-        fi
-        if ! kill -0 "$(cat "$directory/pid")" 2>/dev/null; then break; fi
-        sleep 0.1
-    done
-    echo "oidc-provider-mock did not start:" >&2
-    cat "$directory/log" >&2
-    exit 1
+    await_url "$directory" 'http://127\.0\.0\.1:[0-9]*' 120 "oidc-provider-mock"
     ;;
 stop)
     directory=${2:?usage: oidc-provider-mock.sh stop DIRECTORY}
-    if [ -f "$directory/pid" ]; then
-        kill "$(cat "$directory/pid")" 2>/dev/null || true
-        rm -f "$directory/pid"
-    fi
+    stop_service "$directory"
     ;;
 *)
     echo "usage: oidc-provider-mock.sh install | start DIRECTORY | stop DIRECTORY" >&2

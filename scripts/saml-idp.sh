@@ -11,6 +11,8 @@
 # providers the tests use are registered at it below, all with the ACS URL
 # https://links.test.example/__/auth/handler, each signing as its entity ID says.
 set -euo pipefail
+# shellcheck source=lib/test-service.sh
+source "$(dirname "$0")/lib/test-service.sh"
 cd "$(dirname "$0")/.."
 
 requirements=Tests/SAMLIdP/requirements.txt
@@ -41,25 +43,11 @@ start)
         --sp https://other-sp.test.example "$acs" \
         </dev/null >"$directory/log" 2>&1 &
     echo $! >"$directory/pid"
-    for _ in $(seq 1 300); do
-        url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$directory/log" | head -n 1 || true)
-        if [ -n "$url" ]; then
-            echo "$url"
-            exit 0
-        fi
-        if ! kill -0 "$(cat "$directory/pid")" 2>/dev/null; then break; fi
-        sleep 0.1
-    done
-    echo "the SAML IdP did not start:" >&2
-    cat "$directory/log" >&2
-    exit 1
+    await_url "$directory" 'http://127\.0\.0\.1:[0-9]*' 120 "the SAML IdP"
     ;;
 stop)
     directory=${2:?usage: saml-idp.sh stop DIRECTORY}
-    if [ -f "$directory/pid" ]; then
-        kill "$(cat "$directory/pid")" 2>/dev/null || true
-        rm -f "$directory/pid"
-    fi
+    stop_service "$directory"
     ;;
 *)
     echo "usage: saml-idp.sh install | start DIRECTORY | stop DIRECTORY" >&2

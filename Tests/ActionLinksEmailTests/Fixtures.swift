@@ -1,34 +1,4 @@
-/// Reads the fixture files beside this source file (they are not bundled as resources, so the tests
-/// need no Foundation bundle lookup).
-enum Fixtures {
-    static let directory: String = {
-        var path = #filePath
-        while let last = path.last, last != "/" { path.removeLast() }
-        return path + "Fixtures/"
-    }()
+import ActionLinksFixtures
 
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let path = directory + name
-        guard let file = fopen(path, "rb") else { throw Missing(path: path) }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count == 0 { break }
-            bytes.append(contentsOf: buffer[0..<count])
-        }
-        return bytes
-    }
-
-    struct Missing: Error, CustomStringConvertible {
-        let path: String
-        var description: String { "fixture missing: \(path)" }
-    }
-}
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+/// The fixtures of these tests: `Fixtures/` beside this file.
+let Fixtures = FixtureFiles()
