@@ -96,9 +96,9 @@ public struct AppsConfiguration: Sendable, Hashable {
     /// only mobile links (`/__/auth/links*`, sent with `handleCodeInApp`) open the app.
     public var claimActionLinks: Bool
     /// Whether the apps open web action links for email sign-in only (`/__/auth/action` with the
-    /// query `mode=signIn`, iOS 14 components), as a server fronting a Firebase project claims them:
-    /// sign-in links open the app, reset and verify links stay on the web page. Implied by
-    /// ``claimActionLinks``.
+    /// query `mode=signIn`: an iOS 14 component and an Android 15 dynamic rule), as a server fronting
+    /// a Firebase project claims them: sign-in links open the app, reset and verify links stay on the
+    /// web page. Implied by ``claimActionLinks``.
     public var claimSignInActionLinks = false
 
     /// Creates a configuration.
@@ -157,6 +157,7 @@ public struct AssociationGenerator: Sendable {
     public static let webActionPath = "/__/auth/action*"
     /// The web action handler's path, claimed with the query `mode=signIn` (``AppsConfiguration/claimSignInActionLinks``).
     public static let signInActionPath = "/__/auth/action"
+    static let signInActionComment = "Email sign-in links open the app; reset and verify links stay on the web page"
     /// Size ceiling for both files (Apple's AASA limit, applied to assetlinks.json too).
     public static let maximumFileSize = 128 * 1024
 
@@ -188,7 +189,7 @@ public struct AssociationGenerator: Sendable {
             components.append(
                 AppSiteAssociation.Component(
                     path: Self.signInActionPath, query: .items([.init(name: "mode", predicate: .pattern("signIn"))]),
-                    comment: "Email sign-in links open the app; reset and verify links stay on the web page"))
+                    comment: Self.signInActionComment))
         }
         components += configuration.extraRules.map { rule in
             AppSiteAssociation.Component(
@@ -224,6 +225,12 @@ public struct AssociationGenerator: Sendable {
             ? nil
             : .components(
                 configuration.claimedAuthPaths.map { .init(path: $0, comment: Self.comment(for: $0)) }
+                    + (configuration.claimSignInActionLinks && !configuration.claimActionLinks
+                        ? [
+                            .init(
+                                path: Self.signInActionPath, query: [.init(name: "mode", pattern: "signIn")],
+                                comment: Self.signInActionComment)
+                        ] : [])
                     + configuration.extraRules.map {
                         .init(
                             path: $0.path, query: $0.query.isEmpty ? nil : $0.query, fragment: $0.fragment,

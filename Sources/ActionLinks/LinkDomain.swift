@@ -37,6 +37,11 @@ public struct LinkDomain: Sendable, Hashable, CustomStringConvertible {
                 text: text,
                 message: "expected a host name such as links.example.com (letters, digits, hyphens and dots; no path)")
         }
+        // An all-digit last label is an IPv4 address (no top-level domain is all digits): universal
+        // links and App Links are verified for host names only.
+        guard let last = host.split(separator: ".").last, !last.utf8.allSatisfy(isDigit) else {
+            throw LinkDomainError(text: text, message: "expected a host name such as links.example.com, not an IP address")
+        }
         if scheme == "http", host != "localhost", !host.hasSuffix(".localhost") {
             throw LinkDomainError(
                 text: text,

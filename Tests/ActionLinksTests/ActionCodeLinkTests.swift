@@ -134,7 +134,8 @@ struct ActionCodeLinkTests {
             ("links.example.com", true), ("Links.Example.COM", true), ("localhost:8080", true), ("a.example.com:443", true),
             ("https://links.example.com", true), ("http://links.example.com", false), ("http://localhost:8080", true),
             ("http://dev.localhost", true), ("ftp://links.example.com", false), ("links.example.com/path", false), ("", false),
-            ("-bad.example.com", false),
+            ("-bad.example.com", false), ("127.0.0.1", false), ("10.0.0.1:8080", false), ("http://127.0.0.1:8080", false),
+            ("1.example.com", true), ("links.example.com1", true),
             ("links..example.com", false), ("links.example.com:0", false), ("links.example.com:99999", false), ("exa mple.com", false),
         ])
     func linkDomains(text: String, valid: Bool) {

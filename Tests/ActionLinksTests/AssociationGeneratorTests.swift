@@ -153,6 +153,15 @@ struct AssociationGeneratorTests {
             let result = association.evaluate(url, appID: app.appID, domain: "links.example.com")
             #expect((result.outcome == .match) == opens, "\(query): \(result.summary)")
         }
+        // Android 15's dynamic rules claim the same links.
+        let links = try AssociationGenerator(configuration: configuration).assetLinks()
+        #expect(AssetLinksValidator().validate(links).isClean)
+        let assetLinks = AssetLinksMatcher(assetLinks: try AssetLinks(bytes: links))
+        for app in configuration.androidApps {
+            let verdict = assetLinks.evaluate(
+                url, packageName: app.packageName, certificateFingerprint: fingerprint, domain: "links.example.com")
+            #expect((verdict.outcome == .handled) == opens, "\(app.packageName) \(query): \(verdict.summary)")
+        }
     }
 
     @Test func extraRulesApplyOnBothPlatforms() throws {

@@ -77,8 +77,9 @@ class Failures:
             self.items.append(message)
 
 
-def serve_app(sdk, server):
-    """Serves the SDK and the app page on a free loopback port; returns the origin."""
+def serve_app(sdk, server, port=0):
+    """Serves the SDK and the app page (its project's server `server`) on loopback `port` (0: a free
+    one); returns the origin."""
     class Handler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -99,7 +100,8 @@ def serve_app(sdk, server):
             self.end_headers()
             self.wfile.write(body)
 
-    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", port), Handler)
+    httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return f"http://127.0.0.1:{httpd.server_address[1]}"
 

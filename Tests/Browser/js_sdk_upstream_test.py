@@ -31,7 +31,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from js_sdk_test import API_KEY, APP_PAGE, PROJECT, RUN, Failures, call, make_driver  # noqa: E402
+from js_sdk_test import API_KEY, PROJECT, RUN, Failures, call, make_driver, serve_app  # noqa: E402
 
 from selenium.webdriver.common.by import By  # noqa: E402
 
@@ -41,30 +41,6 @@ def serve(port, handler):
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
-
-
-def serve_app(port, sdk, upstream):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):
-            path = urllib.parse.urlparse(self.path).path
-            if path.endswith(".js"):
-                with open(os.path.join(sdk, os.path.basename(path)), "rb") as handle:
-                    body = handle.read()
-                content_type = "text/javascript"
-            else:
-                body = (APP_PAGE % {"apiKey": API_KEY, "authDomain": urllib.parse.urlparse(upstream).netloc, "project": PROJECT,
-                                    "server": upstream}).encode()
-                content_type = "text/html; charset=utf-8"
-            self.send_response(200)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    return serve(port, Handler)
 
 
 def serve_mailbox(port):
@@ -157,7 +133,7 @@ def main():
     parser.add_argument("--mail-port", type=int, required=True)
     args = parser.parse_args()
     upstream, front = args.upstream.rstrip("/"), args.front.rstrip("/")
-    serve_app(args.app_port, args.sdk, upstream)
+    serve_app(args.sdk, upstream, port=args.app_port)
     messages = serve_mailbox(args.mail_port)
     app = f"http://127.0.0.1:{args.app_port}"
     failures = Failures()

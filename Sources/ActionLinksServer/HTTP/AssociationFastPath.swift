@@ -5,7 +5,7 @@ import NIOCore
 import NIOHTTPTypes
 import Synchronization
 
-/// Answers `GET`/`HEAD` of the association files (and the JWKS) on the connection's event loop, in
+/// Answers `GET`/`HEAD` of the association files on the connection's event loop, in
 /// the channel pipeline, instead of handing the request to the async responder and back.
 ///
 /// These are the requests Apple's CDN and Android's verifier make, they are answered from memory,

@@ -62,9 +62,10 @@ extension RouteCollection where Context == ServerRequestContext {
     }
 }
 
-/// `/.well-known/apple-app-site-association` (and the root copy), `/.well-known/assetlinks.json` and
-/// `/.well-known/jwks.json`, generated at start and answered from memory. ``AssociationFastPath``
-/// answers the same files on the event loop; these routes answer what it passes on.
+/// `/.well-known/apple-app-site-association` (and the root copy) and `/.well-known/assetlinks.json`,
+/// generated at start and answered from memory (``AssociationFastPath`` answers the same files on
+/// the event loop; these routes answer what it passes on), and `/.well-known/jwks.json`, read for
+/// each request.
 struct AssociationRoutes {
     let files: [String: PrebuiltJSON?]
     /// The ID tokens' keys, which rotate: their JWKS is read for each request.
