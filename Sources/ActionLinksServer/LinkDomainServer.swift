@@ -208,7 +208,7 @@ struct CodePurge: Service {
     let logger: Logger
 
     func run() async throws {
-        let week: Timestamp = 7 * 86_400_000
+        let week: Duration = .seconds(7 * 86_400)
         try? await cancelWhenGracefulShutdown {
             // The first purge waits a minute: services start before the server's start hooks,
             // and with PostgreSQL the schema is made by one of them (the migrations).

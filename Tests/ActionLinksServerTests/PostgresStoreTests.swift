@@ -10,10 +10,11 @@ import Testing
 /// instances migrating at once, and a database that is not there.
 @Suite("PostgreSQL store", .timeLimit(.minutes(5)))
 struct PostgresStoreTests {
-    let now: Timestamp = 1_800_000_000_000
+    let now: Timestamp = Timestamp(milliseconds: 1_800_000_000_000)
 
     func record(_ hash: String, email: String = "ann@example.com") -> ActionCodeRecord {
-        ActionCodeRecord(hash: Data(hash.utf8), mode: .signIn, accountID: nil, email: email, createdAt: now, expiresAt: now + 3_600_000)
+        ActionCodeRecord(
+            hash: Data(hash.utf8), mode: .signIn, accountID: nil, email: email, createdAt: now, expiresAt: now + .milliseconds(3_600_000))
     }
 
     @Test("32 concurrent issues for one address leave exactly one live code, and every issue succeeds")

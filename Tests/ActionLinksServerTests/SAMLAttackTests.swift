@@ -114,8 +114,8 @@ struct SAMLAttackTests {
                     ISO8601DateFormatter().date(from: String(xml[$0].dropFirst(14).dropLast()))
                 })
             // The IdP's assertions live five minutes; the flow ten. Seven minutes after the IdP issued it (past its five and the minute of skew):
-            let target = Int64(issued.timeIntervalSince1970 * 1000) + 7 * 60_000
-            clock.advance(seconds: max(0, (target - clock.now) / 1000))
+            let target = Timestamp(milliseconds: Int64(issued.timeIntervalSince1970 * 1000)) + .seconds(7 * 60)
+            clock.advance(seconds: max(0, (target - clock.now).components.seconds))
             let (status, json) = try await App.signIn(client, trip: trip, secret: session.secret)
             #expect(status == .badRequest && Federated.errorMessage(json).contains("the assertion has expired"), "\(json)")
         }
@@ -145,12 +145,12 @@ struct SAMLAttackTests {
     @Test("an assertion ID is used once, until it expires", arguments: Federated.stores)
     func assertionLedger(store kind: String) async throws {
         let store = try await FederatedUnitTests.store(kind)
-        let now: Timestamp = 1_800_000_000_000
-        #expect(try await store.useSAMLAssertion(key: "a", expiresAt: now + 60_000, now: now))
-        #expect(try await store.useSAMLAssertion(key: "a", expiresAt: now + 60_000, now: now + 1) == false)
-        #expect(try await store.useSAMLAssertion(key: "b", expiresAt: now + 60_000, now: now + 2))
+        let now: Timestamp = Timestamp(milliseconds: 1_800_000_000_000)
+        #expect(try await store.useSAMLAssertion(key: "a", expiresAt: now + .seconds(60), now: now))
+        #expect(try await store.useSAMLAssertion(key: "a", expiresAt: now + .seconds(60), now: now + .milliseconds(1)) == false)
+        #expect(try await store.useSAMLAssertion(key: "b", expiresAt: now + .seconds(60), now: now + .milliseconds(2)))
         // Past its expiry the assertion is refused anyway, and its record goes.
-        #expect(try await store.useSAMLAssertion(key: "a", expiresAt: now + 200_000, now: now + 60_000))
+        #expect(try await store.useSAMLAssertion(key: "a", expiresAt: now + .seconds(200), now: now + .milliseconds(60_000)))
     }
 
     @Test("a response the IdP made for another service provider (its audience) is refused")

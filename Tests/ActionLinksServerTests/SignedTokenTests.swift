@@ -7,7 +7,7 @@ import Testing
 @Suite("SignedToken: form tokens, device cookies, reset offers and pending tokens", .timeLimit(.minutes(5)))
 struct SignedTokenTests {
     let key = SymmetricKey(size: .bits256)
-    let now: Timestamp = 1_800_000_000_000
+    let now: Timestamp = Timestamp(milliseconds: 1_800_000_000_000)
 
     @Test("valid for its binding until its purpose's lifetime ends, and not a moment longer")
     func lifetime() throws {
@@ -15,10 +15,10 @@ struct SignedTokenTests {
             let tokens = SignedToken(purpose, formKey: key)
             let token = tokens.make(bound: ["code", "resetPassword"], now: now)
             let expires = try #require(Int64(token.prefix { $0 != "." }))
-            #expect(expires == now / 1000 + purpose.lifetime, "\(purpose): the token names its expiry")
+            #expect(expires == now.seconds + purpose.lifetime, "\(purpose): the token names its expiry")
             #expect(tokens.verify(token, bound: ["code", "resetPassword"], now: now) == Data())
-            #expect(tokens.verify(token, bound: ["code", "resetPassword"], now: now + (purpose.lifetime - 1) * 1000) != nil)
-            #expect(tokens.verify(token, bound: ["code", "resetPassword"], now: now + purpose.lifetime * 1000) == nil, "\(purpose)")
+            #expect(tokens.verify(token, bound: ["code", "resetPassword"], now: now + .seconds(purpose.lifetime - 1)) != nil)
+            #expect(tokens.verify(token, bound: ["code", "resetPassword"], now: now + .seconds(purpose.lifetime)) == nil, "\(purpose)")
         }
     }
 
@@ -70,9 +70,9 @@ struct SignedTokenTests {
             #expect(tokens.verify(expiry + "." + mac, bound: ["x"], now: now) == nil, "\(expiry)")
         }
         // Made by an instance whose clock is 30 s ahead: still valid here.
-        let ahead = tokens.make(bound: ["x"], now: now + 30_000)
+        let ahead = tokens.make(bound: ["x"], now: now + .milliseconds(30_000))
         #expect(tokens.verify(ahead, bound: ["x"], now: now) != nil)
-        let farAhead = tokens.make(bound: ["x"], now: now + (SignedToken.clockSkew + 1) * 1000)
+        let farAhead = tokens.make(bound: ["x"], now: now + .seconds(SignedToken.clockSkew + 1))
         #expect(tokens.verify(farAhead, bound: ["x"], now: now) == nil)
     }
 }

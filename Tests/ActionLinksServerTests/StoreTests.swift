@@ -36,11 +36,11 @@ enum StoreFactory {
 /// The behaviour every store must have (docs/ARCHITECTURE.md §5), written once against the protocols.
 @Suite("Stores", .timeLimit(.minutes(5)))
 struct StoreTests {
-    let now: Timestamp = 1_800_000_000_000
+    let now: Timestamp = Timestamp(milliseconds: 1_800_000_000_000)
 
     func record(
         _ hash: String, mode: ActionCodeLink.Mode = .resetPassword, email: String = "ann@example.com", tenant: String = "",
-        account: String? = "acct-1", lifetime: Timestamp = 3_600_000
+        account: String? = "acct-1", lifetime: Duration = .seconds(3600)
     ) -> ActionCodeRecord {
         ActionCodeRecord(
             hash: Data(hash.utf8), mode: mode, tenantID: tenant, accountID: account, email: email,
@@ -52,15 +52,18 @@ struct StoreTests {
     func consumeOnce(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
         try await store.codes.issue(record("h1"))
-        guard case .live(let found) = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + 1) else {
+        guard case .live(let found) = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + .milliseconds(1)) else {
             Issue.record("expected a live code"); return
         }
         #expect(found.email == "ann@example.com" && found.languageCode == "ru" && found.continueURL == "https://app.example.com/done")
-        let first = try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + 2, by: "test")
+        let first = try await store.codes.consume(
+            hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + .milliseconds(2), by: "test")
         guard case .consumed(let consumed) = first else { Issue.record("expected consumption, got \(first)"); return }
-        #expect(consumed.consumedAt == now + 2 && consumed.consumedBy == "test")
-        #expect(try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + 3, by: "test") == .invalid)
-        #expect(try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + 3) == .invalid)
+        #expect(consumed.consumedAt == now + .milliseconds(2) && consumed.consumedBy == "test")
+        #expect(
+            try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + .milliseconds(3), by: "test")
+                == .invalid)
+        #expect(try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + .milliseconds(3)) == .invalid)
     }
 
     @Test("lookup never consumes", arguments: StoreFactory.kinds)
@@ -77,12 +80,15 @@ struct StoreTests {
     @Test("an expired code reads as expired and cannot be consumed", arguments: StoreFactory.kinds)
     func expiry(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        try await store.codes.issue(record("h1", lifetime: 1000))
-        guard case .expired = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + 1000) else {
+        try await store.codes.issue(record("h1", lifetime: .seconds(1)))
+        guard case .expired = try await store.codes.lookup(hashes: [Data("h1".utf8)], now: now + .milliseconds(1000)) else {
             Issue.record("expected expired"); return
         }
-        #expect(try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + 1000, by: "t") == .expired)
-        #expect(try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + 999, by: "t") != .expired)
+        #expect(
+            try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + .seconds(1), by: "t") == .expired)
+        #expect(
+            try await store.codes.consume(hashes: [Data("h1".utf8)], modes: [.resetPassword], now: now + .milliseconds(999), by: "t")
+                != .expired)
     }
 
     @Test("a code of another mode is not consumed and stays live", arguments: StoreFactory.kinds)
@@ -126,7 +132,8 @@ struct StoreTests {
             let outcomes = try await withThrowingTaskGroup(of: CodeConsumption.self) { group in
                 for index in 0..<64 {
                     group.addTask {
-                        try await store.codes.consume(hashes: [hash], modes: [.resetPassword], now: self.now + 1, by: "c\(index)")
+                        try await store.codes.consume(
+                            hashes: [hash], modes: [.resetPassword], now: self.now + .milliseconds(1), by: "c\(index)")
                     }
                 }
                 return try await group.reduce(into: [CodeConsumption]()) { $0.append($1) }
@@ -153,15 +160,15 @@ struct StoreTests {
     @Test("event counters count per key and window", arguments: StoreFactory.kinds)
     func counters(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        #expect(try await store.codes.countEvents(keys: ["a", "b"], windowStart: 0) == [1, 1])
-        #expect(try await store.codes.countEvents(keys: ["a"], windowStart: 0) == [2])
-        #expect(try await store.codes.countEvents(keys: ["a"], windowStart: 3_600_000) == [1])
+        #expect(try await store.codes.countEvents(keys: ["a", "b"], windowStart: .epoch) == [1, 1])
+        #expect(try await store.codes.countEvents(keys: ["a"], windowStart: .epoch) == [2])
+        #expect(try await store.codes.countEvents(keys: ["a"], windowStart: Timestamp(milliseconds: 3_600_000)) == [1])
         // Taking one back (a reserved attempt that did not count) never goes below zero, and
         // touches only its window.
-        try await store.codes.uncountEvents(keys: ["a", "b"], windowStart: 0)
-        try await store.codes.uncountEvents(keys: ["b", "never-counted"], windowStart: 0)
-        #expect(try await store.codes.countEvents(keys: ["a", "b", "never-counted"], windowStart: 0) == [2, 1, 1])
-        #expect(try await store.codes.countEvents(keys: ["a"], windowStart: 3_600_000) == [2])
+        try await store.codes.uncountEvents(keys: ["a", "b"], windowStart: .epoch)
+        try await store.codes.uncountEvents(keys: ["b", "never-counted"], windowStart: .epoch)
+        #expect(try await store.codes.countEvents(keys: ["a", "b", "never-counted"], windowStart: .epoch) == [2, 1, 1])
+        #expect(try await store.codes.countEvents(keys: ["a"], windowStart: Timestamp(milliseconds: 3_600_000)) == [2])
     }
 
     @Test("concurrent counts are distinct: counting first, a limit cannot be passed together", arguments: StoreFactory.kinds)
@@ -169,7 +176,7 @@ struct StoreTests {
         let store = try await StoreFactory.make(kind)
         let counts = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<40 {
-                group.addTask { try await store.codes.countEvents(keys: ["limit:x", "limit:ip"], windowStart: 0)[0] }
+                group.addTask { try await store.codes.countEvents(keys: ["limit:x", "limit:ip"], windowStart: .epoch)[0] }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
@@ -179,10 +186,10 @@ struct StoreTests {
     @Test("purge removes old used and expired codes, keeps live ones", arguments: StoreFactory.kinds)
     func purge(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
-        try await store.codes.issue(record("expired", email: "x@example.com", lifetime: 10))
-        try await store.codes.issue(record("live", email: "y@example.com", lifetime: 10_000_000))
-        #expect(try await store.codes.purge(before: now + 100) == 1)
-        guard case .live = try await store.codes.lookup(hashes: [Data("live".utf8)], now: now + 100) else {
+        try await store.codes.issue(record("expired", email: "x@example.com", lifetime: .milliseconds(10)))
+        try await store.codes.issue(record("live", email: "y@example.com", lifetime: .seconds(10_000)))
+        #expect(try await store.codes.purge(before: now + .milliseconds(100)) == 1)
+        guard case .live = try await store.codes.lookup(hashes: [Data("live".utf8)], now: now + .milliseconds(100)) else {
             Issue.record("live was purged"); return
         }
     }
@@ -205,8 +212,8 @@ struct StoreTests {
         var ann = account("u1", email: "ann@example.com", phone: "+15555550100", identity: "yahoo-1")
         ann.displayName = "Ann"
         ann.photoURL = "https://example.com/ann.png"
-        ann.lastLoginAt = now + 1
-        ann.lastRefreshAt = now + 2
+        ann.lastLoginAt = now + .milliseconds(1)
+        ann.lastRefreshAt = now + .milliseconds(2)
         ann.validSince = 1_800_000
         ann.initialEmail = "old@example.com"
         ann.emailLinkSignin = true
@@ -284,7 +291,7 @@ struct StoreTests {
     func updateAndDelete(kind: String) async throws {
         let store = try await StoreFactory.make(kind)
         let session = Session(
-            hash: Data("s".utf8), tenantID: "", accountID: "u1", createdAt: now, signInProvider: "password", authTime: now / 1000)
+            hash: Data("s".utf8), tenantID: "", accountID: "u1", createdAt: now, signInProvider: "password", authTime: now.seconds)
         try await store.accounts.transaction(tenantID: "", now: now) { tx in
             try tx.insert(self.account("u1", email: "ann@example.com", identity: "yahoo-1"))
             try tx.addSession(session)

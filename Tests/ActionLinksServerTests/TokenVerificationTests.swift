@@ -56,28 +56,28 @@ struct TokenVerificationTests {
         let directory = TestProject.temporaryDirectory("actionlinks-keys")
         defer { try? FileManager.default.removeItem(at: directory) }
         let keys = SigningKeys(directory: directory.path, rotation: 30 * 86_400, retention: 15 * 86_400)
-        let start: Timestamp = 1_800_000_000_000
+        let start: Timestamp = Timestamp(milliseconds: 1_800_000_000_000)
         try await keys.refresh(now: start)
         let tokens = TokenService(keys: keys, projectID: "demo-actionlinks", acceptsUnsignedTokens: false)
         let account = Account(localID: "u1", email: "ann@example.com", createdAt: start)
         let session = Session(
-            hash: Data(), tenantID: "", accountID: "u1", createdAt: start, signInProvider: "password", authTime: start / 1000)
+            hash: Data(), tenantID: "", accountID: "u1", createdAt: start, signInProvider: "password", authTime: start.seconds)
         let first = try await tokens.idToken(for: account, session: session, now: start)
         let firstKey = try keys.keys.keys[0].id
         // 31 days on: due for rotation.
-        let later = start + 31 * 86_400_000
+        let later = start + .seconds(31 * 86_400)
         try await keys.refresh(now: later)
         let current = try keys.keys
         #expect(current.keys.count == 2 && current.keys[0].id != firstKey && current.keys[1].id == firstKey)
         let second = try await tokens.idToken(for: account, session: session, now: later)
         #expect(try await tokens.verifyIDToken(second, now: later).sub == "u1")
-        #expect(try await tokens.verifyIDToken(first, now: start + 1000).sub == "u1", "the old key still verifies")
+        #expect(try await tokens.verifyIDToken(first, now: start + .milliseconds(1000)).sub == "u1", "the old key still verifies")
         // Past the retention, the old key is no longer published.
-        try await keys.refresh(now: later + 16 * 86_400_000)
+        try await keys.refresh(now: later + .seconds(16 * 86_400))
         #expect(try keys.keys.keys.map(\.id) == [current.keys[0].id])
         // `keys rotate` adds a key that the next refresh signs with.
-        let rotated = try keys.rotate(now: later + 16 * 86_400_000)
-        try await keys.refresh(now: later + 16 * 86_400_000 + 1000)
+        let rotated = try keys.rotate(now: later + .seconds(16 * 86_400))
+        try await keys.refresh(now: later + .seconds(16 * 86_400 + 1))
         #expect(try keys.keys.keys[0].id == rotated)
     }
 }

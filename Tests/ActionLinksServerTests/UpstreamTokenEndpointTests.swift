@@ -105,7 +105,7 @@ struct UpstreamTokenEndpointTests {
             let keys = JWTKeyCollection()
             let kid = JWKIdentifier(string: try #require(file["private_key_id"]))
             await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: try #require(file["private_key"])), digestAlgorithm: .sha256, kid: kid)
-            let now = clock.now / 1000
+            let now = clock.now.seconds
             let assertion = try await keys.sign(
                 Assertion(
                     iss: try #require(file["client_email"]), scope: "https://www.googleapis.com/auth/firebase",

@@ -82,7 +82,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
                     close(fd)
                     return
                 }
-                LoopbackHTTPServer.serve(client, routes: table, connections: connections, counter: counter)
+                // A thread per connection: one kept alive never holds up the next.
+                Thread { LoopbackHTTPServer.serve(client, routes: table, connections: connections, counter: counter) }.start()
             }
         }
         thread.start()
@@ -156,7 +157,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     }
 }
 
-/// A count shared with the accepting thread.
+/// A count shared with the connections' threads.
 private final class RequestCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = (read: 0, dropped: 0)

@@ -215,7 +215,7 @@ enum SharedSigningKey {
         let folder = TestProject.temporaryDirectory("actionlinks-shared-key")
         defer { try? FileManager.default.removeItem(at: folder) }
         let keys = SigningKeys(directory: folder.path)
-        try keys.rotate(now: 0)
+        try keys.rotate(now: .epoch)
         let name = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".pem") } ?? ""
         return try Data(contentsOf: folder.appendingPathComponent(name))
     }
@@ -229,7 +229,7 @@ enum SharedSigningKey {
             folder = folder.appendingPathComponent(component)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
-        let file = folder.appendingPathComponent("\(now / 1000).pem")
+        let file = folder.appendingPathComponent("\(now.seconds).pem")
         guard FileManager.default.createFile(atPath: file.path, contents: pem, attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
         }

@@ -51,7 +51,7 @@ public final class AccountService: Sendable {
     func checkRecentSignIn(_ user: User, caller: Caller) throws(ActionError) {
         let settings = tenants.settings
         guard !caller.isAdmin, !settings.server.development, !user.account.isAnonymous else { return }
-        if clock.now / 1000 - user.claims.authTime > Int64(settings.users.recentSignInSeconds) {
+        if clock.now.seconds - user.claims.authTime > Int64(settings.users.recentSignInSeconds) {
             throw ActionError(.credentialTooOld, "this change needs a recent sign-in; sign in again (reauthenticate) and retry")
         }
     }

@@ -82,7 +82,7 @@ extension AccountService {
                     if let created = changes.createdAt { account.createdAt = created }
                     if let login = changes.lastLoginAt { account.lastLoginAt = login }
                 }
-                if revoke { account.validSince = now / 1000 }
+                if revoke { account.validSince = now.seconds }
                 if isAdmin, let validSince = changes.validSince { account.validSince = validSince }
                 for attribute in changes.deleteAttributes {
                     switch attribute {

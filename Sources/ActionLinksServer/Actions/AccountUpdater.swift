@@ -93,7 +93,7 @@ struct AccountUpdater: Sendable {
             recovery: recovery, languageCode: caller.locale)
         if !caller.isAdmin, request.revokesSessions, updated.signedIn == nil {
             updated = try await accounts.update(
-                localID: localID, tenant: tenant, changes: AccountChanges(validSince: clock.now / 1000), signInProvider: signInProvider,
+                localID: localID, tenant: tenant, changes: AccountChanges(validSince: clock.now.seconds), signInProvider: signInProvider,
                 isAdmin: true, recovery: recovery, languageCode: caller.locale)
         }
         if let (code, change) = updated.recovery { await issuer.announceRecovery(code: code, for: change) }
@@ -149,7 +149,7 @@ struct AccountUpdater: Sendable {
             changes.createdAt = request.createdAt
             changes.lastLoginAt = request.lastLoginAt
         } else if request.revokesSessions {
-            changes.validSince = clock.now / 1000
+            changes.validSince = clock.now.seconds
         }
         return changes
     }

@@ -156,7 +156,7 @@ public final class ActionCompleter: Sendable {
             account.passwordHash = hash
             account.passwordUpdatedAt = tx.now
             account.emailVerified = true
-            account.validSince = tx.now / 1000
+            account.validSince = tx.now.seconds
             try tx.update(account)
             try tx.retireCodes(emails: [record.email])
             return (account, nil)
@@ -226,7 +226,7 @@ public final class ActionCompleter: Sendable {
                     existing.passwordHash = nil
                     existing.passwordUpdatedAt = nil
                     existing.federatedIdentities.removeAll()
-                    existing.validSince = tx.now / 1000
+                    existing.validSince = tx.now.seconds
                 }
                 existing.emailVerified = true
                 account = existing
@@ -266,7 +266,7 @@ public final class ActionCompleter: Sendable {
         let now = clock.now
         let recoveryCode = Secrets.token()
         let recoveryHash = keys.newCodeHash(recoveryCode)
-        let recoveryExpiry = now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000
+        let recoveryExpiry = now + .seconds(settings.codes.lifetime(of: .recoverEmail))
         var done = try await complete(code: code, tenantID: record.tenantID, modes: [record.mode], consumer: consumer, now: now) {
             tx, record in
             switch record.mode {
@@ -282,7 +282,7 @@ public final class ActionCompleter: Sendable {
                 if account.initialEmail == nil { account.initialEmail = account.email }
                 account.email = newEmail
                 account.emailVerified = true
-                account.validSince = tx.now / 1000
+                account.validSince = tx.now.seconds
                 try tx.update(account)
                 try tx.retireCodes(emails: [record.email, newEmail])
                 // The old address can undo the change: its code is stored with the change.
@@ -295,7 +295,7 @@ public final class ActionCompleter: Sendable {
                 if let taken = try tx.account(email: record.email), taken.localID != account.localID { throw ActionError.emailExists }
                 account.email = record.email
                 account.emailVerified = true
-                account.validSince = tx.now / 1000
+                account.validSince = tx.now.seconds
                 try tx.update(account)
                 try tx.retireCodes(emails: [record.email, changedTo])
                 return (account, nil)

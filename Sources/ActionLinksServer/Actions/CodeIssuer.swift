@@ -144,7 +144,7 @@ public final class CodeIssuer: Sendable {
             hash: keys.newCodeHash(code), mode: request.mode, tenantID: tenantID, accountID: account?.localID, email: email,
             newEmail: newEmail, continueURL: continueURL, languageCode: request.languageCode,
             appSettings: appSettings.json,
-            createdAt: now, expiresAt: now + Timestamp(settings.codes.lifetime(of: request.mode)) * 1000)
+            createdAt: now, expiresAt: now + .seconds(settings.codes.lifetime(of: request.mode)))
 
         // With email-enumeration protection an address with no account gets no mail, but the same
         // answer, byte for byte, after the same work: a code is stored (for no account, so it can
@@ -213,7 +213,7 @@ public final class CodeIssuer: Sendable {
     /// transaction, and the code to announce afterwards).
     func recoveryCode(now: Timestamp) -> (code: String, hash: Data, expiresAt: Timestamp) {
         let code = Secrets.token()
-        return (code, keys.newCodeHash(code), now + Timestamp(settings.codes.lifetime(of: .recoverEmail)) * 1000)
+        return (code, keys.newCodeHash(code), now + .seconds(settings.codes.lifetime(of: .recoverEmail)))
     }
 
     /// Lists and mails the `recoverEmail` code that a completed email change stored (in its own
@@ -260,12 +260,11 @@ public final class CodeIssuer: Sendable {
     /// canonical form and whatever the tenant: one mailbox is one mailbox) and the client's IP, and
     /// refuses it when any of them is over its hourly limit.
     func checkSendLimits(addresses: [String], clientAddress: String?, now: Timestamp) async throws(ActionError) {
-        let hour: Timestamp = 3_600_000
         var keys: [String] = []
         for address in addresses where !keys.contains("address:" + address) { keys.append("address:" + address) }
         let addressCount = keys.count
         if let clientAddress { keys.append("ip:" + clientAddress) }
-        let counts = try await store.call { try await self.codes.countEvents(keys: keys, windowStart: now - now % hour) }
+        let counts = try await store.call { try await self.codes.countEvents(keys: keys, windowStart: now.roundedDown(to: .seconds(3600))) }
         if counts.prefix(addressCount).contains(where: { $0 > settings.limits.sendsPerAddressPerHour }) {
             throw ActionError.tooManyAttempts
         }

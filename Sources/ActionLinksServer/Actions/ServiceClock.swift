@@ -23,5 +23,5 @@ public final class ManualClock: ServiceClock {
     public var now: Timestamp { time.withLock { $0 } }
 
     /// Moves the clock forward by `seconds`.
-    public func advance(seconds: Int64) { time.withLock { $0 += seconds * 1000 } }
+    public func advance(seconds: Int64) { time.withLock { $0 += .seconds(seconds) } }
 }

@@ -154,7 +154,7 @@ public final class SignInService: Sendable {
                 if let hash = given.hash {
                     account.passwordHash = hash
                     account.passwordUpdatedAt = now
-                    account.validSince = now / 1000
+                    account.validSince = now.seconds
                 }
                 // An anonymous account takes no profile from a client.
                 if isAdmin || withPassword, let name = request.displayName { account.displayName = name }
@@ -206,7 +206,7 @@ public final class SignInService: Sendable {
             failureKeys.append("signin-failure:ip:\(address)")
             limits.append(settings.limits.signInFailuresPerIPPerHour)
         }
-        let window = now - now % 3_600_000
+        let window = now.roundedDown(to: .seconds(3600))
         let keys = failureKeys
         let counts = try await store.call { try await self.codes.countEvents(keys: keys, windowStart: window) }
         /// The attempt does not count after all (if the store cannot be reached, it stays counted).
@@ -332,7 +332,7 @@ public final class SignInService: Sendable {
     }
 
     /// How old `lastRefreshAt` may get before a refresh writes it again (milliseconds).
-    static let refreshResolution: Timestamp = 60_000
+    static let refreshResolution: Duration = .seconds(60)
 
     /// `POST /v1/token` with `grant_type=refresh_token`.
     func refresh(grantType: String?, refreshToken: String?) async throws(ActionError) -> Refreshed {

@@ -150,7 +150,7 @@ struct UserImport: Sendable {
         if let refusal = user.passwordRefusal { return .failure(Refusal(message: refusal)) }
         var account = Account(
             localID: localID, tenantID: tenantID, emailVerified: user.emailVerified, displayName: user.displayName, photoURL: user.photoURL,
-            disabled: user.disabled, createdAt: user.createdAt ?? now, lastLoginAt: user.lastLoginAt, validSince: now / 1000)
+            disabled: user.disabled, createdAt: user.createdAt ?? now, lastLoginAt: user.lastLoginAt, validSince: now.seconds)
         if let email = user.email {
             guard let canonical = EmailAddress.canonical(email) else { return .failure(Refusal(message: "email is invalid")) }
             account.email = canonical

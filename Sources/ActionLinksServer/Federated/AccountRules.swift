@@ -68,7 +68,7 @@ struct AccountRules: Sendable {
                     owner.passwordHash = nil
                     owner.passwordUpdatedAt = nil
                     owner.federatedIdentities.removeAll { !vouches($0.providerID, email) }
-                    owner.validSince = now / 1000
+                    owner.validSince = now.seconds
                     owner.displayName = assertion.displayName
                     owner.photoURL = assertion.photoURL
                 } else {

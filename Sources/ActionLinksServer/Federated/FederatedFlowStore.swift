@@ -59,7 +59,7 @@ public struct FederatedFlow: Sendable, Hashable, Codable {
     public var consumedAt: Timestamp?
 
     /// How long a flow lives: ten minutes.
-    public static let lifetime: Timestamp = 600_000
+    public static let lifetime: Duration = .seconds(600)
 
     /// The fields kept as one JSON column (the others are columns the store's conditions read).
     struct Details: Codable {

@@ -9,7 +9,7 @@ public struct PostgresFederatedFlowStore: FederatedFlowStore {
     public func saveFlow(_ flow: FederatedFlow) async throws {
         try await database.withConnection { connection in
             try await connection.query(
-                "DELETE FROM federated_flows WHERE expires_at < \(flow.createdAt - 86_400_000)", logger: database.logger)
+                "DELETE FROM federated_flows WHERE expires_at < \(flow.createdAt - .seconds(86_400))", logger: database.logger)
             try await connection.query(
                 """
                 INSERT INTO federated_flows (state_hash, tenant_id, expires_at, details)
@@ -26,7 +26,7 @@ public struct PostgresFederatedFlowStore: FederatedFlowStore {
                 FROM federated_flows WHERE state_hash = \(stateHash)
                 """, logger: database.logger)
             for try await (hash, tenant, expires, returned, code, consumed, details) in rows.decode(
-                (String, String, Int64, Int64?, String?, Int64?, String).self)
+                (String, String, Timestamp, Timestamp?, String?, Timestamp?, String).self)
             {
                 return FederatedFlow(
                     stateHash: hash, tenantID: tenant, expiresAt: expires, returnedAt: returned, codeHash: code, consumedAt: consumed,

@@ -145,7 +145,7 @@ struct ProviderIDToken: Sendable {
             throw .invalid("the id_token is not meant for this client")
         }
         if audiences.count > 1, let azp = claims.azp, azp != clientID { throw .invalid("the id_token was presented by another client") }
-        let seconds = Double(now) / 1000
+        let seconds = now.fractionalSeconds
         guard let exp = claims.exp?.seconds, exp + leeway > seconds else { throw .invalid("the id_token has expired") }
         if let iat = claims.iat?.seconds, iat > seconds + leeway { throw .invalid("the id_token was issued in the future") }
         guard let sub = claims.sub, !sub.isEmpty else { throw .invalid("the id_token has no subject") }

@@ -44,7 +44,7 @@ extension FederatedSignInService {
         let now = clock.now
         let state = Secrets.token()
         let request = SAMLAuthnRequest(
-            id: SAMLAuthnRequest.newID(), issueInstant: now, destination: provider.ssoURL,
+            id: SAMLAuthnRequest.newID(), issueInstant: now.milliseconds, destination: provider.ssoURL,
             assertionConsumerServiceURL: provider.callbackURI, issuer: provider.spEntityID)
         let flow = FederatedFlow(
             stateHash: FederatedFlow.hash(state), tenantID: tenant.tenantID, providerID: provider.id, kind: start.kind,
@@ -128,7 +128,7 @@ extension FederatedSignInService {
         let provider = try enabledSAMLProvider(flow.providerID)
         let expectation = SAMLExpectation(
             identityProvider: provider.idpEntityID, certificates: provider.idpCertificates, serviceProvider: provider.spEntityID,
-            assertionConsumerServiceURL: flow.redirectURI, requestID: flow.nonce, now: clock.now)
+            assertionConsumerServiceURL: flow.redirectURI, requestID: flow.nonce, now: clock.now.milliseconds)
         let checked: SAMLAssertion
         do throws(SAMLRejection) {
             checked = try SAMLResponse.validate(encoded, expectation)
@@ -138,7 +138,11 @@ extension FederatedSignInService {
         }
         let key = FederatedFlow.hash(checked.issuer + "\n" + checked.id)
         let now = clock.now
-        guard try await store.call({ try await self.flows.useSAMLAssertion(key: key, expiresAt: checked.expiresAt, now: now) }) else {
+        guard
+            try await store.call({
+                try await self.flows.useSAMLAssertion(key: key, expiresAt: Timestamp(milliseconds: checked.expiresAt), now: now)
+            })
+        else {
             throw ActionError(.invalidIDPResponse, "the assertion was already used")
         }
         return ProviderAssertion(saml: checked, provider: provider)

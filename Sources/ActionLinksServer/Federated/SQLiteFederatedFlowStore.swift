@@ -7,7 +7,7 @@ public struct SQLiteFederatedFlowStore: FederatedFlowStore {
 
     public func saveFlow(_ flow: FederatedFlow) async throws {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM federated_flows WHERE expires_at < ?", arguments: [flow.createdAt - 86_400_000])
+            try db.execute(sql: "DELETE FROM federated_flows WHERE expires_at < ?", arguments: [flow.createdAt - .seconds(86_400)])
             try db.execute(
                 sql: "INSERT INTO federated_flows (state_hash, tenant_id, expires_at, details) VALUES (?, ?, ?, ?)",
                 arguments: [flow.stateHash, flow.tenantID, flow.expiresAt, flow.details])

@@ -212,6 +212,6 @@ extension ActionPages {
     private static func record(_ link: ActionCodeLink, _ answer: UpstreamClient.CodeAnswer) -> ActionCodeRecord {
         ActionCodeRecord(
             hash: Data(), mode: link.mode, tenantID: link.tenantID ?? "", accountID: nil, email: answer.email ?? "",
-            newEmail: answer.newEmail, continueURL: link.continueURL, languageCode: link.languageCode, createdAt: 0, expiresAt: 0)
+            newEmail: answer.newEmail, continueURL: link.continueURL, languageCode: link.languageCode, createdAt: .epoch, expiresAt: .epoch)
     }
 }

@@ -137,7 +137,7 @@ struct FederatedHandlerRoutes {
             let flow = FederatedFlow(
                 stateHash: "", tenantID: start.tenantID, providerID: providerID, kind: start.kind, returnTo: start.returnTo,
                 eventID: eventID, authType: authType, sessionHash: nil, bindingHash: nil, nonce: "",
-                codeVerifier: nil, redirectURI: handlerURL(request), createdAt: 0, expiresAt: 0)
+                codeVerifier: nil, redirectURI: handlerURL(request), createdAt: .epoch, expiresAt: .epoch)
             return returnToApp(
                 .appError(flow, code: FederatedSignInService.authCode(error.code), message: error.detail ?? error.code.rawValue),
                 request: request, language: language)
@@ -151,7 +151,8 @@ struct FederatedHandlerRoutes {
             status: .found,
             headers: [
                 .location: location,
-                .setCookie: "\(Self.bindingCookie)=\(binding); Path=/; Max-Age=\(FederatedFlow.lifetime / 1000); HttpOnly; \(attributes)",
+                .setCookie:
+                    "\(Self.bindingCookie)=\(binding); Path=/; Max-Age=\(FederatedFlow.lifetime.components.seconds); HttpOnly; \(attributes)",
             ])
     }
 

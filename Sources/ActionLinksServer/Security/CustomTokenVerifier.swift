@@ -66,10 +66,12 @@ public final class CustomTokenVerifier: Sendable {
             return try checked(payload)
         }
         if header.alg == "RS256", let kid = header.kid, tokens.isOwnKey(kid) {
-            guard let handOff = await tokens.verifyHandOff(token), let jti = handOff.jti, let exp = handOff.exp, exp > now / 1000 else {
+            guard let handOff = await tokens.verifyHandOff(token), let jti = handOff.jti, let exp = handOff.exp, exp > now.seconds else {
                 throw Self.invalid("the hand-off token is not valid any more")
             }
-            let uses = try await store.call { try await self.codes.countEvents(keys: ["hand-off:" + jti], windowStart: exp * 1000) }
+            let uses = try await store.call {
+                try await self.codes.countEvents(keys: ["hand-off:" + jti], windowStart: Timestamp(seconds: exp))
+            }
             guard uses.first == 1 else { throw Self.invalid("the hand-off token was used already") }
             return try checked(handOff)
         }
@@ -87,7 +89,7 @@ public final class CustomTokenVerifier: Sendable {
         guard payload.iss == key.clientEmail, payload.sub == key.clientEmail else {
             throw Self.invalid("iss and sub must be the service account's address")
         }
-        let seconds = now / 1000
+        let seconds = now.seconds
         guard let iat = payload.iat, let exp = payload.exp, iat <= seconds + 300, exp > seconds, iat >= exp - 3600 else {
             throw Self.invalid("the token has expired or lasts more than an hour")
         }

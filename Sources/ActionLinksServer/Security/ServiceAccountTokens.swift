@@ -66,7 +66,7 @@ public final class ServiceAccountTokens: Sendable {
         guard let aud = payload.aud, audiences.contains(aud) else {
             throw OAuthError(.invalidGrant, "Invalid JWT: Failed audience check.")
         }
-        let now = clock.now / 1000
+        let now = clock.now.seconds
         guard let iat = payload.iat, let exp = payload.exp, exp > now, iat <= now + 300, exp - iat <= 3600, exp > iat else {
             throw OAuthError(
                 .invalidGrant,
@@ -90,7 +90,7 @@ public final class ServiceAccountTokens: Sendable {
         }
         let body = String(rest[..<dot])
         guard ConstantTime.equal(Array(rest[rest.index(after: dot)...].utf8), Array(mac(body).utf8)) else { return false }
-        return expires > clock.now / 1000
+        return expires > clock.now.seconds
     }
 
     private func mac(_ body: String) -> String {

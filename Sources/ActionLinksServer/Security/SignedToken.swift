@@ -52,7 +52,7 @@ struct SignedToken: Sendable {
     /// A token bound to `binding`, carrying `payload` if given, valid for the purpose's lifetime
     /// from `now`.
     func make(bound binding: [String], payload: Data? = nil, now: Timestamp) -> String {
-        let expires = String(now / 1000 + purpose.lifetime)
+        let expires = String(now.seconds + purpose.lifetime)
         let carried = payload.map { Base64URL.encode($0) }
         let signed = carried.map { expires + "." + $0 } ?? expires
         return signed + "." + Base64URL.encode(mac(signed, binding))
@@ -66,7 +66,7 @@ struct SignedToken: Sendable {
         let parts = signed.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         // The expiry is the client's number: compared without arithmetic on it (no overflow).
         guard parts[0].utf8.count <= 12, let expires = Int64(parts[0]) else { return nil }
-        let seconds = now / 1000
+        let seconds = now.seconds
         // The MAC is compared as text: a base64url spelling of it is accepted only in its one canonical form.
         guard expires > seconds, expires <= seconds + purpose.lifetime + Self.clockSkew,
             ConstantTime.equal(Array(token[token.index(after: dot)...].utf8), Array(Base64URL.encode(mac(String(signed), binding)).utf8))

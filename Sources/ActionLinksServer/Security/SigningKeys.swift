@@ -86,7 +86,7 @@ public final class SigningKeys: Sendable {
     public func refresh(now: Timestamp) async throws {
         try PrivateFiles.makeDirectory(directory)
         var keys = try readKeys()
-        let seconds = now / 1000
+        let seconds = now.seconds
         if keys.isEmpty || (rotation > 0 && seconds - keys[0].createdAt >= rotation) {
             // Read back what is on disk: another process may have made the same file first.
             try makeKey(createdAt: max(seconds, (keys.first?.createdAt ?? 0) + 1))
@@ -110,7 +110,7 @@ public final class SigningKeys: Sendable {
     public func rotate(now: Timestamp) throws -> String {
         try PrivateFiles.makeDirectory(directory)
         let newest = try readKeys().first?.createdAt ?? 0
-        let created = max(now / 1000, newest + 1)
+        let created = max(now.seconds, newest + 1)
         try makeKey(createdAt: created)
         return try readKeys().first { $0.createdAt == created }?.id ?? ""
     }

@@ -39,12 +39,12 @@ public struct TokenService: Sendable {
             refreshToken: token,
             session: Session(
                 hash: Self.refreshTokenHash(token), tenantID: tenantID, accountID: accountID, createdAt: now,
-                signInProvider: signInProvider, authTime: now / 1000, claims: claims))
+                signInProvider: signInProvider, authTime: now.seconds, claims: claims))
     }
 
     /// The claims of an ID token for `account` in `session`, issued at `now`.
     public func claims(for account: Account, session: Session, now: Timestamp) -> IDTokenClaims {
-        let seconds = now / 1000
+        let seconds = now.seconds
         var custom = account.customAttributes.flatMap(ClaimValue.object(json:)) ?? [:]
         // A custom token's claims come after the account's own, and win (as in Firebase).
         let sessionClaims = session.claims.flatMap(ClaimValue.object(json:))
@@ -73,8 +73,8 @@ public struct TokenService: Sendable {
     public func sessionCookie(from claims: IDTokenClaims, lifetime: Int64, now: Timestamp) async throws(ActionError) -> String {
         var cookie = claims
         cookie.iss = sessionCookieIssuer
-        cookie.iat = now / 1000
-        cookie.exp = now / 1000 + lifetime
+        cookie.iat = now.seconds
+        cookie.exp = now.seconds + lifetime
         return try await sign(cookie)
     }
 
@@ -92,7 +92,7 @@ public struct TokenService: Sendable {
     public func verifyIDToken(_ token: String, now: Timestamp) async throws(ActionError) -> IDTokenClaims {
         guard !token.isEmpty else { throw ActionError.invalidIDToken }
         let claims = try await verify(token, issuer: issuer)
-        guard claims.exp > now / 1000 else {
+        guard claims.exp > now.seconds else {
             throw ActionError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again.")
         }
         return claims
@@ -101,7 +101,7 @@ public struct TokenService: Sendable {
     /// The claims of a session cookie this server signed, if valid now.
     public func verifySessionCookie(_ cookie: String, now: Timestamp) async throws(ActionError) -> IDTokenClaims {
         let claims = try await verify(cookie, issuer: sessionCookieIssuer)
-        guard claims.exp > now / 1000 else { throw ActionError(.invalidIDToken, "the session cookie has expired") }
+        guard claims.exp > now.seconds else { throw ActionError(.invalidIDToken, "the session cookie has expired") }
         return claims
     }
 
@@ -133,7 +133,7 @@ public struct TokenService: Sendable {
     /// A custom token for `accountID` that works once, for five minutes: the web app exchanges it
     /// with `signInWithCustomToken`.
     public func handOffToken(accountID: String, tenantID: String, now: Timestamp) async throws(ActionError) -> String {
-        let seconds = now / 1000
+        let seconds = now.seconds
         let claims = HandOffClaims(
             iss: handOffIssuer, sub: handOffIssuer, aud: CustomTokenVerifier.audience, uid: accountID, iat: seconds, exp: seconds + 300,
             jti: Secrets.token(), tenantID: tenantID.isEmpty ? nil : tenantID)

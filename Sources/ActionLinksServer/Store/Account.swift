@@ -163,5 +163,5 @@ public struct Session: Sendable, Hashable {
 
     /// Whether a change to the account since the session began revoked it (`validSince` is in whole
     /// seconds, and a session of that same second stays valid, as firebase-admin compares).
-    public func isRevoked(by account: Account) -> Bool { createdAt / 1000 < account.validSince }
+    public func isRevoked(by account: Account) -> Bool { createdAt.seconds < account.validSince }
 }

@@ -1,14 +1,6 @@
 import ActionLinks
 import Foundation
 
-/// Milliseconds since 1970, the one time unit every store keeps.
-public typealias Timestamp = Int64
-
-extension Timestamp {
-    /// The current time.
-    public static var now: Timestamp { Timestamp((Date().timeIntervalSince1970 * 1000).rounded()) }
-}
-
 /// One issued action code, as the store keeps it: the code itself is never stored, only its
 /// HMAC-SHA-256 under the server's code key.
 public struct ActionCodeRecord: Sendable, Hashable {

@@ -447,18 +447,18 @@ func accountFromRow(_ row: PostgresRow) throws -> Account {
     return Account(
         localID: try cells[0].decode(String.self), tenantID: try cells[1].decode(String.self), email: try cells[2].decode(String?.self),
         emailVerified: try cells[3].decode(Bool.self), passwordHash: try cells[4].decode(String?.self),
-        passwordUpdatedAt: try cells[5].decode(Int64?.self), displayName: try cells[6].decode(String?.self),
+        passwordUpdatedAt: try cells[5].decode(Timestamp?.self), displayName: try cells[6].decode(String?.self),
         photoURL: try cells[7].decode(String?.self), phoneNumber: try cells[8].decode(String?.self),
         disabled: try cells[9].decode(Bool.self),
-        createdAt: try cells[10].decode(Int64.self), lastLoginAt: try cells[11].decode(Int64?.self),
-        lastRefreshAt: try cells[12].decode(Int64?.self), validSince: try cells[13].decode(Int64.self),
+        createdAt: try cells[10].decode(Timestamp.self), lastLoginAt: try cells[11].decode(Timestamp?.self),
+        lastRefreshAt: try cells[12].decode(Timestamp?.self), validSince: try cells[13].decode(Int64.self),
         customAttributes: try cells[14].decode(String?.self), initialEmail: try cells[15].decode(String?.self),
         emailLinkSignin: try cells[16].decode(Bool.self), customAuth: try cells[17].decode(Bool.self))
 }
 
 func sessionFromRow(_ row: PostgresRow) throws -> Session {
     let (hash, tenantID, accountID, createdAt, provider, authTime, claims) = try row.decode(
-        (ByteBuffer, String, String, Int64, String, Int64, String?).self)
+        (ByteBuffer, String, String, Timestamp, String, Int64, String?).self)
     return Session(
         hash: Data(hash.readableBytesView), tenantID: tenantID, accountID: accountID, createdAt: createdAt, signInProvider: provider,
         authTime: authTime, claims: claims)

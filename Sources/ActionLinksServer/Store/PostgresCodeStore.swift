@@ -208,8 +208,11 @@ struct CodeRow: Sendable {
             consumedBy, retiredAt
         ) =
             try row.decode(
-                (ByteBuffer, String, String, String?, String, String?, String?, String?, String?, Int64, Int64, Int64?, String?, Int64?)
-                    .self)
+                (
+                    ByteBuffer, String, String, String?, String, String?, String?, String?, String?, Timestamp, Timestamp, Timestamp?,
+                    String?, Timestamp?
+                )
+                .self)
         self.retiredAt = retiredAt
         guard let mode = ActionCodeLink.Mode(rawValue: mode) else { record = nil; return }
         record = ActionCodeRecord(
@@ -270,8 +273,8 @@ struct IssueCodes: PostgresPreparedStatement {
         bindings.append(NullableTexts(records.map(\.continueURL)))
         bindings.append(NullableTexts(records.map(\.languageCode)))
         bindings.append(NullableTexts(records.map(\.appSettings)))
-        bindings.append(records.map(\.createdAt))
-        bindings.append(records.map(\.expiresAt))
+        bindings.append(records.map(\.createdAt.milliseconds))
+        bindings.append(records.map(\.expiresAt.milliseconds))
         return bindings
     }
 

@@ -90,3 +90,19 @@ public final class PostgresStore: Sendable {
     /// The tenant store on this database.
     public var tenants: PostgresTenantStore { PostgresTenantStore(database: self) }
 }
+
+/// A ``Timestamp`` is a `bigint` column of milliseconds.
+extension Timestamp: PostgresNonThrowingEncodable, PostgresDecodable {
+    public static var psqlType: PostgresDataType { .int8 }
+    public static var psqlFormat: PostgresFormat { .binary }
+
+    public func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        milliseconds.encode(into: &buffer, context: context)
+    }
+
+    public init<JSONDecoder: PostgresJSONDecoder>(
+        from buffer: inout ByteBuffer, type: PostgresDataType, format: PostgresFormat, context: PostgresDecodingContext<JSONDecoder>
+    ) throws {
+        self.init(milliseconds: try Int64(from: &buffer, type: type, format: format, context: context))
+    }
+}

@@ -42,3 +42,12 @@ public final class SQLiteDatabase: Sendable {
     /// The tenant store on this database.
     public var tenants: SQLiteTenantStore { SQLiteTenantStore(pool: pool) }
 }
+
+/// A ``Timestamp`` is an `INTEGER` column of milliseconds.
+extension Timestamp: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { milliseconds.databaseValue }
+
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Timestamp? {
+        Int64.fromDatabaseValue(value).map(Timestamp.init(milliseconds:))
+    }
+}

@@ -81,7 +81,7 @@ struct UpstreamLinkSender: Sendable {
         var issuedCode: String?
         var deliver = true
         do throws(UpstreamClient.Failure) {
-            issuedCode = try await upstream.issueCode(asked, now: clock.now / 1000).oobCode
+            issuedCode = try await upstream.issueCode(asked, now: clock.now.seconds).oobCode
         } catch .refused(let refusal, _)
             where (refusal == "EMAIL_NOT_FOUND" || refusal == "USER_NOT_FOUND") && !isAdmin
             && settings.users.emailEnumerationProtection

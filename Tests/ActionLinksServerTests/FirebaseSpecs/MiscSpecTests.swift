@@ -83,7 +83,7 @@ extension FirebaseSpecs {
 
         @Test("should populate auth_time to match lastLoginAt (in seconds since epoch)")
         func authTime() async throws {
-            let clock = ManualClock(start: 1_700_000_000_444)
+            let clock = ManualClock(start: Timestamp(milliseconds: 1_700_000_000_444))
             try await TestApp.router(clock: clock) { app in
                 let user = try await app.registerUser(email: "alice@example.com")
                 clock.advance(seconds: 2)
@@ -201,7 +201,7 @@ extension FirebaseSpecs {
             try await TestApp.router(clock: clock) { app in
                 let user = try await app.registerUser(email: "alice@example.com")
                 clock.advance(seconds: 2)
-                try await app.updateAccount(localId: user.localId, ["validSince": clock.now / 1000])
+                try await app.updateAccount(localId: user.localId, ["validSince": clock.now.seconds])
                 let reply = try await Self.refresh(app, user.refreshToken)
                 #expect(reply.isError("TOKEN_EXPIRED"), "\(reply.text)")
                 let again = try await app.signInWithPassword("alice@example.com")

@@ -292,7 +292,7 @@ extension FirebaseSpecs {
 
         @Test("createdAt and lastLoginAt are strings of milliseconds")
         func timestamps() async throws {
-            let clock = ManualClock(start: 1_700_000_000_123)
+            let clock = ManualClock(start: Timestamp(milliseconds: 1_700_000_000_123))
             try await TestApp.router(clock: clock) { app in
                 let user = try await app.registerUser(email: "me@example.com")
                 let info = try await app.accountInfo(localId: user.localId)

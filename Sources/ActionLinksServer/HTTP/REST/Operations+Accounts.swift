@@ -50,8 +50,9 @@ extension IdentityToolkitAPI {
                 deleteAttributes: fields.deleteAttribute ?? [], deleteProviders: fields.deleteProvider ?? [], linkIdentity: link,
                 disableUser: fields.disableUser?.value, emailVerified: fields.emailVerified?.value, phoneNumber: fields.phoneNumber,
                 customAttributes: fields.customAttributes, revokesSessions: fields.validSince != nil,
-                validSince: fields.validSince.flatMap { Int64($0.text) }, createdAt: fields.createdAt.flatMap { Int64($0.text) },
-                lastLoginAt: fields.lastLoginAt.flatMap { Int64($0.text) })
+                validSince: fields.validSince.flatMap { Int64($0.text) },
+                createdAt: fields.createdAt.flatMap { Int64($0.text).map(Timestamp.init(milliseconds:)) },
+                lastLoginAt: fields.lastLoginAt.flatMap { Int64($0.text).map(Timestamp.init(milliseconds:)) })
             let done = try await updater.update(request, caller: call.caller, tenant: tenant)
             return UpdateResponse(account: done.account, newEmail: done.newEmail, tokens: done.tokens)
         }

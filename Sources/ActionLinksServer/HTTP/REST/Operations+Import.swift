@@ -39,8 +39,8 @@ extension IdentityToolkitAPI {
                     localID: user.localId, tenantID: user.tenantId, email: user.email, emailVerified: user.emailVerified?.value ?? false,
                     displayName: user.displayName, photoURL: user.photoUrl, phoneNumber: user.phoneNumber,
                     disabled: user.disabled?.value ?? false, customAttributes: user.customAttributes, passwordHash: hash,
-                    salt: user.salt, createdAt: user.createdAt.flatMap { Int64($0.text) },
-                    lastLoginAt: user.lastLoginAt.flatMap { Int64($0.text) },
+                    salt: user.salt, createdAt: user.createdAt.flatMap { Int64($0.text).map(Timestamp.init(milliseconds:)) },
+                    lastLoginAt: user.lastLoginAt.flatMap { Int64($0.text).map(Timestamp.init(milliseconds:)) },
                     providers: (user.providerUserInfo ?? []).map { info -> FederatedIdentity? in
                         guard let provider = info.providerId, !provider.isEmpty, let raw = info.rawId, !raw.isEmpty else { return nil }
                         return FederatedIdentity(

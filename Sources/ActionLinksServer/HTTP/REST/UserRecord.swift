@@ -40,12 +40,12 @@ struct UserRecord: Encodable, Sendable {
         photoUrl = account.photoURL
         phoneNumber = account.phoneNumber
         disabled = account.disabled
-        createdAt = String(account.createdAt)
-        lastLoginAt = account.lastLoginAt.map { String($0) }
+        createdAt = account.createdAt.description
+        lastLoginAt = account.lastLoginAt?.description
         lastRefreshAt = account.lastRefreshAt.map(Self.rfc3339)
         if let stored = account.passwordHash {
             passwordHash = Self.redactedHash
-            passwordUpdatedAt = account.passwordUpdatedAt
+            passwordUpdatedAt = account.passwordUpdatedAt?.milliseconds
             if exportingHashes {
                 if let imported = ImportedPasswordHashes().parse(stored) {
                     passwordHash = Data(imported.hash).base64EncodedString()
@@ -66,7 +66,7 @@ struct UserRecord: Encodable, Sendable {
 
     /// `2020-01-01T00:00:00.000Z` for a time in milliseconds.
     static func rfc3339(_ time: Timestamp) -> String {
-        let date = Date(timeIntervalSince1970: Double(time) / 1000)
+        let date = time.date
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
