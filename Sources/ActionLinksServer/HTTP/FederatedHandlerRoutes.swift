@@ -41,7 +41,7 @@ struct FederatedHandlerRoutes {
     // MARK: Requests
 
     func get(_ request: Request, context: ServerRequestContext) async -> Response {
-        guard let query = Self.parameters(request.uri.query ?? "") else { return errorPage(request, language: nil) }
+        guard let query = FormFields.decode(request.uri.query ?? "") else { return errorPage(request, language: nil) }
         if query["apiKey"] == nil, query["state"] != nil || query["code"] != nil || query["error"] != nil {
             return await providerReturned(request, parameters: query, raw: request.uri.query ?? "")
         }
@@ -51,23 +51,8 @@ struct FederatedHandlerRoutes {
     /// A provider's `form_post` answer.
     func post(_ request: Request, context: ServerRequestContext) async -> Response {
         let body = String(buffer: context.body)
-        guard let fields = Self.parameters(body) else { return errorPage(request, language: nil) }
+        guard let fields = FormFields.decode(body) else { return errorPage(request, language: nil) }
         return await providerReturned(request, parameters: fields, raw: body)
-    }
-
-    /// The name–value pairs of a query or form, decoded; `nil` when one is malformed or a name
-    /// appears twice (which of two `state`s counts is a question best not asked).
-    static func parameters(_ text: String) -> [String: String]? {
-        var parameters: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentEncoding.decode(parts[0].replacingOccurrences(of: "+", with: " ")),
-                let value = PercentEncoding.decode((parts.count > 1 ? parts[1] : "").replacingOccurrences(of: "+", with: " ")),
-                parameters[name] == nil
-            else { return nil }
-            parameters[name] = value
-        }
-        return parameters
     }
 
     // MARK: Start
