@@ -132,12 +132,10 @@ struct FederatedHandlerRoutes {
         // SameSite=Lax is enough for an answer by redirect (a top-level GET); a `form_post` answer
         // is a cross-site POST, which only a SameSite=None cookie (which must be Secure) goes with.
         let attributes = context.isSecure ? "SameSite=None; Secure" : "SameSite=Lax"
-        return Response(
-            status: .found,
-            headers: [
-                .location: location,
-                .setCookie: "\(Self.bindingCookie)=\(binding); Path=/; Max-Age=\(FederatedFlow.lifetime / 1000); HttpOnly; \(attributes)",
-            ])
+        var response = Response.redirect(to: location, type: .found)
+        response.headers[.setCookie] =
+            "\(Self.bindingCookie)=\(binding); Path=/; Max-Age=\(FederatedFlow.lifetime / 1000); HttpOnly; \(attributes)"
+        return response
     }
 
     /// The handler URL of the first link domain (where an error before any flow says it came from).
@@ -187,7 +185,7 @@ struct FederatedHandlerRoutes {
         var items: [(String, String)]
         switch outcome {
         case .redirect(let url):
-            return Response(status: .found, headers: [.location: url])
+            return .redirect(to: url, type: .found)
         case .app(let returned, let link):
             flow = returned
             items = [("authType", flow.authType), ("link", link)]
@@ -196,7 +194,7 @@ struct FederatedHandlerRoutes {
             let error = IdentityToolkitJSON.encode(["code": code, "message": message])
             items = [("firebaseError", String(decoding: error, as: UTF8.self)), ("authType", flow.authType)]
             if flow.kind == .webPage {
-                return Response(status: .found, headers: [.location: URLText.url(flow.returnTo, fragment: "error=" + code)])
+                return .redirect(to: URLText.url(flow.returnTo, fragment: "error=" + code), type: .found)
             }
         }
         if let eventID = flow.eventID { items.append(("eventId", eventID)) }
@@ -215,7 +213,7 @@ struct FederatedHandlerRoutes {
             let inner =
                 origin + "/__/auth/callback?" + items.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
             let location = flow.returnTo + "://firebaseauth/link?deep_link_id=" + PercentEncoding.encodeComponent(inner)
-            return Response(status: .found, headers: [.location: location])
+            return .redirect(to: location, type: .found)
         }
     }
 
