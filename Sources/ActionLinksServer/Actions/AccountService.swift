@@ -41,6 +41,11 @@ public final class AccountService: Sendable {
         return User(account: account, claims: claims, tenant: tenant)
     }
 
+    /// The tenant an ID token names, if it verifies now (`nil` for the project's).
+    func tenant(ofIDToken idToken: String?) async -> String? {
+        try? await tokens.verifyIDToken(idToken ?? "", now: clock.now).firebase.tenant
+    }
+
     /// Firebase production's recent sign-in rule, for a client that changes its password or
     /// address or deletes its account (the admin is never asked, ID token or not): the ID token's sign-in
     /// (`auth_time`, which a refresh keeps) must be at most `users.recentSignInSeconds` old, else

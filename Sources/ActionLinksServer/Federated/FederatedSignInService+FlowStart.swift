@@ -79,7 +79,7 @@ extension FederatedSignInService {
         case .rejected(let rejection):
             throw ActionError(.invalidContinueURI, "The continue URL provided in the request is invalid: \(rejection.message)")
         }
-        guard !target.contains("#"), Self.parameters(requestURI: target, postBody: nil)?["state"] == nil else {
+        guard !target.contains("#"), let given = Self.parameters(requestURI: target, postBody: nil), given["state"] == nil else {
             throw ActionError(.invalidContinueURI, "The continue URL cannot contain a fragment or a state parameter.")
         }
         var start = Start(

@@ -2,9 +2,10 @@ import Crypto
 import Foundation
 import JWTKit
 
-/// The claims of a provider's ID token this server reads. Every check is made by
-/// ``ProviderIDToken/verify(_:keys:issuer:clientID:nonce:now:)``, not by jwt-kit.
-struct ProviderClaims: JWTPayload, Sendable {
+/// The claims of a provider's ID token this server reads. Their checks (``check(_:)``) run inside
+/// jwt-kit's verification, with what ``ProviderIDToken/verify(_:keys:issuer:clientID:nonce:now:)``
+/// expects.
+struct ProviderClaims: CheckedClaims, Sendable {
     var iss: String?
     var sub: String?
     /// One string or an array of them (OpenID Connect Core §2).
@@ -32,7 +33,44 @@ struct ProviderClaims: JWTPayload, Sendable {
         case screenName = "screen_name"
     }
 
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
+    /// What a provider's ID token must be: from the provider, for this client, not expired (nor
+    /// issued in the future) at `now` within ``ProviderIDToken/leeway``, about someone, with the
+    /// expected nonce.
+    struct Expectations: Sendable {
+        var issuer: String
+        var clientID: String
+        var nonce: ProviderIDToken.NonceExpectation
+        /// Milliseconds since 1970 (the service clock's).
+        var now: Timestamp
+    }
+
+    /// `iss`, `aud` (and `azp`), `exp`, `iat`, `sub` and `nonce`, in that order; a
+    /// ``ProviderIDToken/Rejection`` says which failed.
+    func check(_ expected: Expectations) throws {
+        guard iss == expected.issuer else { throw Rejection.invalid("the id_token was issued by '\(iss ?? "")', not '\(expected.issuer)'") }
+        guard let audiences = aud?.values, audiences.contains(expected.clientID) else {
+            throw Rejection.invalid("the id_token is not meant for this client")
+        }
+        if audiences.count > 1, let azp, azp != expected.clientID {
+            throw Rejection.invalid("the id_token was presented by another client")
+        }
+        let seconds = expected.now.fractionalSeconds
+        guard let exp = exp?.seconds, exp + ProviderIDToken.leeway > seconds else { throw Rejection.invalid("the id_token has expired") }
+        if let iat = iat?.seconds, iat > seconds + ProviderIDToken.leeway {
+            throw Rejection.invalid("the id_token was issued in the future")
+        }
+        guard let sub, !sub.isEmpty else { throw Rejection.invalid("the id_token has no subject") }
+        switch expected.nonce {
+        case .exactly(let value):
+            guard let nonce, ConstantTime.equal(Array(nonce.utf8), Array(value.utf8)) else { throw Rejection.nonce }
+        case .given(let raw?):
+            guard let nonce, nonce == raw || nonce == FederatedFlow.hash(raw) else { throw Rejection.nonce }
+        case .given(nil):
+            if nonce != nil { throw Rejection.nonce }
+        }
+    }
+
+    private typealias Rejection = ProviderIDToken.Rejection
 
     /// Seconds since 1970, as a number (or, leniently, a string of digits).
     struct NumericDate: Codable, Sendable {
@@ -136,26 +174,12 @@ struct ProviderIDToken: Sendable {
         do {
             let collection = JWTKeyCollection()
             try await collection.add(jwk: key, isDefault: true)
-            claims = try await collection.verify(token, as: ProviderClaims.self)
+            claims = try await collection.verify(
+                token, as: ProviderClaims.self, expecting: .init(issuer: issuer, clientID: clientID, nonce: nonce, now: now))
+        } catch let rejection as Rejection {
+            throw rejection
         } catch {
             throw .invalid("the id_token's signature does not verify with the provider's key (\(error))")
-        }
-        guard claims.iss == issuer else { throw .invalid("the id_token was issued by '\(claims.iss ?? "")', not '\(issuer)'") }
-        guard let audiences = claims.aud?.values, audiences.contains(clientID) else {
-            throw .invalid("the id_token is not meant for this client")
-        }
-        if audiences.count > 1, let azp = claims.azp, azp != clientID { throw .invalid("the id_token was presented by another client") }
-        let seconds = now.fractionalSeconds
-        guard let exp = claims.exp?.seconds, exp + leeway > seconds else { throw .invalid("the id_token has expired") }
-        if let iat = claims.iat?.seconds, iat > seconds + leeway { throw .invalid("the id_token was issued in the future") }
-        guard let sub = claims.sub, !sub.isEmpty else { throw .invalid("the id_token has no subject") }
-        switch nonce {
-        case .exactly(let expected):
-            guard let given = claims.nonce, ConstantTime.equal(Array(given.utf8), Array(expected.utf8)) else { throw .nonce }
-        case .given(let raw?):
-            guard let given = claims.nonce, given == raw || given == FederatedFlow.hash(raw) else { throw .nonce }
-        case .given(nil):
-            if claims.nonce != nil { throw .nonce }
         }
         return ProviderIDToken(claims: claims, payload: String(decoding: payloadData, as: UTF8.self))
     }

@@ -41,7 +41,7 @@ struct FederatedHandlerRoutes {
     // MARK: Requests
 
     func get(_ request: Request, context: ServerRequestContext) async -> Response {
-        guard let query = Self.parameters(request.uri.query ?? "") else { return errorPage(request, language: nil) }
+        guard let query = FormFields.decode(request.uri.query ?? "") else { return errorPage(request, language: nil) }
         if query["apiKey"] == nil, query["state"] != nil || query["code"] != nil || query["error"] != nil {
             return await providerReturned(request, parameters: query, raw: request.uri.query ?? "")
         }
@@ -51,23 +51,8 @@ struct FederatedHandlerRoutes {
     /// A provider's `form_post` answer.
     func post(_ request: Request, context: ServerRequestContext) async -> Response {
         let body = String(buffer: context.body)
-        guard let fields = Self.parameters(body) else { return errorPage(request, language: nil) }
+        guard let fields = FormFields.decode(body) else { return errorPage(request, language: nil) }
         return await providerReturned(request, parameters: fields, raw: body)
-    }
-
-    /// The name–value pairs of a query or form, decoded; `nil` when one is malformed or a name
-    /// appears twice (which of two `state`s counts is a question best not asked).
-    static func parameters(_ text: String) -> [String: String]? {
-        var parameters: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentEncoding.decode(parts[0].replacingOccurrences(of: "+", with: " ")),
-                let value = PercentEncoding.decode((parts.count > 1 ? parts[1] : "").replacingOccurrences(of: "+", with: " ")),
-                parameters[name] == nil
-            else { return nil }
-            parameters[name] = value
-        }
-        return parameters
     }
 
     // MARK: Start
@@ -147,13 +132,10 @@ struct FederatedHandlerRoutes {
         // SameSite=Lax is enough for an answer by redirect (a top-level GET); a `form_post` answer
         // is a cross-site POST, which only a SameSite=None cookie (which must be Secure) goes with.
         let attributes = context.isSecure ? "SameSite=None; Secure" : "SameSite=Lax"
-        return Response(
-            status: .found,
-            headers: [
-                .location: location,
-                .setCookie:
-                    "\(Self.bindingCookie)=\(binding); Path=/; Max-Age=\(FederatedFlow.lifetime.components.seconds); HttpOnly; \(attributes)",
-            ])
+        var response = Response.redirect(to: location, type: .found)
+        response.headers[.setCookie] =
+            "\(Self.bindingCookie)=\(binding); Path=/; Max-Age=\(FederatedFlow.lifetime.components.seconds); HttpOnly; \(attributes)"
+        return response
     }
 
     /// The handler URL of the first link domain (where an error before any flow says it came from).
@@ -203,7 +185,7 @@ struct FederatedHandlerRoutes {
         var items: [(String, String)]
         switch outcome {
         case .redirect(let url):
-            return Response(status: .found, headers: [.location: url])
+            return .redirect(to: url, type: .found)
         case .app(let returned, let link):
             flow = returned
             items = [("authType", flow.authType), ("link", link)]
@@ -212,7 +194,7 @@ struct FederatedHandlerRoutes {
             let error = IdentityToolkitJSON.encode(["code": code, "message": message])
             items = [("firebaseError", String(decoding: error, as: UTF8.self)), ("authType", flow.authType)]
             if flow.kind == .webPage {
-                return Response(status: .found, headers: [.location: URLText.url(flow.returnTo, fragment: "error=" + code)])
+                return .redirect(to: URLText.url(flow.returnTo, fragment: "error=" + code), type: .found)
             }
         }
         if let eventID = flow.eventID { items.append(("eventId", eventID)) }
@@ -231,7 +213,7 @@ struct FederatedHandlerRoutes {
             let inner =
                 origin + "/__/auth/callback?" + items.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
             let location = flow.returnTo + "://firebaseauth/link?deep_link_id=" + PercentEncoding.encodeComponent(inner)
-            return Response(status: .found, headers: [.location: location])
+            return .redirect(to: location, type: .found)
         }
     }
 

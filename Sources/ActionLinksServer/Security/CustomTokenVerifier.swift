@@ -66,7 +66,7 @@ public final class CustomTokenVerifier: Sendable {
             return try checked(payload)
         }
         if header.alg == "RS256", let kid = header.kid, tokens.isOwnKey(kid) {
-            guard let handOff = await tokens.verifyHandOff(token), let jti = handOff.jti, let exp = handOff.exp, exp > now.seconds else {
+            guard let handOff = await tokens.verifyHandOff(token, now: now), let jti = handOff.jti, let exp = handOff.exp else {
                 throw Self.invalid("the hand-off token is not valid any more")
             }
             let uses = try await store.call {
@@ -80,20 +80,16 @@ public final class CustomTokenVerifier: Sendable {
         }
         let collection = JWTKeyCollection()
         await collection.add(rsa: key.publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
-        guard (try? await collection.verify(token, as: CustomTokenPayload.self)) != nil else {
+        let verified: CustomTokenPayload
+        do {
+            verified = try await collection.verify(
+                token, as: CustomTokenPayload.self, expecting: .serviceAccount(key, projectID: projectID, now: now))
+        } catch let error as ActionError {
+            throw error
+        } catch {
             throw Self.invalid("the signature does not match the key")
         }
-        guard key.projectID == projectID else {
-            throw ActionError(.credentialMismatch, "The custom token corresponds to a different Firebase project.")
-        }
-        guard payload.iss == key.clientEmail, payload.sub == key.clientEmail else {
-            throw Self.invalid("iss and sub must be the service account's address")
-        }
-        let seconds = now.seconds
-        guard let iat = payload.iat, let exp = payload.exp, iat <= seconds + 300, exp > seconds, iat >= exp - 3600 else {
-            throw Self.invalid("the token has expired or lasts more than an hour")
-        }
-        return try checked(payload)
+        return try checked(verified)
     }
 
     private func checked(_ payload: CustomTokenPayload) throws(ActionError) -> Token {
@@ -116,7 +112,7 @@ public final class CustomTokenVerifier: Sendable {
 }
 
 /// What a custom token carries (Firebase's custom-token claims).
-struct CustomTokenPayload: JWTPayload, Sendable {
+struct CustomTokenPayload: CheckedClaims, Sendable {
     var aud: String?
     var iss: String?
     var sub: String?
@@ -159,8 +155,36 @@ struct CustomTokenPayload: JWTPayload, Sendable {
         }
     }
 
-    /// Times are checked by ``CustomTokenVerifier`` against the service clock.
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
+    /// Whose signature a custom token carries, and the time (the service clock's) to check it at.
+    enum Expectations: Sendable {
+        /// A service account's key: for this project, `iss` and `sub` the account's address,
+        /// issued at most five minutes ahead, unexpired, lasting at most an hour.
+        case serviceAccount(ServiceAccountKey, projectID: String, now: Timestamp)
+        /// A hand-off token of this server: its hand-off issuer, a `jti`, unexpired.
+        case handOff(issuer: String, now: Timestamp)
+    }
+
+    /// Firebase's errors for a signed token whose claims do not hold (checked after the
+    /// signature, inside jwt-kit's verification).
+    func check(_ expected: Expectations) throws {
+        switch expected {
+        case .serviceAccount(let key, let projectID, let now):
+            guard key.projectID == projectID else {
+                throw ActionError(.credentialMismatch, "The custom token corresponds to a different Firebase project.")
+            }
+            guard iss == key.clientEmail, sub == key.clientEmail else {
+                throw CustomTokenVerifier.invalid("iss and sub must be the service account's address")
+            }
+            let seconds = now.seconds
+            guard let iat, let exp, iat <= seconds + 300, exp > seconds, iat >= exp - 3600 else {
+                throw CustomTokenVerifier.invalid("the token has expired or lasts more than an hour")
+            }
+        case .handOff(let issuer, let now):
+            guard iss == issuer, sub == issuer, jti != nil, let exp, exp > now.seconds else {
+                throw CustomTokenVerifier.invalid("the hand-off token is not valid any more")
+            }
+        }
+    }
 }
 
 /// The public half of a service-account key that `actionlinks service-account` made, as kept in

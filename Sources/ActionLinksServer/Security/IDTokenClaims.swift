@@ -3,7 +3,7 @@ import JWTKit
 
 /// The claims of an ID token (and of a session cookie, which carries the same ones under another
 /// issuer), as Firebase shapes them: the developer's claims first, then Firebase's own, which win.
-public struct IDTokenClaims: JWTPayload, Sendable, Hashable {
+public struct IDTokenClaims: CheckedClaims, Sendable, Hashable {
     /// Firebase's own claims.
     public struct Firebase: Codable, Sendable, Hashable {
         /// The sign-in identities by provider (`email`, `phone`, `yahoo.com`, ...).
@@ -119,8 +119,24 @@ public struct IDTokenClaims: JWTPayload, Sendable, Hashable {
         try container.encode(firebase, forKey: AnyCodingKey("firebase"))
     }
 
-    /// Expiry is checked by ``TokenService`` against the service clock, not here.
-    public func verify(using algorithm: some JWTAlgorithm) async throws {}
+    /// What an ID token or a session cookie of this server must be: for this project, from this
+    /// issuer, about someone, and not expired at `now` (the service clock's time).
+    struct Expectations: Sendable {
+        var audience: String
+        var issuer: String
+        /// Milliseconds since 1970.
+        var now: Timestamp
+        /// The error for a token that checks out but has expired.
+        var expired: ActionError
+    }
+
+    /// Checked inside jwt-kit's verification, with ``TokenService``'s expectations.
+    public func verify(using algorithm: some JWTAlgorithm) async throws { try checkExpectations() }
+
+    func check(_ expected: Expectations) throws {
+        guard aud == expected.audience, iss == expected.issuer, !sub.isEmpty else { throw ActionError.invalidIDToken }
+        guard exp > expected.now.seconds else { throw expected.expired }
+    }
 }
 
 /// A JWT's header, read before its signature is checked.

@@ -49,7 +49,7 @@ public final class ServiceAccountTokens: Sendable {
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
             let header = try? JSONDecoder().decode(JWTHeaderFields.self, from: headerData),
             let payloadData = Base64URL.decode(parts[1]),
-            let payload = try? JSONDecoder().decode(AssertionPayload.self, from: payloadData)
+            (try? JSONDecoder().decode(AssertionPayload.self, from: payloadData)) != nil
         else { throw OAuthError(.invalidGrant, "Invalid JWT: the assertion is not a JWT.") }
         guard header.alg == "RS256" else { throw OAuthError(.invalidGrant, "Invalid JWT: expected alg RS256.") }
         guard let kid = header.kid, let account = keys.key(kid) else {
@@ -57,21 +57,15 @@ public final class ServiceAccountTokens: Sendable {
         }
         let keys = JWTKeyCollection()
         await keys.add(rsa: account.publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
-        guard (try? await keys.verify(assertion, as: AssertionPayload.self)) != nil else {
-            throw OAuthError(.invalidGrant, "Invalid JWT Signature.")
-        }
-        guard payload.iss == account.clientEmail else {
-            throw OAuthError(.invalidGrant, "Invalid JWT: iss is not the service account the key belongs to.")
-        }
-        guard let aud = payload.aud, audiences.contains(aud) else {
-            throw OAuthError(.invalidGrant, "Invalid JWT: Failed audience check.")
-        }
         let now = clock.now.seconds
-        guard let iat = payload.iat, let exp = payload.exp, exp > now, iat <= now + 300, exp - iat <= 3600, exp > iat else {
-            throw OAuthError(
-                .invalidGrant,
-                "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
-            )
+        let payload: AssertionPayload
+        do {
+            payload = try await keys.verify(
+                assertion, as: AssertionPayload.self, expecting: .init(issuer: account.clientEmail, audiences: audiences, now: now))
+        } catch let error as OAuthError {
+            throw error
+        } catch {
+            throw OAuthError(.invalidGrant, "Invalid JWT Signature.")
         }
         guard let scope = payload.scope, !scope.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw OAuthError(.invalidScope, "Empty or missing scope not allowed.")
@@ -99,15 +93,37 @@ public final class ServiceAccountTokens: Sendable {
 }
 
 /// The claims of a JWT-bearer assertion.
-struct AssertionPayload: JWTPayload, Sendable {
+struct AssertionPayload: CheckedClaims, Sendable {
     var iss: String?
     var aud: String?
     var scope: String?
     var iat: Int64?
     var exp: Int64?
 
-    /// Times are checked by ``ServiceAccountTokens`` against the service clock.
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
+    /// What an assertion must be: from the key's service account, for one of the token endpoint's
+    /// addresses, issued at most five minutes ahead of `now` (seconds, the service clock's), and
+    /// lasting at most an hour, unexpired.
+    struct Expectations: Sendable {
+        var issuer: String
+        var audiences: [String]
+        var now: Int64
+    }
+
+    /// Google's errors for a signed assertion whose claims do not hold (after the signature,
+    /// inside jwt-kit's verification).
+    func check(_ expected: Expectations) throws {
+        guard iss == expected.issuer else {
+            throw OAuthError(.invalidGrant, "Invalid JWT: iss is not the service account the key belongs to.")
+        }
+        guard let aud, expected.audiences.contains(aud) else { throw OAuthError(.invalidGrant, "Invalid JWT: Failed audience check.") }
+        let now = expected.now
+        guard let iat, let exp, exp > now, iat <= now + 300, exp - iat <= 3600, exp > iat else {
+            throw OAuthError(
+                .invalidGrant,
+                "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
+            )
+        }
+    }
 }
 
 /// An OAuth 2 error as Google's token endpoint answers it: `{"error", "error_description"}`.

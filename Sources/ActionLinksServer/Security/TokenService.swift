@@ -91,39 +91,38 @@ public struct TokenService: Sendable {
     /// accepts it (revocation, a disabled user) is the caller's question.
     public func verifyIDToken(_ token: String, now: Timestamp) async throws(ActionError) -> IDTokenClaims {
         guard !token.isEmpty else { throw ActionError.invalidIDToken }
-        let claims = try await verify(token, issuer: issuer)
-        guard claims.exp > now.seconds else {
-            throw ActionError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again.")
-        }
-        return claims
+        let expired = ActionError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again.")
+        return try await verify(token, expecting: .init(audience: projectID, issuer: issuer, now: now, expired: expired))
     }
 
     /// The claims of a session cookie this server signed, if valid now.
     public func verifySessionCookie(_ cookie: String, now: Timestamp) async throws(ActionError) -> IDTokenClaims {
-        let claims = try await verify(cookie, issuer: sessionCookieIssuer)
-        guard claims.exp > now.seconds else { throw ActionError(.invalidIDToken, "the session cookie has expired") }
-        return claims
+        let expired = ActionError(.invalidIDToken, "the session cookie has expired")
+        return try await verify(cookie, expecting: .init(audience: projectID, issuer: sessionCookieIssuer, now: now, expired: expired))
     }
 
-    private func verify(_ token: String, issuer: String) async throws(ActionError) -> IDTokenClaims {
+    /// The claims of `token`, checked against `expected` (``IDTokenClaims/check(_:)``): by jwt-kit
+    /// after the signature, or directly for the unsigned tokens a development server takes.
+    private func verify(_ token: String, expecting expected: IDTokenClaims.Expectations) async throws(ActionError) -> IDTokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
             let header = try? JSONDecoder().decode(JWTHeaderFields.self, from: headerData)
         else { throw ActionError.invalidIDToken }
-        let claims: IDTokenClaims
-        if header.alg == "none" {
-            guard acceptsUnsignedTokens, parts[2].isEmpty, let payload = Base64URL.decode(parts[1]),
-                let unsigned = try? JSONDecoder().decode(IDTokenClaims.self, from: payload)
-            else { throw ActionError.invalidIDToken }
-            claims = unsigned
-        } else {
-            guard header.alg == "RS256", let current = try? keys.keys,
-                let verified = try? await current.collection.verify(token, as: IDTokenClaims.self)
-            else { throw ActionError.invalidIDToken }
-            claims = verified
+        do {
+            if header.alg == "none" {
+                guard acceptsUnsignedTokens, parts[2].isEmpty, let payload = Base64URL.decode(parts[1]),
+                    let unsigned = try? JSONDecoder().decode(IDTokenClaims.self, from: payload)
+                else { throw ActionError.invalidIDToken }
+                try unsigned.check(expected)
+                return unsigned
+            }
+            guard header.alg == "RS256", let current = try? keys.keys else { throw ActionError.invalidIDToken }
+            return try await current.collection.verify(token, as: IDTokenClaims.self, expecting: expected)
+        } catch let error as ActionError {
+            throw error
+        } catch {
+            throw ActionError.invalidIDToken
         }
-        guard claims.aud == projectID, claims.iss == issuer, !claims.sub.isEmpty else { throw ActionError.invalidIDToken }
-        return claims
     }
 
     /// The `iss` (and `sub`) of the one-time custom tokens this server hands a web page after
@@ -144,12 +143,12 @@ public struct TokenService: Sendable {
         }
     }
 
-    /// The claims of a hand-off token this server signed (any key it still publishes).
-    func verifyHandOff(_ token: String) async -> CustomTokenPayload? {
-        guard let current = try? keys.keys, let payload = try? await current.collection.verify(token, as: CustomTokenPayload.self),
-            payload.iss == handOffIssuer, payload.sub == handOffIssuer
-        else { return nil }
-        return payload
+    /// The claims of a hand-off token this server signed (any key it still publishes), unexpired at
+    /// `now`.
+    func verifyHandOff(_ token: String, now: Timestamp) async -> CustomTokenPayload? {
+        guard let current = try? keys.keys else { return nil }
+        return try? await current.collection.verify(
+            token, as: CustomTokenPayload.self, expecting: .handOff(issuer: handOffIssuer, now: now))
     }
 
     /// Whether `kid` names one of this server's signing keys.
@@ -163,7 +162,7 @@ public struct TokenService: Sendable {
 }
 
 /// A hand-off token's claims (a custom token, as Firebase shapes them, with a one-time `jti`).
-struct HandOffClaims: JWTPayload, Sendable {
+struct HandOffClaims: Sendable {
     var iss: String
     var sub: String
     var aud: String
@@ -177,6 +176,7 @@ struct HandOffClaims: JWTPayload, Sendable {
         case iss, sub, aud, uid, iat, exp, jti
         case tenantID = "tenant_id"
     }
-
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
+
+/// Hand-off tokens are signed as ``HandOffClaims`` and read back as ``CustomTokenPayload``.
+extension HandOffClaims: SignedOnlyClaims {}

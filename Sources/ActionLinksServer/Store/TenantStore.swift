@@ -1,7 +1,4 @@
 import Foundation
-import GRDB
-import NIOCore
-import PostgresNIO
 
 /// A tenant made through the admin API (`projects/<p>/tenants`), as the store keeps it. Tenants
 /// from the configuration are not stored.
@@ -58,87 +55,4 @@ public protocol TenantStore: Sendable {
     /// Deletes a tenant; returns whether there was one.
     @discardableResult
     func deleteTenant(id: String) async throws -> Bool
-}
-
-/// ``TenantStore`` on the embedded SQLite database.
-public struct SQLiteTenantStore: TenantStore {
-    let pool: DatabasePool
-
-    public func tenant(id: String) async throws -> TenantRecord? {
-        try await pool.read { db in
-            try String.fetchOne(db, sql: "SELECT settings FROM tenants WHERE tenant_id = ?", arguments: [id]).flatMap(
-                TenantRecord.init(json:))
-        }
-    }
-
-    public func tenants(after id: String?, limit: Int) async throws -> [TenantRecord] {
-        try await pool.read { db in
-            try String.fetchAll(
-                db, sql: "SELECT settings FROM tenants WHERE tenant_id > ? ORDER BY tenant_id LIMIT ?", arguments: [id ?? "", limit]
-            ).compactMap(TenantRecord.init(json:))
-        }
-    }
-
-    public func save(_ tenant: TenantRecord) async throws {
-        try await pool.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO tenants (tenant_id, settings, created_at) VALUES (?, ?, ?)
-                    ON CONFLICT (tenant_id) DO UPDATE SET settings = excluded.settings
-                    """, arguments: [tenant.tenantID, tenant.json, tenant.createdAt])
-        }
-    }
-
-    public func deleteTenant(id: String) async throws -> Bool {
-        try await pool.write { db in
-            try db.execute(sql: "DELETE FROM tenants WHERE tenant_id = ?", arguments: [id])
-            return db.changesCount > 0
-        }
-    }
-}
-
-/// ``TenantStore`` on PostgreSQL.
-public struct PostgresTenantStore: TenantStore {
-    let database: PostgresStore
-
-    public func tenant(id: String) async throws -> TenantRecord? {
-        try await database.withConnection { connection in
-            for try await settings in try await connection.query(
-                "SELECT settings FROM tenants WHERE tenant_id = \(id)", logger: database.logger
-            ).decode(String.self) {
-                return TenantRecord(json: settings)
-            }
-            return nil
-        }
-    }
-
-    public func tenants(after id: String?, limit: Int) async throws -> [TenantRecord] {
-        try await database.withConnection { connection in
-            var tenants: [TenantRecord] = []
-            for try await settings in try await connection.query(
-                "SELECT settings FROM tenants WHERE tenant_id > \(id ?? "") ORDER BY tenant_id LIMIT \(Int64(limit))",
-                logger: database.logger
-            ).decode(String.self) {
-                if let tenant = TenantRecord(json: settings) { tenants.append(tenant) }
-            }
-            return tenants
-        }
-    }
-
-    public func save(_ tenant: TenantRecord) async throws {
-        try await database.withConnection { connection in
-            try await connection.query(
-                """
-                INSERT INTO tenants (tenant_id, settings, created_at) VALUES (\(tenant.tenantID), \(tenant.json), \(tenant.createdAt))
-                ON CONFLICT (tenant_id) DO UPDATE SET settings = excluded.settings
-                """, logger: database.logger)
-        }
-    }
-
-    public func deleteTenant(id: String) async throws -> Bool {
-        try await database.withConnection { connection in
-            try await connection.query("DELETE FROM tenants WHERE tenant_id = \(id) RETURNING 1", logger: database.logger).collect().count
-                > 0
-        }
-    }
 }

@@ -194,13 +194,12 @@ final class UpstreamClient: Service, Sendable {
     }
 }
 
-/// The claims of the JWT-bearer assertion for the service account's access token.
-struct GrantAssertion: JWTPayload {
+/// The claims of the JWT-bearer assertion for the service account's access token (signed here,
+/// checked by Google).
+struct GrantAssertion: SignedOnlyClaims {
     var iss: String
     var scope: String
     var aud: String
     var iat: Int64
     var exp: Int64
-
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

@@ -69,6 +69,15 @@ extension FirebaseSpecs {
             }
         }
 
+        @Test("the admin's call in a disabled tenant hears PROJECT_DISABLED before MISSING_LOCAL_ID, as the emulator's")
+        func adminAuthDisabled() async throws {
+            try await TestApp.router { app in
+                let tenant = try await app.registerTenant(["disableAuth": true])
+                let reply = try await app.api("delete", [:], admin: true, tenant: tenant)
+                #expect(reply.status == 400 && reply.errorMessage.contains("PROJECT_DISABLED"), "\(reply.text)")
+            }
+        }
+
         @Test("the admin deleting an unknown account gets USER_NOT_FOUND")
         func adminUnknownAccount() async throws {
             try await TestApp.router { app async throws in

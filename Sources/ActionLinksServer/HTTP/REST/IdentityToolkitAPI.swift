@@ -30,6 +30,20 @@ struct IdentityToolkitAPI: Sendable {
         case tenant
         /// As ``tenant``, and enabled: `PROJECT_DISABLED` before anything else is looked at.
         case enabledTenant
+        /// Who the call acts for (``Acting``), for an operation a user makes with their ID token
+        /// and the admin makes for anyone: for the admin, the call's enabled tenant (the ID
+        /// token's tenant counted too when ``CarriesIDToken/adminCountsIDTokenTenant``); for a
+        /// client, the user the body's `idToken` names, checked (``AccountService/user(idToken:caller:bodyTenant:allowDisabled:)``);
+        /// a client without one hears `PROJECT_DISABLED`, then `MISSING_ID_TOKEN`.
+        case user
+    }
+
+    /// Who an operation that ``Requirement/user`` acts for.
+    enum Acting: Sendable {
+        /// The admin, in the call's tenant (enabled).
+        case admin(TenantPolicy)
+        /// The user the ID token names.
+        case user(AccountService.User)
     }
 
     /// One operation: the methods it takes, what it needs, and its handler.
@@ -54,7 +68,7 @@ struct IdentityToolkitAPI: Sendable {
         requires: Set<Requirement> = [], body: Body.Type,
         _ handler: @escaping @Sendable (Body, RESTCall) async throws(ActionError) -> Answer
     ) {
-        precondition(requires.isDisjoint(with: [.tenant, .enabledTenant]), "\(name): a handler that needs the tenant takes it")
+        precondition(requires.isDisjoint(with: [.tenant, .enabledTenant, .user]), "\(name): a handler that needs the tenant takes it")
         let key = Key(surface: surface, name: name)
         operations[key] = Operation(methods: methods, requires: requires) { call throws(ActionError) in
             IdentityToolkitJSON.encode(try await handler(try call.decode(Body.self), call))
@@ -81,8 +95,39 @@ struct IdentityToolkitAPI: Sendable {
         if let legacy { legacyNames[legacy] = key }
     }
 
+    /// Adds an operation that acts for the ID token's user or the admin (``Requirement/user``),
+    /// resolved from the body (``CarriesIDToken``) and the path, and handed to `handler`.
+    mutating func add<Body: Decodable & Sendable & CarriesIDToken, Answer: Encodable>(
+        _ name: String, on surface: Surface = .accounts, legacy: String? = nil, methods: Set<HTTPRequest.Method> = [.post],
+        requires: Set<Requirement>, body: Body.Type,
+        _ handler: @escaping @Sendable (Body, RESTCall, Acting) async throws(ActionError) -> Answer
+    ) {
+        precondition(requires.contains(.user) && requires.isDisjoint(with: [.tenant, .enabledTenant]), "\(name): say it acts for the user")
+        let key = Key(surface: surface, name: name)
+        operations[key] = Operation(methods: methods, requires: requires) { [accounts, tenants] call throws(ActionError) in
+            let fields = try call.decode(Body.self)
+            let acting: Acting
+            if call.isAdmin {
+                let tokenTenant = Body.adminCountsIDTokenTenant ? await accounts.tenant(ofIDToken: fields.idToken) : nil
+                let tenant = try await call.tenant(body: fields.tenantId, token: tokenTenant, tenants: tenants)
+                try tenant.checkEnabled()
+                acting = .admin(tenant)
+            } else if let idToken = fields.idToken {
+                acting = .user(try await accounts.user(idToken: idToken, caller: call.caller, bodyTenant: fields.tenantId))
+            } else {
+                // Firebase answers PROJECT_DISABLED first.
+                try await call.tenant(body: fields.tenantId, tenants: tenants).checkEnabled()
+                throw ActionError(.missingIDToken)
+            }
+            return IdentityToolkitJSON.encode(try await handler(fields, call, acting))
+        }
+        if let legacy { legacyNames[legacy] = key }
+    }
+
     /// The tenants, for the operations that need one.
     let tenants: TenantDirectory
+    /// Who an ID token names, for the operations that act for a user.
+    let accounts: AccountService
 
     /// Answers `name` on `surface` for `call`: Firebase's `NOT_FOUND` for an operation or method
     /// it does not have, and for a call that names the project (in the path, or as
@@ -104,7 +149,7 @@ struct IdentityToolkitAPI: Sendable {
 
     /// Every operation of the server.
     static func all(_ services: LinkDomainServices) -> IdentityToolkitAPI {
-        var api = IdentityToolkitAPI(tenants: services.tenants)
+        var api = IdentityToolkitAPI(tenants: services.tenants, accounts: services.accounts)
         api.addOobCodeOperations(services)
         api.addSignInOperations(services)
         api.addAccountOperations(services)
@@ -125,6 +170,18 @@ protocol NamesTenant {
 
 extension NamesTenant {
     func namedTenant(in call: RESTCall) -> String? { tenantId }
+}
+
+/// A body that may carry the caller's ID token and name a tenant (``IdentityToolkitAPI/Requirement/user``).
+protocol CarriesIDToken {
+    var idToken: String? { get }
+    var tenantId: String? { get }
+    /// Whether the admin's call is routed by the ID token's tenant too (when the token verifies).
+    static var adminCountsIDTokenTenant: Bool { get }
+}
+
+extension CarriesIDToken {
+    static var adminCountsIDTokenTenant: Bool { false }
 }
 
 /// The project a body names (`targetProjectId`, as the legacy admin calls send it).

@@ -8,18 +8,13 @@ extension IdentityToolkitAPI {
     mutating func addAccountOperations(_ services: LinkDomainServices) {
         let accounts = services.accounts
         let updater = services.updater
-        let tenants = services.tenants
-        let tokens = services.tokens
-        let clock = services.clock
         let settings = services.settings
         let policy = services.policy
 
-        add("lookup", legacy: "getAccountInfo", body: LookupRequest.self) { fields, call throws(ActionError) in
-            if call.isAdmin {
+        add("lookup", legacy: "getAccountInfo", requires: [.user], body: LookupRequest.self) { fields, call, acting throws(ActionError) in
+            switch acting {
+            case .admin(let tenant):
                 // The admin's lookup ignores an ID token, but not its tenant (Firebase routes by it).
-                let tokenTenant = try? await tokens.verifyIDToken(fields.idToken ?? "", now: clock.now).firebase.tenant
-                let tenant = try await call.tenant(body: fields.tenantId, token: tokenTenant, tenants: tenants)
-                try tenant.checkEnabled()
                 let found = try await accounts.lookup(
                     ids: fields.localId?.values ?? [], emails: fields.email?.values ?? [], phoneNumbers: fields.phoneNumber?.values ?? [],
                     federated: (fields.federatedUserId ?? []).compactMap { entry in
@@ -27,15 +22,9 @@ extension IdentityToolkitAPI {
                         return FederatedIdentity(providerID: provider, rawID: raw)
                     }, tenantID: tenant.tenantID)
                 return LookupResponse(users: found.isEmpty ? nil : found.map { UserRecord($0) })
+            case .user(let user):
+                return LookupResponse(users: [UserRecord(user.account)])
             }
-            guard let idToken = fields.idToken else {
-                // Firebase answers PROJECT_DISABLED first.
-                try await call.tenant(body: fields.tenantId, tenants: tenants).checkEnabled()
-                throw ActionError(.missingIDToken)
-            }
-            let user = try await accounts.user(idToken: idToken, caller: call.caller, bodyTenant: fields.tenantId)
-            try user.tenant.checkEnabled()  // the admin's lookup too, as the emulator's
-            return LookupResponse(users: [UserRecord(user.account)])
         }
 
         add("update", legacy: "setAccountInfo", requires: [.enabledTenant], body: UpdateRequest.self) {
@@ -57,26 +46,19 @@ extension IdentityToolkitAPI {
             return UpdateResponse(account: done.account, newEmail: done.newEmail, tokens: done.tokens)
         }
 
-        add("delete", legacy: "deleteAccount", body: DeleteRequest.self) { fields, call throws(ActionError) in
-            if call.isAdmin {
+        add("delete", legacy: "deleteAccount", requires: [.user], body: DeleteRequest.self) { fields, call, acting throws(ActionError) in
+            switch acting {
+            case .admin(let tenant):
                 guard let localID = fields.localId, !localID.isEmpty else { throw ActionError(.missingLocalID) }
-                let tenant = try await call.tenant(body: fields.tenantId, tenants: tenants)
-                try tenant.checkEnabled()
                 try await accounts.delete(localID: localID, tenantID: tenant.tenantID)
-                return DeleteResponse()
+            case .user(let user):
+                guard user.tenant.selfServiceDelete else {
+                    throw ActionError(
+                        .adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")
+                }
+                try accounts.checkRecentSignIn(user, caller: call.caller)
+                try await accounts.delete(localID: user.account.localID, tenantID: user.tenant.tenantID)
             }
-            guard let idToken = fields.idToken else {
-                // Firebase answers PROJECT_DISABLED first.
-                try await call.tenant(body: fields.tenantId, tenants: tenants).checkEnabled()
-                throw ActionError(.missingIDToken)
-            }
-            let user = try await accounts.user(idToken: idToken, caller: call.caller, bodyTenant: fields.tenantId)
-            guard user.tenant.selfServiceDelete else {
-                throw ActionError(
-                    .adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")
-            }
-            try accounts.checkRecentSignIn(user, caller: call.caller)
-            try await accounts.delete(localID: user.account.localID, tenantID: user.tenant.tenantID)
             return DeleteResponse()
         }
 
@@ -168,7 +150,7 @@ extension IdentityToolkitAPI {
 struct EmptyRequest: Decodable, Sendable {}
 
 /// `accounts:lookup`: by ID token, or (admin) by IDs, addresses, phone numbers and provider identities.
-struct LookupRequest: Decodable, Sendable {
+struct LookupRequest: Decodable, Sendable, CarriesIDToken {
     struct FederatedID: Decodable, Sendable {
         var providerId: String?
         var rawId: String?
@@ -179,6 +161,9 @@ struct LookupRequest: Decodable, Sendable {
     var phoneNumber: OneOrMany?
     var federatedUserId: [FederatedID]?
     var tenantId: String?
+
+    /// The admin's lookup is routed by the ID token's tenant too (as Firebase's).
+    static var adminCountsIDTokenTenant: Bool { true }
 }
 
 /// `accounts:lookup`'s answer (no `users` when none were found, as the Node.js Admin SDK expects).
@@ -286,7 +271,7 @@ struct UpdateResponse: Encodable, Sendable {
 }
 
 /// `accounts:delete`: the user's own (ID token) or the admin's (`localId`).
-struct DeleteRequest: Decodable, Sendable {
+struct DeleteRequest: Decodable, Sendable, CarriesIDToken {
     var idToken: String?
     var localId: String?
     var tenantId: String?

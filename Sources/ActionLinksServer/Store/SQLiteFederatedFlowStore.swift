@@ -46,6 +46,18 @@ public struct SQLiteFederatedFlowStore: FederatedFlowStore {
             return db.changesCount == 1
         }
     }
+
+    /// One-time SAML assertions (``FederatedFlowStore/useSAMLAssertion(key:expiresAt:now:)``): one
+    /// conditional insert, so two instances (or two requests) can never both use one.
+    public func useSAMLAssertion(key: String, expiresAt: Timestamp, now: Timestamp) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM saml_assertions WHERE expires_at <= ?", arguments: [now])
+            try db.execute(
+                sql: "INSERT INTO saml_assertions (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                arguments: [key, expiresAt])
+            return db.changesCount == 1
+        }
+    }
 }
 
 extension SQLiteDatabase {

@@ -59,6 +59,20 @@ public struct PostgresFederatedFlowStore: FederatedFlowStore {
             ).collect().count == 1
         }
     }
+
+    /// One-time SAML assertions (``FederatedFlowStore/useSAMLAssertion(key:expiresAt:now:)``): one
+    /// conditional insert, so two instances (or two requests) can never both use one.
+    public func useSAMLAssertion(key: String, expiresAt: Timestamp, now: Timestamp) async throws -> Bool {
+        try await database.withConnection { connection in
+            try await connection.query("DELETE FROM saml_assertions WHERE expires_at <= \(now)", logger: database.logger)
+            return try await connection.query(
+                """
+                INSERT INTO saml_assertions (key, expires_at) VALUES (\(key), \(expiresAt))
+                ON CONFLICT (key) DO NOTHING RETURNING 1
+                """, logger: database.logger
+            ).collect().count == 1
+        }
+    }
 }
 
 extension PostgresStore {

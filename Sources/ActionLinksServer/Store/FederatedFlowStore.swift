@@ -143,6 +143,8 @@ public protocol FederatedFlowStore: Sendable {
     /// whether this call consumed it.
     func consumeFlow(stateHash: String, now: Timestamp) async throws -> Bool
     /// Records a SAML assertion as used until `expiresAt` (its key: the hash of its issuer and ID);
-    /// `false` when it already was. See SAMLAssertionStore.swift.
+    /// `false` when it already was. Each assertion ID an IdP issued is accepted once, and
+    /// remembered until the assertion could no longer be accepted anyway (its NotOnOrAfter plus
+    /// the clock skew); expired keys are dropped on the way. The table is schema v5.
     func useSAMLAssertion(key: String, expiresAt: Timestamp, now: Timestamp) async throws -> Bool
 }
