@@ -99,6 +99,26 @@ struct FederatedAndroidTests {
         }
     }
 
+    @Test(
+        "Tink decrypts what TinkHybridEncrypt makes: the SDK's keyset, a compressed point format, RAW and LEGACY prefixes, AES-256-GCM",
+        arguments: ["android", "compressed", "raw", "legacy", "aes256"])
+    func tinkDecrypts(kind: String) throws {
+        let keys = try AndroidKeys(kind: kind)
+        defer { keys.remove() }
+        let encrypter = try TinkHybridEncrypt(keyset: keys.publicKey)
+        let link = "https://links.test.example/__/auth/handler?state=s%2B1&code=c-\(kind)"
+        let first = try encrypter.encrypt(Array(link.utf8))
+        #expect(try keys.decrypt(first) == link)
+        #expect(try encrypter.encrypt(Array(link.utf8)) != first, "a fresh ephemeral key and IV each time")
+    }
+
+    @Test("a keyset it cannot encrypt to is refused when the flow starts: AES-CTR-HMAC DEM, HPKE X25519", arguments: ["ctr", "x25519"])
+    func unsupportedKeysets(kind: String) throws {
+        let keys = try AndroidKeys(kind: kind)
+        defer { keys.remove() }
+        #expect(throws: TinkHybridEncrypt.Invalid.self) { try TinkHybridEncrypt(keyset: keys.publicKey) }
+    }
+
     // MARK: Helpers
 
     /// The handler URL `GenericIdpActivity` opens (parameters in its order); `nil` leaves one out.
@@ -147,10 +167,11 @@ struct AndroidKeys {
         let description: String
     }
 
-    init() throws {
+    /// A keyset of the SDK's template, or of a variation (see `tink_hybrid.py`).
+    init(kind: String = "android") throws {
         directory = TestProject.temporaryDirectory("actionlinks-tink")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        publicKey = try Self.python(["keygen", directory.path])
+        publicKey = try Self.python(["keygen", directory.path, kind])
         guard publicKey.contains("\n") else { throw Failed(description: "expected Android's wrapped base64: \(publicKey)") }
     }
 
