@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksTestSupport
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -23,10 +24,10 @@ struct FederatedAndroidTests {
         let keys = try AndroidKeys()
         defer { keys.remove() }
         try await App.test(store: store) { client in
-            let session = App.session()
+            let session = Self.sessionID()
             let eventID = UUID().uuidString.lowercased()
             let start = try await client.execute(
-                uri: Self.handlerPath(sessionHash: session.hash, eventID: eventID, publicKey: keys.publicKey), method: .get)
+                uri: Self.handlerPath(sessionID: session, eventID: eventID, publicKey: keys.publicKey), method: .get)
             #expect(start.status == .found, "\(String(buffer: start.body))")
             let authorize = try #require(start.headers[.location])
             #expect(authorize.hasPrefix(try OIDCProviderMock.url()))
@@ -44,12 +45,15 @@ struct FederatedAndroidTests {
             let link = try keys.decrypt(ciphertext)
             #expect(link == back, "Tink decrypts the provider's answer")
 
+            // The SDK sends signInWithIdp the sessionId it sent the handler; another one is refused.
+            let (other, mismatch) = try await App.signInWithIdp(client, ["requestUri": link, "sessionId": Self.sessionID()])
+            #expect(other == .badRequest && App.errorMessage(mismatch).hasPrefix("INVALID_IDP_RESPONSE"), "\(mismatch)")
             let (status, json) = try await App.signInWithIdp(
-                client, ["requestUri": link, "sessionId": session.secret, "returnSecureToken": true])
+                client, ["requestUri": link, "sessionId": session, "returnSecureToken": true])
             #expect(status == .ok, "\(json)")
             #expect(json["providerId"] as? String == "oidc.mock" && json["federatedId"] as? String == sub)
             #expect(json["isNewUser"] as? Bool == true && json["idToken"] is String)
-            let (again, refused) = try await App.signInWithIdp(client, ["requestUri": link, "sessionId": session.secret])
+            let (again, refused) = try await App.signInWithIdp(client, ["requestUri": link, "sessionId": session])
             #expect(again == .badRequest && App.errorMessage(refused).hasPrefix("INVALID_IDP_RESPONSE"), "\(refused)")
         }
     }
@@ -60,7 +64,7 @@ struct FederatedAndroidTests {
         defer { keys.remove() }
         try await App.test { client in
             let response = try await client.execute(
-                uri: Self.handlerPath(sessionHash: App.session().hash, eventID: "e-1", publicKey: keys.publicKey, provider: "oidc.off"),
+                uri: Self.handlerPath(sessionID: Self.sessionID(), eventID: "e-1", publicKey: keys.publicKey, provider: "oidc.off"),
                 method: .get)
             #expect(response.status == .ok)
             let intent = try #require(Self.intent(in: String(buffer: response.body)))
@@ -74,19 +78,19 @@ struct FederatedAndroidTests {
     func refusals() async throws {
         let keys = try AndroidKeys()
         defer { keys.remove() }
-        let hash = App.session().hash
+        let session = Self.sessionID()
         let unregistered: [String] = [
-            Self.handlerPath(sessionHash: hash, eventID: "e-1", publicKey: keys.publicKey, package: "com.attacker.app"),
-            Self.handlerPath(sessionHash: hash, eventID: "e-1", publicKey: keys.publicKey, sha1: String(repeating: "ab", count: 20)),
+            Self.handlerPath(sessionID: session, eventID: "e-1", publicKey: keys.publicKey, package: "com.attacker.app"),
+            Self.handlerPath(sessionID: session, eventID: "e-1", publicKey: keys.publicKey, sha1: String(repeating: "ab", count: 20)),
         ]
         let incomplete: [String] = [
-            Self.handlerPath(sessionHash: hash, eventID: "e-1", publicKey: keys.publicKey, sha1: nil),
-            Self.handlerPath(sessionHash: hash, eventID: "e-1", publicKey: keys.publicKey, sha1: "5e8f16062ea3cd2c"),
-            Self.handlerPath(sessionHash: hash, eventID: "e-1", publicKey: nil),
-            Self.handlerPath(sessionHash: hash, eventID: "e-1", publicKey: "CAESBAgBEAE"),
-            Self.handlerPath(sessionHash: hash, eventID: "e-1", publicKey: "not base64 at all!"),
-            Self.handlerPath(sessionHash: hash, eventID: nil, publicKey: keys.publicKey),
-            Self.handlerPath(sessionHash: nil, eventID: "e-1", publicKey: keys.publicKey),
+            Self.handlerPath(sessionID: session, eventID: "e-1", publicKey: keys.publicKey, sha1: nil),
+            Self.handlerPath(sessionID: session, eventID: "e-1", publicKey: keys.publicKey, sha1: "5e8f16062ea3cd2c"),
+            Self.handlerPath(sessionID: session, eventID: "e-1", publicKey: nil),
+            Self.handlerPath(sessionID: session, eventID: "e-1", publicKey: "CAESBAgBEAE"),
+            Self.handlerPath(sessionID: session, eventID: "e-1", publicKey: "not base64 at all!"),
+            Self.handlerPath(sessionID: session, eventID: nil, publicKey: keys.publicKey),
+            Self.handlerPath(sessionID: nil, eventID: "e-1", publicKey: keys.publicKey),
         ]
         try await App.test { client in
             for path in unregistered + incomplete {
@@ -121,14 +125,20 @@ struct FederatedAndroidTests {
 
     // MARK: Helpers
 
+    /// A `sessionId` as `GenericIdpActivity` makes it: `new String(SHA-256(random UUID))`, the
+    /// digest's bytes decoded as UTF-8 (invalid sequences become U+FFFD).
+    static func sessionID() -> String {
+        String(decoding: Array(SHA256.hash(data: Data(UUID().uuidString.lowercased().utf8))), as: UTF8.self)
+    }
+
     /// The handler URL `GenericIdpActivity` opens (parameters in its order); `nil` leaves one out.
     static func handlerPath(
-        sessionHash: String?, eventID: String?, publicKey: String?, provider: String = "oidc.mock",
+        sessionID: String?, eventID: String?, publicKey: String?, provider: String = "oidc.mock",
         package: String = "com.example.app", sha1: String? = "5e8f16062ea3cd2c4a0d547876baa6f38cabf625"
     ) -> String {
         var items: [(String, String?)] = [
             ("eid", "p"), ("v", "X23.2.1"), ("authType", "signInWithRedirect"), ("apiKey", "demo-api-key"),
-            ("providerId", provider), ("sessionId", sessionHash), ("eventId", eventID), ("apn", package), ("sha1Cert", sha1),
+            ("providerId", provider), ("sessionId", sessionID), ("eventId", eventID), ("apn", package), ("sha1Cert", sha1),
             ("publicKey", publicKey),
         ]
         items.append(("scopes", "email"))

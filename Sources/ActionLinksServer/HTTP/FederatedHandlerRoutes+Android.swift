@@ -29,9 +29,16 @@ extension FederatedHandlerRoutes {
     }
 
     /// Checks an Android start: the package and certificate against `apps.android`, the session
-    /// hash, the event ID and the public key (which must be one this server can encrypt to).
+    /// ID, the event ID and the public key (which must be one this server can encrypt to).
+    ///
+    /// Unlike iOS, which sends the handler the SHA-256 of a secret and `signInWithIdp` the secret,
+    /// the Android SDK sends both the same `sessionId` (the 32 bytes of a SHA-256 read as a Java
+    /// string, so mostly U+FFFD; newer versions hide how it is made), keeping it in its
+    /// preferences under the event ID. The flow keeps its hash, which `signInWithIdp` checks as
+    /// for iOS; what ties the answer to the app here is the `link` being readable only with the
+    /// app's private key.
     func androidStart(_ query: [String: String], package: String) -> Result<AndroidStart, AndroidRefusal> {
-        guard query["eventId"] != nil, let session = Self.sessionHash(query["sessionId"]),
+        guard query["eventId"] != nil, let sessionID = query["sessionId"], (1...256).contains(sessionID.utf8.count),
             let certificate = query["sha1Cert"].flatMap(Self.sha1Hex),
             let publicKey = query["publicKey"], (try? TinkHybridEncrypt(keyset: publicKey)) != nil
         else { return .failure(.incomplete) }
@@ -42,7 +49,7 @@ extension FederatedHandlerRoutes {
                 }
         }
         guard registered else { return .failure(.unregisteredApp) }
-        return .success(AndroidStart(package: package, sessionHash: session, publicKey: publicKey))
+        return .success(AndroidStart(package: package, sessionHash: FederatedFlow.hash(sessionID), publicKey: publicKey))
     }
 
     /// The error page for a refused Android start: one that names the cause when the app is not
