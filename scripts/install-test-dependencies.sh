@@ -27,6 +27,13 @@ if ! python3 -c "import firebase_admin" >/dev/null 2>&1; then
     python3 -m pip install --quiet -r Tests/FirebaseAdmin/requirements.txt
 fi
 
+# --- Android federated sign-in tests: Google's Tink (PyPI, pinned in Tests/Tink/requirements.txt)
+# makes the keyset the Firebase Android SDK sends as `publicKey` and decrypts the handler's answer.
+if ! python3 -c "import tink" >/dev/null 2>&1; then
+    echo "installing tink (pip)"
+    python3 -m pip install --quiet -r Tests/Tink/requirements.txt
+fi
+
 # --- Browser tests (Tests/Browser, run by BrowserTests.swift): headless Chromium and its driver from
 # Debian, Selenium and axe-core (axe-selenium-python) from pip, pinned in Tests/Browser/requirements.txt.
 browser_packages=()

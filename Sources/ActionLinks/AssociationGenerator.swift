@@ -46,12 +46,17 @@ public struct AppsConfiguration: Sendable, Hashable {
         public var sha256Fingerprints: [String]
         /// The lowest versionCode that handles links, carried for routing; association files do not use it.
         public var minimumVersion: Int?
+        /// SHA-1 signing-certificate fingerprints (any case, with or without colons): what the
+        /// Firebase Android SDK sends as `sha1Cert` when it opens `/__/auth/handler`; association
+        /// files do not use them.
+        public var sha1Fingerprints: [String]
 
         /// Creates an Android app entry.
-        public init(packageName: String, sha256Fingerprints: [String], minimumVersion: Int? = nil) {
+        public init(packageName: String, sha256Fingerprints: [String], minimumVersion: Int? = nil, sha1Fingerprints: [String] = []) {
             self.packageName = packageName
             self.sha256Fingerprints = sha256Fingerprints
             self.minimumVersion = minimumVersion
+            self.sha1Fingerprints = sha1Fingerprints
         }
     }
 

@@ -84,7 +84,7 @@ struct AppsSection: Decodable {
         var app: AppsConfiguration.AndroidApp
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case packageName, sha256CertFingerprints, minimumVersion
+            case packageName, sha256CertFingerprints, sha1CertFingerprints, minimumVersion
         }
 
         init(from decoder: any Decoder) throws {
@@ -98,12 +98,37 @@ struct AppsSection: Decodable {
                 }
                 minimumVersion = value
             }
-            app = AppsConfiguration.AndroidApp(packageName: packageName, sha256Fingerprints: fingerprints, minimumVersion: minimumVersion)
+            let sha1 = try entry.strings(.sha1CertFingerprints)
+            for fingerprint in sha1 where Self.sha1Hex(fingerprint) == nil {
+                throw entry.problem(
+                    .sha1CertFingerprints,
+                    "expected a SHA-1 certificate fingerprint: 20 bytes in hex, with or without colons, such as "
+                        + "DA:39:A3:EE:5E:6B:4B:0D:32:55:BF:EF:95:60:18:90:AF:D8:07:09; got '\(fingerprint)'")
+            }
+            app = AppsConfiguration.AndroidApp(
+                packageName: packageName, sha256Fingerprints: fingerprints, minimumVersion: minimumVersion, sha1Fingerprints: sha1)
             do throws(AssociationGeneratorError) {
                 _ = try AssociationGenerator(configuration: AppsConfiguration(androidApps: [app])).assetLinks()
             } catch {
                 throw entry.problem(error.description)
             }
+        }
+
+        /// The 40 lower-case hex digits of a SHA-1 fingerprint written `AB:CD:...` or `abcd...`;
+        /// `nil` when it is not one.
+        static func sha1Hex(_ text: String) -> String? {
+            let bytes = Array(text.utf8)
+            let digits: [UInt8]
+            if bytes.count == 59 {
+                guard (0..<59).allSatisfy({ $0 % 3 != 2 || bytes[$0] == UInt8(ascii: ":") }) else { return nil }
+                digits = bytes.enumerated().filter { $0.offset % 3 != 2 }.map(\.element)
+            } else {
+                digits = bytes
+            }
+            guard digits.count == 40,
+                digits.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) })
+            else { return nil }
+            return String(decoding: digits, as: UTF8.self).lowercased()
         }
     }
 

@@ -110,6 +110,7 @@ struct AppsConfigurationTests {
                 - packageName: com.example.app
                   sha256CertFingerprints: ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]
                   minimumVersion: 42
+                  sha1CertFingerprints: ["DA:39:A3:EE:5E:6B:4B:0D:32:55:BF:EF:95:60:18:90:AF:D8:07:09", "da39a3ee5e6b4b0d3255bfef95601890afd80709"]
               rules:
                 - {path: /open/*, query: {ref: "?*"}}
                 - {path: /open/admin/*, exclude: true}
@@ -117,6 +118,7 @@ struct AppsConfigurationTests {
             """)
         #expect(config.apps.appleApps.first?.appID == "ABCDE12345.com.example.app")
         #expect(config.apps.androidApps.first?.minimumVersion == 42)
+        #expect(config.apps.androidApps.first?.sha1Fingerprints.count == 2)
         #expect(config.apps.extraRules.map(\.path) == ["/open/*", "/open/admin/*"])
         #expect(config.apps.extraRules.last?.exclude == true)
         #expect(config.apps.extraRules.first?.query.first?.name == "ref")
@@ -134,6 +136,10 @@ struct AppsConfigurationTests {
                 "apps.android[0]", 3
             ),
             ("apps:\n  ios:\n    - {bundleId: com.example.app}\n", "apps.ios[0]", 3),
+            (
+                "apps:\n  android:\n    - {packageName: com.example.app, sha256CertFingerprints: [\"14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5\"], sha1CertFingerprints: [\"DA:39:A3\"]}\n",
+                "apps.android[0].sha1CertFingerprints", 3
+            ),
             ("apps:\n  iOS: []\n", "apps.iOS", 2),
             ("apps:\n  rules:\n    - {path: /x, exclude: maybe}\n", "apps.rules[0].exclude", 3),
         ] as [(String, String, Int)])

@@ -383,26 +383,4 @@ struct FederatedSignInTests {
             #expect(refused.status == .badRequest && refused.headers[.location] == nil)
         }
     }
-
-    @Test("Android: the registered package gets an intent for genericidp://firebase.auth/ with the link, behind a button")
-    func android() async throws {
-        let sub = try await App.subject(["email": "oli@example.com"])
-        try await App.test { client in
-            let session = App.session()
-            let start = try await client.execute(
-                uri: "/__/auth/handler?eid=p&authType=signInWithRedirect&apiKey=demo-api-key&providerId=oidc.mock&sessionId=\(session.hash)"
-                    + "&eventId=0b4f7c1e-5a40-4a8e-9c0e-1d2b3c4d5e6f&apn=com.example.app", method: .get)
-            #expect(start.status == .found)
-            let back = try await OIDCProviderMock.logIn(at: start.headers[.location] ?? "", sub: sub)
-            let page = try await client.execute(
-                uri: Browser.pathAndQuery(back), method: .get, headers: [.cookie: Browser.cookie(start) ?? ""])
-            let html = String(buffer: page.body)
-            #expect(page.status == .ok && html.contains("intent://firebase.auth/#Intent;scheme=genericidp;package=com.example.app;"))
-            #expect(html.contains("S.link=") && html.contains("B.encryptionEnabled=false;end"))
-            let unknown = try await client.execute(
-                uri: "/__/auth/handler?authType=signInWithRedirect&apiKey=demo-api-key&providerId=oidc.mock&sessionId=\(session.hash)"
-                    + "&eventId=e1&apn=com.attacker.app", method: .get)
-            #expect(unknown.status == .badRequest && unknown.headers[.location] == nil)
-        }
-    }
 }

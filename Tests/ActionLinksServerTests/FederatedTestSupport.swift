@@ -243,6 +243,8 @@ enum FederatedApp {
     static let clientIDScheme = "com.googleusercontent.apps.1234567890-abc"
     static let appIDScheme = "app-1-1234567890-ios-0123456789abcdef"
     /// The stores every flow test runs on.
+    /// The signing certificate's SHA-1 configured for com.example.app (`apps.android[0].sha1CertFingerprints`).
+    static let androidSHA1 = "5E:8F:16:06:2E:A3:CD:2C:4A:0D:54:78:76:BA:A6:F3:8C:AB:F6:25"
     static let stores = ["sqlite", "postgres"]
     static let json: HTTPFields = [.contentType: "application/json"]
     static let admin: HTTPFields = [.contentType: "application/json", .authorization: "Bearer owner"]
@@ -277,6 +279,8 @@ enum FederatedApp {
             - packageName: com.example.app
               sha256CertFingerprints:
                 - "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+              sha1CertFingerprints:
+                - "\(androidSHA1)"
         providers:
           - id: yahoo.com
             preset: yahoo

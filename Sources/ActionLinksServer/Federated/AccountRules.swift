@@ -71,9 +71,11 @@ struct AccountRules: Sendable {
                     owner.validSince = now.seconds
                     owner.displayName = assertion.displayName
                     owner.photoURL = assertion.photoURL
+                    owner.screenName = assertion.screenName
                 } else {
                     owner.displayName = owner.displayName ?? assertion.displayName
                     owner.photoURL = owner.photoURL ?? assertion.photoURL
+                    owner.screenName = owner.screenName ?? assertion.screenName
                 }
                 owner.emailVerified = true
                 owner.federatedIdentities.append(assertion.identity)
@@ -85,7 +87,7 @@ struct AccountRules: Sendable {
             }
             var account = Account(
                 localID: newID, tenantID: tx.tenantID, displayName: assertion.displayName, photoURL: assertion.photoURL, createdAt: now,
-                federatedIdentities: [assertion.identity])
+                federatedIdentities: [assertion.identity], screenName: assertion.screenName)
             if oneAccountPerEmail, let email = assertion.email {
                 account.email = email
                 account.emailVerified = assertion.emailVerified

@@ -19,6 +19,8 @@ extension FederatedSignInService {
         var extraScopes: [String] = []
         var customParameters: [(String, String)] = []
         var language: String?
+        /// An Android app's Tink public keyset (`publicKey`), kept with the flow.
+        var androidPublicKey: String?
     }
 
     /// The parameters a caller may not set: this server's own.
@@ -43,7 +45,7 @@ extension FederatedSignInService {
             stateHash: FederatedFlow.hash(state), tenantID: tenant.tenantID, providerID: provider.id, kind: start.kind,
             returnTo: start.returnTo, eventID: start.eventID, authType: start.authType, sessionHash: start.sessionHash,
             bindingHash: start.bindingHash, nonce: nonce, codeVerifier: verifier, redirectURI: provider.redirectURI, createdAt: now,
-            expiresAt: now + FederatedFlow.lifetime)
+            expiresAt: now + FederatedFlow.lifetime, androidPublicKey: start.androidPublicKey)
         try await store.call { try await self.flows.saveFlow(flow) }
         var scopes = provider.scopes
         for scope in start.extraScopes where !scope.isEmpty && !scopes.contains(scope) { scopes.append(scope) }

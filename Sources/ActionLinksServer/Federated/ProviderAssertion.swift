@@ -64,7 +64,8 @@ struct ProviderAssertion: Sendable, Codable, Hashable {
 
     /// The identity to link to an account.
     var identity: FederatedIdentity {
-        FederatedIdentity(providerID: providerID, rawID: rawID, email: email, displayName: displayName, photoURL: photoURL)
+        FederatedIdentity(
+            providerID: providerID, rawID: rawID, email: email, displayName: displayName, photoURL: photoURL, screenName: screenName)
     }
 }
 

@@ -50,7 +50,7 @@ extension FederatedSignInService {
             stateHash: FederatedFlow.hash(state), tenantID: tenant.tenantID, providerID: provider.id, kind: start.kind,
             returnTo: start.returnTo, eventID: start.eventID, authType: start.authType, sessionHash: start.sessionHash,
             bindingHash: start.bindingHash, nonce: request.id, codeVerifier: nil, redirectURI: provider.callbackURI, createdAt: now,
-            expiresAt: now + FederatedFlow.lifetime)
+            expiresAt: now + FederatedFlow.lifetime, androidPublicKey: start.androidPublicKey)
         try await store.call { try await self.flows.saveFlow(flow) }
         return request.redirectURL(relayState: state)
     }

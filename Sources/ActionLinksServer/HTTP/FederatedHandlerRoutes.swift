@@ -87,10 +87,14 @@ struct FederatedHandlerRoutes {
             }
             (start.kind, start.returnTo, start.sessionHash) = (.iOSApp, scheme, session)
         } else if let package = query["apn"] {
-            guard services.apps.androidApps.contains(where: { $0.packageName == package }), eventID != nil,
-                let session = Self.sessionHash(query["sessionId"])
-            else { return errorPage(request, language: language) }
-            (start.kind, start.returnTo, start.sessionHash) = (.androidApp, package, session)
+            // Android: see FederatedHandlerRoutes+Android.swift.
+            switch androidStart(query, package: package) {
+            case .success(let app):
+                (start.kind, start.returnTo, start.sessionHash) = (.androidApp, app.package, app.sessionHash)
+                start.androidPublicKey = app.publicKey
+            case .failure(let refusal):
+                return androidErrorPage(request, language: language, refusal: refusal)
+            }
         } else if let redirect = query["redirectUrl"], let allowed = services.policy.evaluate(redirect).url {
             (start.kind, start.returnTo) = (.webPage, allowed)
         } else {
@@ -200,14 +204,7 @@ struct FederatedHandlerRoutes {
         if let eventID = flow.eventID { items.append(("eventId", eventID)) }
         switch flow.kind {
         case .androidApp:
-            var intent = "intent://firebase.auth/#Intent;scheme=genericidp;package=\(flow.returnTo);"
-            for (name, value) in items { intent += "S.\(name)=\(PercentEncoding.encodeComponent(value));" }
-            intent += "B.encryptionEnabled=false;end"
-            let pageLanguage = pages.templates.language(requested: language, acceptLanguage: request.headers[.acceptLanguage])
-            return pages.result(
-                status: .ok, language: pageLanguage, title: "federated.return.title", body: "federated.return.body",
-                values: ["appName": services.settings.project.appName],
-                continueLink: (intent, pages.templates.text("federated.return.button", pageLanguage)))
+            return androidReturn(flow, items: items, request: request, language: language)
         default:
             let origin = Self.origin(of: flow.redirectURI) ?? services.settings.linkDomains[0].origin
             let inner =

@@ -41,6 +41,8 @@ public struct Account: Sendable, Hashable {
     public var customAuth: Bool
     /// The federated identities linked to the account (Yahoo, an OpenID Connect provider, ...).
     public var federatedIdentities: [FederatedIdentity]
+    /// The user's handle at a provider (its `screen_name` claim), copied at sign-up as Firebase does.
+    public var screenName: String?
 
     /// Creates an account value.
     public init(
@@ -48,7 +50,7 @@ public struct Account: Sendable, Hashable {
         passwordUpdatedAt: Timestamp? = nil, displayName: String? = nil, photoURL: String? = nil, phoneNumber: String? = nil,
         disabled: Bool = false, createdAt: Timestamp, lastLoginAt: Timestamp? = nil, lastRefreshAt: Timestamp? = nil, validSince: Int64 = 0,
         customAttributes: String? = nil, initialEmail: String? = nil, emailLinkSignin: Bool = false, customAuth: Bool = false,
-        federatedIdentities: [FederatedIdentity] = []
+        federatedIdentities: [FederatedIdentity] = [], screenName: String? = nil
     ) {
         self.localID = localID
         self.tenantID = tenantID
@@ -69,6 +71,7 @@ public struct Account: Sendable, Hashable {
         self.emailLinkSignin = emailLinkSignin
         self.customAuth = customAuth
         self.federatedIdentities = federatedIdentities
+        self.screenName = screenName
     }
 
     /// Whether the account has no way to sign in but the session it has (Firebase's anonymous user).
@@ -118,14 +121,20 @@ public struct FederatedIdentity: Sendable, Hashable, Codable {
     public var displayName: String?
     /// The photo the provider gave.
     public var photoURL: String?
+    /// The handle the provider gave (`screen_name`).
+    public var screenName: String?
 
     /// Creates an identity.
-    public init(providerID: String, rawID: String, email: String? = nil, displayName: String? = nil, photoURL: String? = nil) {
+    public init(
+        providerID: String, rawID: String, email: String? = nil, displayName: String? = nil, photoURL: String? = nil,
+        screenName: String? = nil
+    ) {
         self.providerID = providerID
         self.rawID = rawID
         self.email = email
         self.displayName = displayName
         self.photoURL = photoURL
+        self.screenName = screenName
     }
 }
 

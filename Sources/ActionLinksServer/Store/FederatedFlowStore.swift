@@ -57,6 +57,9 @@ public struct FederatedFlow: Sendable, Hashable, Codable {
     public var codeHash: String?
     /// When the flow was used up.
     public var consumedAt: Timestamp?
+    /// The Tink public keyset an Android app sent as `publicKey`: the `link` it gets back is
+    /// encrypted to it (see TinkHybridEncrypt.swift).
+    public var androidPublicKey: String?
 
     /// How long a flow lives: ten minutes.
     public static let lifetime: Duration = .seconds(600)
@@ -74,12 +77,14 @@ public struct FederatedFlow: Sendable, Hashable, Codable {
         var codeVerifier: String?
         var redirectURI: String
         var createdAt: Timestamp
+        var androidPublicKey: String?
     }
 
     var details: String {
         let details = Details(
             providerID: providerID, kind: kind, returnTo: returnTo, eventID: eventID, authType: authType, sessionHash: sessionHash,
-            bindingHash: bindingHash, nonce: nonce, codeVerifier: codeVerifier, redirectURI: redirectURI, createdAt: createdAt)
+            bindingHash: bindingHash, nonce: nonce, codeVerifier: codeVerifier, redirectURI: redirectURI, createdAt: createdAt,
+            androidPublicKey: androidPublicKey)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(details)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
@@ -95,14 +100,16 @@ public struct FederatedFlow: Sendable, Hashable, Codable {
             stateHash: stateHash, tenantID: tenantID, providerID: details.providerID, kind: details.kind, returnTo: details.returnTo,
             eventID: details.eventID, authType: details.authType, sessionHash: details.sessionHash, bindingHash: details.bindingHash,
             nonce: details.nonce, codeVerifier: details.codeVerifier, redirectURI: details.redirectURI, createdAt: details.createdAt,
-            expiresAt: expiresAt, returnedAt: returnedAt, codeHash: codeHash, consumedAt: consumedAt)
+            expiresAt: expiresAt, returnedAt: returnedAt, codeHash: codeHash, consumedAt: consumedAt,
+            androidPublicKey: details.androidPublicKey)
     }
 
     /// Creates a flow value.
     public init(
         stateHash: String, tenantID: String, providerID: String, kind: Kind, returnTo: String, eventID: String?, authType: String,
         sessionHash: String?, bindingHash: String?, nonce: String, codeVerifier: String?, redirectURI: String, createdAt: Timestamp,
-        expiresAt: Timestamp, returnedAt: Timestamp? = nil, codeHash: String? = nil, consumedAt: Timestamp? = nil
+        expiresAt: Timestamp, returnedAt: Timestamp? = nil, codeHash: String? = nil, consumedAt: Timestamp? = nil,
+        androidPublicKey: String? = nil
     ) {
         self.stateHash = stateHash
         self.tenantID = tenantID
@@ -121,6 +128,7 @@ public struct FederatedFlow: Sendable, Hashable, Codable {
         self.returnedAt = returnedAt
         self.codeHash = codeHash
         self.consumedAt = consumedAt
+        self.androidPublicKey = androidPublicKey
     }
 
     /// The lower-case hex SHA-256 of `text`: how states, session secrets, cookies and codes are kept.

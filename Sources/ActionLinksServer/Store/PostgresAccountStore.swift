@@ -159,14 +159,16 @@ public struct PostgresAccountStore: AccountStore {
         var identities: [String: [FederatedIdentity]] = [:]
         let rows = try await connection.query(
             """
-            SELECT local_id, provider_id, raw_id, email, display_name, photo_url FROM account_providers
+            SELECT local_id, provider_id, raw_id, email, display_name, photo_url, screen_name FROM account_providers
             WHERE tenant_id = \(tenantID) AND local_id = ANY(\(localIDs)) ORDER BY provider_id, raw_id
             """, logger: database.logger)
-        for try await (localID, providerID, rawID, email, displayName, photoURL) in rows.decode(
-            (String, String, String, String?, String?, String?).self)
+        for try await (localID, providerID, rawID, email, displayName, photoURL, screenName) in rows.decode(
+            (String, String, String, String?, String?, String?, String?).self)
         {
             identities[localID, default: []].append(
-                FederatedIdentity(providerID: providerID, rawID: rawID, email: email, displayName: displayName, photoURL: photoURL))
+                FederatedIdentity(
+                    providerID: providerID, rawID: rawID, email: email, displayName: displayName, photoURL: photoURL, screenName: screenName
+                ))
         }
         return identities
     }
@@ -361,7 +363,8 @@ final class PostgresAccountTransaction: AccountTransaction {
                     VALUES (\(account.localID), \(account.tenantID), \(account.email), \(account.emailVerified), \(account.passwordHash),
                             \(account.passwordUpdatedAt), \(account.displayName), \(account.photoURL), \(account.phoneNumber),
                             \(account.disabled), \(account.createdAt), \(account.lastLoginAt), \(account.lastRefreshAt), \(account.validSince),
-                            \(account.customAttributes), \(account.initialEmail), \(account.emailLinkSignin), \(account.customAuth))
+                            \(account.customAttributes), \(account.initialEmail), \(account.emailLinkSignin), \(account.customAuth),
+                            \(account.screenName))
                     """, logger: logger)
                 try await writeIdentities(account, connection, logger: logger)
             case .update(let account):
@@ -373,7 +376,8 @@ final class PostgresAccountTransaction: AccountTransaction {
                         disabled = \(account.disabled), created_at = \(account.createdAt), last_login_at = \(account.lastLoginAt),
                         last_refresh_at = \(account.lastRefreshAt), valid_since = \(account.validSince),
                         custom_attributes = \(account.customAttributes), initial_email = \(account.initialEmail),
-                        email_link_signin = \(account.emailLinkSignin), custom_auth = \(account.customAuth)
+                        email_link_signin = \(account.emailLinkSignin), custom_auth = \(account.customAuth),
+                        screen_name = \(account.screenName)
                     WHERE tenant_id = \(tenantID) AND local_id = \(account.localID)
                     """, logger: logger)
                 try await connection.query(
@@ -423,9 +427,9 @@ final class PostgresAccountTransaction: AccountTransaction {
         for identity in account.federatedIdentities {
             try await connection.query(
                 """
-                INSERT INTO account_providers (tenant_id, provider_id, raw_id, local_id, email, display_name, photo_url)
+                INSERT INTO account_providers (tenant_id, provider_id, raw_id, local_id, email, display_name, photo_url, screen_name)
                 VALUES (\(tenantID), \(identity.providerID), \(identity.rawID), \(account.localID), \(identity.email),
-                        \(identity.displayName), \(identity.photoURL))
+                        \(identity.displayName), \(identity.photoURL), \(identity.screenName))
                 """, logger: logger)
         }
     }
@@ -438,7 +442,7 @@ func accountColumns(prefix: String = "") -> String {
     [
         "local_id", "tenant_id", "email", "email_verified", "password_hash", "password_updated_at", "display_name", "photo_url",
         "phone_number", "disabled", "created_at", "last_login_at", "last_refresh_at", "valid_since", "custom_attributes", "initial_email",
-        "email_link_signin", "custom_auth",
+        "email_link_signin", "custom_auth", "screen_name",
     ].map { prefix + $0 }.joined(separator: ", ")
 }
 
@@ -453,7 +457,8 @@ func accountFromRow(_ row: PostgresRow) throws -> Account {
         createdAt: try cells[10].decode(Timestamp.self), lastLoginAt: try cells[11].decode(Timestamp?.self),
         lastRefreshAt: try cells[12].decode(Timestamp?.self), validSince: try cells[13].decode(Int64.self),
         customAttributes: try cells[14].decode(String?.self), initialEmail: try cells[15].decode(String?.self),
-        emailLinkSignin: try cells[16].decode(Bool.self), customAuth: try cells[17].decode(Bool.self))
+        emailLinkSignin: try cells[16].decode(Bool.self), customAuth: try cells[17].decode(Bool.self),
+        screenName: try cells[18].decode(String?.self))
 }
 
 func sessionFromRow(_ row: PostgresRow) throws -> Session {

@@ -206,5 +206,12 @@ extension PostgresStore {
                 "CREATE INDEX saml_assertions_expiry ON saml_assertions (expires_at)",
             ]
         ),
+        (
+            "v6: screen names",
+            [
+                "ALTER TABLE accounts ADD COLUMN screen_name TEXT",
+                "ALTER TABLE account_providers ADD COLUMN screen_name TEXT",
+            ]
+        ),
     ]
 }

@@ -115,7 +115,7 @@ public struct SQLiteAccountStore: AccountStore {
         ).map {
             FederatedIdentity(
                 providerID: $0["provider_id"], rawID: $0["raw_id"], email: $0["email"], displayName: $0["display_name"],
-                photoURL: $0["photo_url"])
+                photoURL: $0["photo_url"], screenName: $0["screen_name"])
         }
     }
 }
@@ -131,6 +131,7 @@ struct AccountRow: FetchableRecord, PersistableRecord {
         case phoneNumber = "phone_number", disabled, createdAt = "created_at", lastLoginAt = "last_login_at"
         case lastRefreshAt = "last_refresh_at", validSince = "valid_since", customAttributes = "custom_attributes"
         case initialEmail = "initial_email", emailLinkSignin = "email_link_signin", customAuth = "custom_auth"
+        case screenName = "screen_name"
     }
 
     var account: Account
@@ -145,7 +146,7 @@ struct AccountRow: FetchableRecord, PersistableRecord {
             phoneNumber: row[Columns.phoneNumber], disabled: row[Columns.disabled], createdAt: row[Columns.createdAt],
             lastLoginAt: row[Columns.lastLoginAt], lastRefreshAt: row[Columns.lastRefreshAt], validSince: row[Columns.validSince],
             customAttributes: row[Columns.customAttributes], initialEmail: row[Columns.initialEmail],
-            emailLinkSignin: row[Columns.emailLinkSignin], customAuth: row[Columns.customAuth])
+            emailLinkSignin: row[Columns.emailLinkSignin], customAuth: row[Columns.customAuth], screenName: row[Columns.screenName])
     }
 
     func encode(to container: inout PersistenceContainer) {
@@ -167,6 +168,7 @@ struct AccountRow: FetchableRecord, PersistableRecord {
         container[Columns.initialEmail] = account.initialEmail
         container[Columns.emailLinkSignin] = account.emailLinkSignin
         container[Columns.customAuth] = account.customAuth
+        container[Columns.screenName] = account.screenName
     }
 }
 
@@ -233,11 +235,12 @@ final class SQLiteAccountTransaction: AccountTransaction {
         for identity in account.federatedIdentities {
             try db.execute(
                 sql: """
-                    INSERT INTO account_providers (tenant_id, provider_id, raw_id, local_id, email, display_name, photo_url)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO account_providers (tenant_id, provider_id, raw_id, local_id, email, display_name, photo_url, screen_name)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     tenantID, identity.providerID, identity.rawID, account.localID, identity.email, identity.displayName, identity.photoURL,
+                    identity.screenName,
                 ])
         }
     }

@@ -127,6 +127,13 @@ extension SQLiteDatabase {
                     CREATE INDEX saml_assertions_expiry ON saml_assertions (expires_at);
                     """)
         }
+        migrator.registerMigration("v6: screen names") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE accounts ADD COLUMN screen_name TEXT;
+                    ALTER TABLE account_providers ADD COLUMN screen_name TEXT;
+                    """)
+        }
         return migrator
     }
 }

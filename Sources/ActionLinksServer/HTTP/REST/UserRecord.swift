@@ -25,6 +25,7 @@ struct UserRecord: Encodable, Sendable {
     var initialEmail: String?
     var emailLinkSignin: Bool?
     var customAuth: Bool?
+    var screenName: String?
 
     /// What Firebase production shows instead of a password hash: "REDACTED" in base64.
     static let redactedHash = "UkVEQUNURUQ="
@@ -62,6 +63,7 @@ struct UserRecord: Encodable, Sendable {
         initialEmail = account.initialEmail
         emailLinkSignin = account.emailLinkSignin ? true : nil
         customAuth = account.customAuth ? true : nil
+        screenName = account.screenName
     }
 
     /// `2020-01-01T00:00:00.000Z` for a time in milliseconds.
@@ -85,6 +87,7 @@ struct ProviderUserInfo: Encodable, Sendable, Hashable {
     var displayName: String?
     var photoUrl: String?
     var phoneNumber: String?
+    var screenName: String?
 
     static func entries(of account: Account) -> [ProviderUserInfo] {
         var entries: [ProviderUserInfo] = []
@@ -101,7 +104,7 @@ struct ProviderUserInfo: Encodable, Sendable, Hashable {
             entries.append(
                 ProviderUserInfo(
                     providerId: identity.providerID, rawId: identity.rawID, federatedId: identity.rawID, email: identity.email,
-                    displayName: identity.displayName, photoUrl: identity.photoURL))
+                    displayName: identity.displayName, photoUrl: identity.photoURL, screenName: identity.screenName))
         }
         return entries
     }
