@@ -191,6 +191,13 @@ public final class ActionCompleter: Sendable {
     {
         guard let email, !email.isEmpty else { throw ActionError.missingEmail }
         guard let canonical = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
+        // On PostgreSQL, without a signed-in user and with a tenant that allows it, all of the below
+        // is one statement (one round trip instead of eight); the same checks in the same order.
+        if user == nil, let given, given.enableEmailLinkSignin, (try? given.checkEnabled()) != nil,
+            let postgres = accounts as? PostgresAccountStore
+        {
+            return try await signInInOneStatement(code: code, email: canonical, tenant: given, consumer: consumer, store: postgres)
+        }
         let record = try await check(code: code, tenantID: given?.tenantID)
         let tenant = try await resolved(given, record)
         try tenant.checkEnabled()
@@ -246,6 +253,42 @@ public final class ActionCompleter: Sendable {
             return (account, SignedInUser(account: account, session: session, isNewUser: isNew))
         }
         return done
+    }
+
+    /// ``signIn(code:email:user:tenant:consumer:)`` without a user, for an enabled `tenant` that
+    /// allows email-link sign-in, on PostgreSQL: the function `actionlinks_email_link_sign_in` makes
+    /// the checks ``check(code:tenantID:)``, `signIn` and its unit of work make, in their order, and
+    /// applies what the unit of work applies, in one statement.
+    private func signInInOneStatement(
+        code: String, email: String, tenant: TenantPolicy, consumer: String, store postgres: PostgresAccountStore
+    )
+        async throws(ActionError) -> Completion
+    {
+        guard Self.isWellFormedCode(code) else { throw refusal(expired: false) }
+        let now = clock.now
+        let newID = Secrets.accountID()
+        var newSession = tokens.newSession(accountID: newID, tenantID: tenant.tenantID, signInProvider: "password", now: now)
+        let hashes = keys.codeHashes(code)
+        let session = newSession.session
+        let outcome = try await store.call {
+            try await postgres.emailLinkSignIn(
+                hashes: hashes, tenantID: tenant.tenantID, email: email, now: now, consumer: consumer, newID: newID,
+                canCreate: tenant.selfServiceSignUp, session: session)
+        }
+        switch outcome {
+        case .signedIn(let record, let account, let isNew):
+            newSession.session.accountID = account.localID
+            metrics.codeConsumed(record.mode)
+            return Completion(
+                record: record, account: account, signedIn: SignedInUser(account: account, session: newSession, isNewUser: isNew))
+        case .invalid: throw refusal(expired: false)
+        case .expired: throw refusal(expired: true)
+        case .wrongMode: throw ActionError.invalidCode
+        case .emailMismatch: throw ActionError(.invalidEmail, "The email provided does not match the sign-in email address.")
+        case .disabled: throw ActionError.userDisabled
+        case .adminOnly:
+            throw ActionError(.adminOnlyOperation, "signing up is turned off for this project; an administrator creates accounts")
+        }
     }
 
     // MARK: - Verification, change and recovery

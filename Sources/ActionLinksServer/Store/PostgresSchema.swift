@@ -213,5 +213,84 @@ extension PostgresStore {
                 "ALTER TABLE account_providers ADD COLUMN screen_name TEXT",
             ]
         ),
+        (
+            // (SQLite has no v7: this is a function, not a table, and SchemaTests compares tables.)
+            "v7: email-link sign-in in one statement",
+            [
+                // What ``ActionCompleter/signIn`` does with a code and no signed-in user, in one
+                // statement (one round trip, atomic): lock the code; refuse, changing nothing, a code
+                // that is not live, not of this tenant or mode, or not sent to this address, and an
+                // owner that is disabled or missing when sign-up is off; else lock or create the
+                // account (an unverified one loses its password, providers and sessions), consume the
+                // code and add the session. `o_status` says which; the row types follow the tables,
+                // so a column added later is returned too.
+                """
+                CREATE FUNCTION actionlinks_email_link_sign_in(
+                    p_hashes BYTEA[], p_tenant_id TEXT, p_mode TEXT, p_email TEXT, p_now BIGINT, p_consumer TEXT, p_new_id TEXT,
+                    p_can_create BOOLEAN, p_session_hash BYTEA, p_sign_in_provider TEXT, p_auth_time BIGINT, p_claims TEXT
+                ) RETURNS TABLE (o_status TEXT, o_is_new BOOLEAN, o_identities TEXT, o_code codes, o_account accounts)
+                LANGUAGE plpgsql VOLATILE AS $$
+                BEGIN
+                    o_is_new := false;
+                    SELECT c.* INTO o_code FROM codes c WHERE c.hash = ANY(p_hashes)
+                    ORDER BY array_position(p_hashes, c.hash) LIMIT 1 FOR UPDATE;
+                    IF NOT FOUND OR o_code.consumed_at IS NOT NULL OR o_code.retired_at IS NOT NULL THEN
+                        o_status := 'invalid';
+                    ELSIF o_code.expires_at <= p_now THEN
+                        o_status := 'expired';
+                    ELSIF o_code.tenant_id <> p_tenant_id THEN
+                        o_status := 'invalid';
+                    ELSIF o_code.mode <> p_mode THEN
+                        o_status := 'wrong_mode';
+                    ELSIF o_code.email <> p_email THEN
+                        o_status := 'email_mismatch';
+                    END IF;
+                    IF o_status IS NOT NULL THEN
+                        RETURN NEXT;
+                        RETURN;
+                    END IF;
+                    SELECT a.* INTO o_account FROM accounts a WHERE a.tenant_id = p_tenant_id AND a.email = p_email FOR UPDATE;
+                    IF FOUND THEN
+                        IF o_account.disabled THEN
+                            o_status := 'disabled';
+                            o_account := NULL;
+                            RETURN NEXT;
+                            RETURN;
+                        END IF;
+                        IF NOT o_account.email_verified THEN
+                            DELETE FROM account_providers WHERE tenant_id = p_tenant_id AND local_id = o_account.local_id;
+                            UPDATE accounts SET password_hash = NULL, password_updated_at = NULL, valid_since = p_now / 1000
+                            WHERE tenant_id = p_tenant_id AND local_id = o_account.local_id;
+                        ELSE
+                            o_identities := (
+                                SELECT json_agg(json_build_object('providerID', p.provider_id, 'rawID', p.raw_id, 'email', p.email,
+                                                                  'displayName', p.display_name, 'photoURL', p.photo_url,
+                                                                  'screenName', p.screen_name)
+                                                ORDER BY p.provider_id, p.raw_id)::text
+                                FROM account_providers p WHERE p.tenant_id = p_tenant_id AND p.local_id = o_account.local_id);
+                        END IF;
+                        UPDATE accounts a SET email_verified = true, email_link_signin = true, last_login_at = p_now
+                        WHERE a.tenant_id = p_tenant_id AND a.local_id = o_account.local_id
+                        RETURNING a.* INTO o_account;
+                    ELSIF NOT p_can_create THEN
+                        o_status := 'admin_only';
+                        RETURN NEXT;
+                        RETURN;
+                    ELSE
+                        INSERT INTO accounts AS a (local_id, tenant_id, email, email_verified, created_at, last_login_at, email_link_signin)
+                        VALUES (p_new_id, p_tenant_id, p_email, true, p_now, p_now, true)
+                        RETURNING a.* INTO o_account;
+                        o_is_new := true;
+                    END IF;
+                    UPDATE codes SET consumed_at = p_now, consumed_by = p_consumer WHERE hash = o_code.hash;
+                    INSERT INTO refresh_tokens (hash, tenant_id, account_id, created_at, sign_in_provider, auth_time, claims)
+                    VALUES (p_session_hash, p_tenant_id, o_account.local_id, p_now, p_sign_in_provider, p_auth_time, p_claims);
+                    o_status := 'signed_in';
+                    RETURN NEXT;
+                END
+                $$
+                """
+            ]
+        ),
     ]
 }
