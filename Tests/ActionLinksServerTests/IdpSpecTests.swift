@@ -158,7 +158,7 @@ struct IdpSpecTests {
         }
     }
 
-    @Test("should copy attributes to user on IDP sign-up (screenName is answered by signInWithIdp; the account does not keep it yet)")
+    @Test("should copy attributes to user on IDP sign-up")
     func copiesAttributes() async throws {
         try await App.test { client in
             let claims: [String: Any] = [
@@ -170,6 +170,7 @@ struct IdpSpecTests {
             let user = try await Self.lookup(client, json["idToken"] as? String ?? "")
             #expect(
                 user["displayName"] as? String == "Alan Turing" && user["photoUrl"] as? String == "http://localhost/turing.png", "\(user)")
+            #expect(user["screenName"] as? String == "turingcomplete", "\(user)")
         }
     }
 
