@@ -242,15 +242,16 @@ enum FederatedApp {
     static let googleAppID = "1:1234567890:ios:0123456789abcdef"
     static let clientIDScheme = "com.googleusercontent.apps.1234567890-abc"
     static let appIDScheme = "app-1-1234567890-ios-0123456789abcdef"
-    /// The stores every flow test runs on.
     /// The signing certificate's SHA-1 configured for com.example.app (`apps.android[0].sha1CertFingerprints`).
     static let androidSHA1 = "5E:8F:16:06:2E:A3:CD:2C:4A:0D:54:78:76:BA:A6:F3:8C:AB:F6:25"
+    /// The stores every flow test runs on.
     static let stores = ["sqlite", "postgres"]
     static let json: HTTPFields = [.contentType: "application/json"]
     static let admin: HTTPFields = [.contentType: "application/json", .authorization: "Bearer owner"]
 
-    /// The configuration; `moreProviders` are further entries of `providers` (YAML list items).
-    static func configuration(provider: String, data: URL, store: String, moreProviders: String = "") -> String {
+    /// The configuration up to its `providers:` line: a development server on loopback, the
+    /// project, an iOS and an Android app and tenant `team-a` (what the SAML tests share).
+    static func configurationBeforeProviders(data: URL, store: String) -> String {
         """
         server:
           host: 127.0.0.1
@@ -281,27 +282,34 @@ enum FederatedApp {
                 - "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
               sha1CertFingerprints:
                 - "\(androidSHA1)"
-        providers:
-          - id: yahoo.com
-            preset: yahoo
-            issuer: \(provider)
-            clientId: actionlinks-yahoo
-            clientSecret: yahoo-secret
-            timeout: 2m
-          - id: oidc.mock
-            issuer: \(provider)
-            clientId: actionlinks-oidc
-            clientSecret: oidc-secret
-            timeout: 2m
-            trustedEmailDomains: [corp.example]
-          - id: oidc.off
-            issuer: \(provider)
-            clientId: actionlinks-off
-            clientSecret: off-secret
-            timeout: 2m
-            enabled: false
 
-        """ + moreProviders
+        """
+    }
+
+    /// The configuration; `moreProviders` are further entries of `providers` (YAML list items).
+    static func configuration(provider: String, data: URL, store: String, moreProviders: String = "") -> String {
+        configurationBeforeProviders(data: data, store: store) + """
+            providers:
+              - id: yahoo.com
+                preset: yahoo
+                issuer: \(provider)
+                clientId: actionlinks-yahoo
+                clientSecret: yahoo-secret
+                timeout: 2m
+              - id: oidc.mock
+                issuer: \(provider)
+                clientId: actionlinks-oidc
+                clientSecret: oidc-secret
+                timeout: 2m
+                trustedEmailDomains: [corp.example]
+              - id: oidc.off
+                issuer: \(provider)
+                clientId: actionlinks-off
+                clientSecret: off-secret
+                timeout: 2m
+                enabled: false
+
+            """ + moreProviders
     }
 
     /// Runs `body` against the application on a fresh SQLite file or PostgreSQL database, with

@@ -151,37 +151,8 @@ enum SAMLApp {
             provider("saml.otherkey", sp: nil, certificate: otherCertificate),
             provider("saml.off", sp: nil, ["enabled: false"]),
         ]
-        return """
-            server:
-              host: 127.0.0.1
-              port: 0
-              development: true
-            project:
-              id: demo-actionlinks
-              apiKey: demo-api-key
-              appName: Example App
-            linkDomains: [https://links.test.example]
-            dataDirectory: \(data.path)
-            store: "\(store)"
-            users:
-              emailEnumerationProtection: false
-            continueUrls:
-              allow: [https://app.example.com/]
-              defaultOrigin: https://app.example.com
-            tenants: [team-a]
-            apps:
-              ios:
-                - teamId: ABCDE12345
-                  bundleId: \(Federated.bundleID)
-                  googleAppId: "\(Federated.googleAppID)"
-                  clientId: \(Federated.clientID)
-              android:
-                - packageName: com.example.app
-                  sha256CertFingerprints:
-                    - "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
-            providers:
-
-            """ + providers.joined(separator: "\n") + "\n"
+        return Federated.configurationBeforeProviders(data: data, store: store) + "providers:\n" + providers.joined(separator: "\n")
+            + "\n"
     }
 
     /// Runs `body` against the application on a fresh SQLite file or PostgreSQL database.
