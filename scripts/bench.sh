@@ -37,8 +37,10 @@
 # Settings (environment): DURATION (10s), WARMUP (3s), CONNECTIONS (64), THREADS (2), AASA_ROUNDS (3),
 # SIGNIN_ACCOUNTS (8), SIGNIN_CONNECTIONS (2: one scrypt runs at a time, and a sign-in that waits past 10 s counts as an error), REFRESH_TOKENS (64), PORT (18380), NGINX_PORT (18381),
 # PG_PORT (18390), SKIP_BUILD=1, SKIP_PARSER=1, SKIP_POSTGRES=1, HASH_MAX=1, ACTIONLINKS_BIN (another
-# binary, for before/after), THRESHOLDS (the floors file), KEEP_TMP=1, TABLE (also write the table
-# and goals to this file).
+# binary, for before/after), BENCH_CONFIG and BENCH_WWW (the configuration file and page folder it
+# serves, config/actionlinks.yaml and www: an older binary takes its own commit's, which
+# `git archive <commit> config www` gives), THRESHOLDS (the floors file), KEEP_TMP=1, TABLE (also
+# write the table and goals to this file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,6 +60,8 @@ SKIP_PARSER=${SKIP_PARSER:-0}
 SKIP_POSTGRES=${SKIP_POSTGRES:-0}
 HASH_MAX=${HASH_MAX:-0}
 TABLE=${TABLE:-}
+BENCH_CONFIG=${BENCH_CONFIG:-config/actionlinks.yaml}
+BENCH_WWW=${BENCH_WWW:-www}
 KEEP_TMP=${KEEP_TMP:-0}
 THRESHOLDS=${THRESHOLDS:-Benchmarks/thresholds.txt}
 PROJECT=demo-actionlinks
@@ -137,7 +141,7 @@ start_server() { # name store data [VAR=value...]
     env "${@:4}" ACTIONLINKS_SERVER_PORT="$PORT" ACTIONLINKS_DATA_DIRECTORY="$3" ACTIONLINKS_STORE="$2" \
         ACTIONLINKS_LINK_DOMAINS="http://localhost:$PORT" \
         ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR=1000000 ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR=100000000 \
-        "$BIN" serve --config config/actionlinks.yaml --www www --log-level warning >"$tmp/$1.log" 2>&1 &
+        "$BIN" serve --config "$BENCH_CONFIG" --www "$BENCH_WWW" --log-level warning >"$tmp/$1.log" 2>&1 &
     server_pid=$!
     pids+=("$server_pid")
     wait_for "http://127.0.0.1:$PORT/healthz" "$server_pid" "actionlinks serve ($1)"
