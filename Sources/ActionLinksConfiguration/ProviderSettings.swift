@@ -93,7 +93,7 @@ extension ProviderSettings {
         let provider = try decoder.container(keyedBy: CodingKeys.self)
         id = try provider.decode(String.self, forKey: .id)
         let name = id.hasPrefix("oidc.") ? id.dropFirst(5) : ""
-        guard Self.wellKnownIDs.contains(id) || (!name.isEmpty && name.utf8.allSatisfy(Self.isNameByte)) else {
+        guard Self.wellKnownIDs.contains(id) || (!name.isEmpty && name.utf8.allSatisfy(ProviderRules.isNameByte)) else {
             throw provider.problem(
                 .id,
                 "expected yahoo.com, google.com, microsoft.com, apple.com, oidc.<name> or saml.<name> (lower-case letters, digits and hyphens); got '\(id)'"
@@ -109,7 +109,7 @@ extension ProviderSettings {
                 "issuer is required unless a preset gives it (\(KeyedDecodingContainer<CodingKeys>.alternatives(Preset.allCases.map(\.rawValue))))"
             )
         }
-        guard Self.isIssuer(issuer, development: service.server.development) else {
+        guard ProviderRules.isServiceURL(issuer, development: service.server.development, query: false) else {
             throw provider.problem(
                 .issuer,
                 "expected an absolute https URL with no query or fragment, such as https://login.example.com (http only for a loopback host with server.development: true); got '\(issuer)'"
@@ -137,12 +137,12 @@ extension ProviderSettings {
         scopes = ["openid"]
         for scope in asked where !scopes.contains(scope) { scopes.append(scope) }
         trustedEmailDomains = try provider.decodeIfPresent([String].self, forKey: .trustedEmailDomains) ?? preset?.trustedEmailDomains ?? []
-        for (index, domain) in trustedEmailDomains.enumerated() where !Self.isLowerCaseDomain(domain) {
+        for (index, domain) in trustedEmailDomains.enumerated() where !ProviderRules.isLowerCaseDomain(domain) {
             throw provider.problem(.trustedEmailDomains, index: index, "expected a lower-case domain such as example.com; got '\(domain)'")
         }
         let handler = service.linkDomains[0].origin + "/__/auth/handler"
         redirectURI = try provider.string(.redirectUri) ?? handler
-        guard Self.isOnLinkDomain(redirectURI, service.linkDomains) else {
+        guard ProviderRules.isOnLinkDomain(redirectURI, service.linkDomains, query: true) else {
             throw provider.problem(
                 .redirectUri,
                 "expected an absolute URL on one of the link domains (\(service.linkDomains.map(\.origin).joined(separator: ", "))), such as \(handler); got '\(redirectURI)'"
@@ -161,36 +161,8 @@ extension ProviderSettings {
         return secret
     }
 
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-")
-    }
-
     /// RFC 6749's scope-token: printable ASCII other than space, `"` and `\`.
     private static func isScopeByte(_ byte: UInt8) -> Bool {
         byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
-    }
-
-    private static func isIssuer(_ text: String, development: Bool) -> Bool {
-        guard let url = URLComponents(string: text), let host = url.host, !host.isEmpty, url.user == nil, url.password == nil,
-            url.query == nil, url.fragment == nil
-        else { return false }
-        switch url.scheme {
-        case "https": return true
-        case "http": return development && Loopback.isLoopback(host)
-        default: return false
-        }
-    }
-
-    private static func isLowerCaseDomain(_ text: String) -> Bool {
-        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
-        return labels.count >= 2 && text.utf8.count <= 253
-            && labels.allSatisfy { label in
-                (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-" && label.utf8.allSatisfy(isNameByte)
-            }
-    }
-
-    private static func isOnLinkDomain(_ text: String, _ domains: [LinkDomain]) -> Bool {
-        guard let url = URLComponents(string: text), url.fragment == nil, url.user == nil, url.password == nil else { return false }
-        return domains.contains { text.hasPrefix($0.origin + "/") }
     }
 }

@@ -63,7 +63,7 @@ extension SAMLProviderSettings {
         let provider = try decoder.container(keyedBy: CodingKeys.self)
         id = try provider.decode(String.self, forKey: .id)
         let name = id.dropFirst(5)
-        guard id.hasPrefix("saml."), !name.isEmpty, name.utf8.count <= 64, name.utf8.allSatisfy(Self.isNameByte) else {
+        guard id.hasPrefix("saml."), !name.isEmpty, name.utf8.count <= 64, name.utf8.allSatisfy(ProviderRules.isNameByte) else {
             throw provider.problem(.id, "expected saml.<name> (lower-case letters, digits and hyphens); got '\(id)'")
         }
         guard let entityID = try provider.string(.idpEntityId) else { throw provider.problem("idpEntityId is required") }
@@ -74,7 +74,10 @@ extension SAMLProviderSettings {
         }
         idpEntityID = entityID
         guard let sso = try provider.string(.ssoUrl) else { throw provider.problem("ssoUrl is required") }
-        guard Self.isSSOURL(sso, development: service.server.development) else {
+        guard
+            sso.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+                && ProviderRules.isServiceURL(sso, development: service.server.development, query: true)
+        else {
             throw provider.problem(
                 .ssoUrl,
                 "expected the IdP's single sign-on URL (HTTP-Redirect binding), an absolute https URL without a fragment (http only for a loopback host with server.development: true); got '\(sso)'"
@@ -123,14 +126,14 @@ extension SAMLProviderSettings {
         }
         let handler = origin + "/__/auth/handler"
         callbackURI = try provider.string(.callbackUri) ?? handler
-        guard Self.isOnLinkDomain(callbackURI, service.linkDomains) else {
+        guard ProviderRules.isOnLinkDomain(callbackURI, service.linkDomains, query: false) else {
             throw provider.problem(
                 .callbackUri,
                 "expected the ACS URL, an absolute URL on one of the link domains (\(service.linkDomains.map(\.origin).joined(separator: ", "))) without a query or fragment, such as \(handler); got '\(callbackURI)'"
             )
         }
         trustedEmailDomains = try provider.decodeIfPresent([String].self, forKey: .trustedEmailDomains) ?? []
-        for (index, domain) in trustedEmailDomains.enumerated() where !Self.isLowerCaseDomain(domain) {
+        for (index, domain) in trustedEmailDomains.enumerated() where !ProviderRules.isLowerCaseDomain(domain) {
             throw provider.problem(.trustedEmailDomains, index: index, "expected a lower-case domain such as example.com; got '\(domain)'")
         }
         enabled = try provider.boolean(.enabled) ?? true
@@ -145,39 +148,9 @@ extension SAMLProviderSettings {
         }
     }
 
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-")
-    }
-
     /// A URI (an entity ID): printable ASCII without spaces, at most 1024 bytes (SAML's limit).
     private static func isEntityID(_ text: String) -> Bool {
         text.utf8.count <= 1024
             && text.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "<") }
-    }
-
-    private static func isSSOURL(_ text: String, development: Bool) -> Bool {
-        guard let url = URLComponents(string: text), let host = url.host, !host.isEmpty, url.user == nil, url.password == nil,
-            url.fragment == nil, text.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
-        else { return false }
-        switch url.scheme {
-        case "https": return true
-        case "http": return development && Loopback.isLoopback(host)
-        default: return false
-        }
-    }
-
-    private static func isLowerCaseDomain(_ text: String) -> Bool {
-        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
-        return labels.count >= 2 && text.utf8.count <= 253
-            && labels.allSatisfy { label in
-                (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-" && label.utf8.allSatisfy(isNameByte)
-            }
-    }
-
-    private static func isOnLinkDomain(_ text: String, _ domains: [LinkDomain]) -> Bool {
-        guard let url = URLComponents(string: text), url.fragment == nil, url.query == nil, url.user == nil, url.password == nil else {
-            return false
-        }
-        return domains.contains { text.hasPrefix($0.origin + "/") }
     }
 }

@@ -91,32 +91,10 @@ extension FederatedSignInService {
         }
     }
 
-    /// A web page's SAML flow, completed here: a one-time custom token in the fragment, or
-    /// `error=<auth/...>` (with `email` and `pendingToken` when the address belongs to another account).
+    /// A web page's SAML flow, completed here (``completeWebPage(_:what:assertion:)``).
     func completeSAMLWebPage(_ flow: FederatedFlow, response: String) async -> String {
-        func fragment(_ items: [(String, String)]) -> String {
-            URLText.url(
-                flow.returnTo, fragment: items.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&"))
-        }
-        do throws(ActionError) {
-            guard try await store.call({ try await self.flows.consumeFlow(stateHash: flow.stateHash, now: self.clock.now) }) else {
-                throw ActionError(.invalidIDPResponse, "the sign-in was already used")
-            }
-            let assertion = try await checkSAMLResponse(response, flow: flow)
-            let tenant = try await accountService.tenants.policy(for: flow.tenantID)
-            switch try await apply(assertion, tenant: tenant, mode: .signIn(autoCreate: true)) {
-            case .signedIn(let user):
-                let token = try await tokens.handOffToken(accountID: user.account.localID, tenantID: flow.tenantID, now: clock.now)
-                return fragment([("customToken", token)])
-            case .needConfirmation:
-                return fragment([
-                    ("error", "auth/account-exists-with-different-credential"), ("email", assertion.email ?? ""),
-                    ("pendingToken", pending.token(for: assertion, tenantID: flow.tenantID, now: clock.now)),
-                ])
-            }
-        } catch {
-            logger.info("SAML sign-in for a web page refused", metadata: ["error": "\(error)"])
-            return fragment([("error", Self.authCode(error.code))])
+        await completeWebPage(flow, what: "SAML sign-in") { () async throws(ActionError) -> ProviderAssertion in
+            try await self.checkSAMLResponse(response, flow: flow)
         }
     }
 
