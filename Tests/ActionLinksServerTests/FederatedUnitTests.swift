@@ -198,7 +198,7 @@ struct FederatedUnitTests {
 }
 
 extension FederatedUnitTests {
-    @Test("a kept-alive connection the provider closes as a code goes out on it: sent once more, on a new connection")
+    @Test("a kept-alive connection the provider closes as a code goes out on it: sent again until a connection answers")
     func keptAliveConnectionClosed() async throws {
         let answer = Data(#"{"access_token":"at-1","id_token":"it-1","expires_in":"3600"}"#.utf8)
         let server = try LoopbackHTTPServer(routes: ["/token": .init(body: answer)], connections: .keptAliveOnce)

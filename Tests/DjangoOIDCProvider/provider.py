@@ -66,6 +66,12 @@ def configure(directory, site_url):
 
     settings.configure(
         DEBUG=False,
+        # A 500's traceback goes to the log (the test script shows it when the provider fails).
+        LOGGING={
+            "version": 1,
+            "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+            "loggers": {"django.request": {"handlers": ["stderr"], "level": "ERROR"}},
+        },
         SECRET_KEY="actionlinks-test-provider-" + os.urandom(16).hex(),
         ALLOWED_HOSTS=["127.0.0.1", "localhost"],
         ROOT_URLCONF=__name__,
@@ -84,7 +90,10 @@ def configure(directory, site_url):
             "default": {
                 "ENGINE": "django.db.backends.sqlite3",
                 "NAME": os.path.join(directory, "provider.sqlite3"),
-                "OPTIONS": {"timeout": 60},
+                # Threads write at once (sessions at login, codes and tokens at the token endpoint):
+                # a transaction takes the write lock when it begins (IMMEDIATE), so none fails
+                # with "database is locked" when it would upgrade a read; WAL lets reads go on.
+                "OPTIONS": {"timeout": 60, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
             }
         },
         TEMPLATES=[

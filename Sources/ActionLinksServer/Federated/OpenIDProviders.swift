@@ -49,6 +49,8 @@ final class OpenIDProviders: Sendable {
     static let cacheLifetime: Duration = .seconds(3600)
     /// The least time between two fetches of one provider's keys for an unknown `kid`.
     static let refetchInterval: Duration = .seconds(10)
+    /// How many times a request is sent again after a kept-alive connection was closed under it.
+    static let closedConnectionRetries = 8
 
     private struct Cached: Sendable {
         var configuration: OpenIDConfiguration?
@@ -216,7 +218,7 @@ final class OpenIDProviders: Sendable {
 
     private func send(_ request: HTTPClientRequest, provider: ProviderSettings, what: String) async throws(ActionError) -> (Int, Data) {
         let deadline = NIODeadline.now() + .seconds(Int64(provider.timeout))
-        var sentAgain = false
+        var cutOff = 0
         while true {
             do {
                 let response = try await client.execute(request, deadline: deadline)
@@ -226,12 +228,16 @@ final class OpenIDProviders: Sendable {
                 // The client gives up connecting after its own 10 s (a busy provider's accept queue
                 // drops SYNs); nothing was sent, so it tries again until the provider's deadline.
                 continue
-            } catch let error as HTTPClientError where error == .remoteConnectionClosed && !sentAgain && NIODeadline.now() < deadline {
+            } catch let error as HTTPClientError
+                where error == .remoteConnectionClosed && cutOff < Self.closedConnectionRetries && NIODeadline.now() < deadline
+            {
                 // A kept-alive connection the provider closed as the request went out on it (uvicorn
                 // closes one idle for 5 s, gunicorn 2 s); async-http-client does not send again
-                // (swift-server/async-http-client#715). Once more, on a new connection: a provider
-                // that did read the request refuses a code used twice, so the worst is its refusal.
-                sentAgain = true
+                // (swift-server/async-http-client#715), and the next pooled connection may be just
+                // as stale. Again, a few times: each closed connection leaves the pool, so one is
+                // soon new. A provider that did read the request refuses a code used twice, so the
+                // worst is its refusal.
+                cutOff += 1
                 continue
             } catch {
                 throw ActionError(.unavailable, "\(what) could not be reached", cause: error)
