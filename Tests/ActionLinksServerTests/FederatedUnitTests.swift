@@ -212,6 +212,7 @@ extension FederatedUnitTests {
                 issuer: \(origin)
                 clientId: client-1
                 clientSecret: secret-1
+                timeout: 2m
             """
         let provider = try #require(try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml").service.providers.first)
         let configuration = try JSONDecoder().decode(
