@@ -297,11 +297,20 @@ struct StoreTests {
             try tx.addSession(session)
         }
         #expect(try await store.accounts.session(hash: Data("s".utf8))?.session == session)
+        // A refresh's read gives the account as `account(id:)` does, identities included.
+        #expect(try await store.accounts.session(hash: Data("s".utf8))?.account == store.accounts.account(id: "u1", tenantID: ""))
         var changed = try #require(try await store.accounts.account(id: "u1", tenantID: ""))
         changed.email = "new@example.com"
-        changed.federatedIdentities = [FederatedIdentity(providerID: "oidc.corp", rawID: "corp-1")]
+        changed.federatedIdentities = [
+            FederatedIdentity(providerID: "oidc.corp", rawID: "corp-1"),
+            FederatedIdentity(
+                providerID: "yahoo.com", rawID: "yahoo-2", email: "ann@yahoo.com", displayName: "Ann", photoURL: "https://p.example/a",
+                screenName: "ann"),
+        ]
         try await store.accounts.transaction(tenantID: "", now: now) { [changed] tx in try tx.update(changed) }
         #expect(try await store.accounts.account(id: "u1", tenantID: "") == changed)
+        #expect(try await store.accounts.session(hash: Data("s".utf8))?.account == changed)
+        #expect(try await store.accounts.session(hash: Data("s".utf8))?.session == session)
         let gone = try await store.accounts.transaction(tenantID: "", now: now) { tx in
             try tx.account(providerID: "yahoo.com", rawID: "yahoo-1")
         }

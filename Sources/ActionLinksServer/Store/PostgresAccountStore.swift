@@ -74,22 +74,14 @@ public struct PostgresAccountStore: AccountStore {
     }
 
     public func session(hash: Data) async throws -> (session: Session, account: Account)? {
+        // One prepared statement, one round trip: every token refresh reads this.
         try await database.withConnection { connection in
-            guard
-                let session = try await connection.query(
-                    """
-                    SELECT hash, tenant_id, account_id, created_at, sign_in_provider, auth_time, claims FROM refresh_tokens
-                    WHERE hash = \(ByteBuffer(bytes: hash))
-                    """, logger: database.logger
-                ).first(where: { _ in true }).map(sessionFromRow)
-            else { return nil }
-            guard
-                let account = try await Self.accounts(
-                    connection, "tenant_id = \(session.tenantID) AND local_id = \(session.accountID)", tenantID: session.tenantID,
-                    lock: false, database: database
-                ).first
-            else { return nil }
-            return (session, account)
+            var found: (session: Session, account: Account)?
+            for try await row in try await connection.execute(SessionWithAccount(hash: hash), logger: database.logger) {
+                if found == nil { found = (row.session, row.account) }
+                if let identity = row.identity { found?.account.federatedIdentities.append(identity) }
+            }
+            return found
         }
     }
 
@@ -461,12 +453,50 @@ func accountFromRow(_ row: PostgresRow) throws -> Account {
         screenName: try cells[18].decode(String?.self))
 }
 
-func sessionFromRow(_ row: PostgresRow) throws -> Session {
-    let (hash, tenantID, accountID, createdAt, provider, authTime, claims) = try row.decode(
-        (ByteBuffer, String, String, Timestamp, String, Int64, String?).self)
-    return Session(
-        hash: Data(hash.readableBytesView), tenantID: tenantID, accountID: accountID, createdAt: createdAt, signInProvider: provider,
-        authTime: authTime, claims: claims)
+/// A session with its account and the account's federated identities (one row per identity, or
+/// one row without), for a token refresh: the account's columns first, as ``accountFromRow(_:)``
+/// reads them.
+struct SessionWithAccount: PostgresPreparedStatement {
+    static let name = "actionlinks_session_with_account_v1"
+    static let sql = """
+        SELECT \(accountColumns(prefix: "a.")), r.created_at, r.sign_in_provider, r.auth_time, r.claims,
+               p.provider_id, p.raw_id, p.email, p.display_name, p.photo_url, p.screen_name
+        FROM refresh_tokens r
+        JOIN accounts a ON a.tenant_id = r.tenant_id AND a.local_id = r.account_id
+        LEFT JOIN account_providers p ON p.tenant_id = a.tenant_id AND p.local_id = a.local_id
+        WHERE r.hash = $1
+        ORDER BY p.provider_id, p.raw_id
+        """
+
+    struct Row {
+        var session: Session
+        var account: Account
+        var identity: FederatedIdentity?
+    }
+
+    var hash: Data
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(ByteBuffer(bytes: hash))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let account = try accountFromRow(row)
+        let cells = row.makeRandomAccess()
+        let session = Session(
+            hash: hash, tenantID: account.tenantID, accountID: account.localID, createdAt: try cells[19].decode(Timestamp.self),
+            signInProvider: try cells[20].decode(String.self), authTime: try cells[21].decode(Int64.self),
+            claims: try cells[22].decode(String?.self))
+        let identity = try cells[23].decode(String?.self).map { providerID in
+            FederatedIdentity(
+                providerID: providerID, rawID: try cells[24].decode(String.self), email: try cells[25].decode(String?.self),
+                displayName: try cells[26].decode(String?.self), photoURL: try cells[27].decode(String?.self),
+                screenName: try cells[28].decode(String?.self))
+        }
+        return Row(session: session, account: account, identity: identity)
+    }
 }
 
 struct AccountByEmail: PostgresPreparedStatement {
