@@ -201,22 +201,43 @@ struct QueryScan: QueryScanner {
     }
 
     /// Which known name the bytes spell, after decoding any escapes.
+    ///
+    /// Compared as little-endian words of up to eight bytes (the constants spell the names; the tests
+    /// check them against ``Name/text``).
     @inline(__always)
-    private static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, escaped: Bool) -> Name? {
+    static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, escaped: Bool) -> Name? {
         if escaped { return decodedName(bytes, range) }
+        let start = range.lowerBound
         switch range.count {
         case 4:
-            if equals(bytes, range, "mode") { return .mode }
-            if equals(bytes, range, "lang") { return .lang }
-            if equals(bytes, range, "link") { return .link }
-        case 6: if equals(bytes, range, "apiKey") { return .apiKey }
-        case 7: if equals(bytes, range, "oobCode") { return .oobCode }
-        case 8: if equals(bytes, range, "tenantId") { return .tenantId }
-        case 11: if equals(bytes, range, "continueUrl") { return .continueUrl }
-        case 12: if equals(bytes, range, "deep_link_id") { return .deepLinkID }
-        default: break
+            switch word(bytes, start, 4) {
+            case 0x6564_6F6D: return .mode  // "mode"
+            case 0x676E_616C: return .lang  // "lang"
+            case 0x6B6E_696C: return .link  // "link"
+            default: return nil
+            }
+        case 6: return word(bytes, start, 6) == 0x7965_4B69_7061 ? .apiKey : nil  // "apiKey"
+        case 7: return word(bytes, start, 7) == 0x65_646F_4362_6F6F ? .oobCode : nil  // "oobCode"
+        case 8: return word(bytes, start, 8) == 0x6449_746E_616E_6574 ? .tenantId : nil  // "tenantId"
+        case 11:  // "continue" "Url"
+            return word(bytes, start, 8) == 0x6575_6E69_746E_6F63 && word(bytes, start &+ 8, 3) == 0x6C_7255 ? .continueUrl : nil
+        case 12:  // "deep_lin" "k_id"
+            return word(bytes, start, 8) == 0x6E69_6C5F_7065_6564 && word(bytes, start &+ 8, 4) == 0x6469_5F6B ? .deepLinkID : nil
+        default: return nil
         }
-        return nil
+    }
+
+    /// The `count` (1 to 8) bytes at `at` as a little-endian word: one load when eight bytes are there
+    /// to read, else a byte at a time (never past the buffer's end).
+    @inline(__always)
+    static func word(_ bytes: UnsafeBufferPointer<UInt8>, _ at: Int, _ count: Int) -> UInt64 {
+        if at &+ 8 <= bytes.count, let base = bytes.baseAddress {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self))
+            return count == 8 ? word : word & ((1 &<< UInt64(truncatingIfNeeded: count &* 8)) &- 1)
+        }
+        var word: UInt64 = 0
+        for k in 0..<count { word |= UInt64(bytes[at &+ k]) &<< UInt64(truncatingIfNeeded: k &* 8) }
+        return word
     }
 
     /// A name written with escapes (`%6Dode`) still names the parameter after decoding.
@@ -225,16 +246,6 @@ struct QueryScan: QueryScanner {
         return Name.allCases.first { $0.text.description == decoded }
     }
 
-    @inline(__always)
-    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ text: StaticString) -> Bool {
-        let other = text.utf8Start
-        var k = 0
-        for i in range {
-            if bytes[i] != other[k] { return false }
-            k += 1
-        }
-        return true
-    }
 }
 
 /// A URL split into parts together with its scanned query.

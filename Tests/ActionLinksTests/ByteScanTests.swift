@@ -182,4 +182,30 @@ struct ByteScanTests {
         }
         #expect(accepted > 400, "enough authorities should split")
     }
+
+    @Test("names are recognised as words wherever they sit and however the buffer ends")
+    func namesAsWords() {
+        for name in QueryScan.Name.allCases {
+            let text = Array(name.text.description.utf8)
+            for before in 0..<10 {
+                for after in [0, 1, 7, 8] {
+                    let bytes =
+                        [UInt8](repeating: UInt8(ascii: "x"), count: before) + text + [UInt8](repeating: UInt8(ascii: "="), count: after)
+                    bytes.withUnsafeBufferPointer { buffer in
+                        let range = before..<(before + text.count)
+                        #expect(QueryScan.name(buffer, range, escaped: false) == name, "\(name) at \(before), \(after) after")
+                        // One byte off anywhere is no name.
+                        for k in range {
+                            var changed = bytes
+                            changed[k] ^= 0x01
+                            changed.withUnsafeBufferPointer { #expect(QueryScan.name($0, range, escaped: false) == nil, "\(changed)") }
+                        }
+                        // Nor is a name one byte short or long.
+                        #expect(QueryScan.name(buffer, before..<(range.upperBound - 1), escaped: false) == nil)
+                        if after > 0 { #expect(QueryScan.name(buffer, before..<(range.upperBound + 1), escaped: false) == nil) }
+                    }
+                }
+            }
+        }
+    }
 }
