@@ -371,18 +371,14 @@ extension URLParts {
 
     /// The WHATWG "special schemes": browsers always give their URLs an authority (`http:x` is
     /// read as `http://x`), so we refuse such URLs without `//` instead of guessing.
-    private static func isSpecialScheme(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
-        func equals(_ word: StaticString) -> Bool {
-            guard word.utf8CodeUnitCount == r.count else { return false }
-            let w = word.utf8Start
-            for k in 0..<r.count where b[r.lowerBound + k] | 0x20 != w[k] { return false }
-            return true
-        }
-        switch r.count {
-        case 5: return equals("https")
-        case 4: return equals("http") || equals("file")
-        case 3: return equals("wss") || equals("ftp")
-        case 2: return equals("ws")
+    static func isSpecialScheme(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
+        // The scheme's bytes as a little-endian word with ASCII letters lower-cased (scheme characters
+        // other than letters already have the 0x20 bit); the constants spell the schemes.
+        guard (2...5).contains(r.count) else { return false }
+        let word = QueryScan.word(b, r.lowerBound, r.count) | (0x20_2020_2020 & ((1 &<< UInt64(r.count &* 8)) &- 1))
+        switch word {
+        case 0x73_7074_7468, 0x7074_7468, 0x656C_6966: return true  // "https", "http", "file"
+        case 0x73_7377, 0x70_7466, 0x7377: return true  // "wss", "ftp", "ws"
         default: return false
         }
     }

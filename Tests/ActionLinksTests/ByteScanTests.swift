@@ -208,4 +208,24 @@ struct ByteScanTests {
             }
         }
     }
+
+    @Test("special schemes are recognised as words, in any case, and nothing else is")
+    func specialSchemes() {
+        var rng = SplitMix64(seed: 41)
+        let special: Set<String> = ["https", "http", "file", "wss", "ftp", "ws"]
+        let alphabet = Array("hHtTpPsSfFiIlLeEwW+-.0a".utf8)
+        var candidates = Array(special) + ["HTTPS", "Http", "FiLe", "WS", "htt", "httpss", "h", "", "ftps", "wss+", "http."]
+        for _ in 0..<3_000 {
+            candidates.append(
+                String(decoding: (0..<Int.random(in: 0...6, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }, as: UTF8.self))
+        }
+        for scheme in candidates {
+            let text = scheme + "://x"
+            var copy = text
+            copy.withUTF8 { bytes in
+                let range = 0..<scheme.utf8.count
+                #expect(URLParts.isSpecialScheme(bytes, range) == special.contains(scheme.lowercased()), "\(scheme)")
+            }
+        }
+    }
 }
