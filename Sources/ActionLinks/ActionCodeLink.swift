@@ -40,16 +40,17 @@ public struct ActionCodeLink: Sendable, Hashable {
         @inline(__always)
         init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
             let candidate: Mode
+            let text: StaticString
             switch bytes.count {
-            case 6: candidate = .signIn
-            case 13: candidate = .resetPassword
-            case 11: candidate = .verifyEmail
-            case 12: candidate = .recoverEmail
-            case 20: candidate = .verifyAndChangeEmail
-            case 26: candidate = .revertSecondFactorAddition
+            case 6: (candidate, text) = (.signIn, "signIn")
+            case 13: (candidate, text) = (.resetPassword, "resetPassword")
+            case 11: (candidate, text) = (.verifyEmail, "verifyEmail")
+            case 12: (candidate, text) = (.recoverEmail, "recoverEmail")
+            case 20: (candidate, text) = (.verifyAndChangeEmail, "verifyAndChangeEmail")
+            case 26: (candidate, text) = (.revertSecondFactorAddition, "revertSecondFactorAddition")
             default: return nil
             }
-            guard candidate.rawValue.utf8.withContiguousStorageIfAvailable({ memoryEquals($0, bytes) }) ?? false else { return nil }
+            guard memoryEquals(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount), bytes) else { return nil }
             self = candidate
         }
 
@@ -180,11 +181,22 @@ enum ActionParameters {
     }
 }
 
-/// Whether two byte buffers hold the same bytes.
+/// Whether two byte buffers hold the same bytes (eight at a time while eight remain in both).
 @inline(__always)
 func memoryEquals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
     guard a.count == b.count else { return false }
-    for k in 0..<a.count where a[k] != b[k] { return false }
+    guard let p = a.baseAddress, let q = b.baseAddress else { return true }
+    var k = 0
+    while k &+ 8 <= a.count {
+        guard UnsafeRawPointer(p + k).loadUnaligned(as: UInt64.self) == UnsafeRawPointer(q + k).loadUnaligned(as: UInt64.self) else {
+            return false
+        }
+        k &+= 8
+    }
+    while k < a.count {
+        guard a[k] == b[k] else { return false }
+        k &+= 1
+    }
     return true
 }
 

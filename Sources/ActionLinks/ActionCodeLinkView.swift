@@ -46,7 +46,8 @@ public struct ActionCodeLinkView {
             guard let range = query[name], !range.isEmpty else { return nil }
             let raw = UnsafeBufferPointer(rebasing: bytes[range])
             let escaped = query.isEscaped(name)
-            if escaped {
+            // Only escapes of bytes outside ASCII can fail (by not being UTF-8): check those by decoding.
+            if query.mayFailToDecode(name) {
                 let valid = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: raw.count) {
                     PercentEncoding.decode(raw, into: $0) != nil
                 }
@@ -99,16 +100,24 @@ extension ActionCodeLink {
     /// Reads `link` as ``parse(_:)`` does, without copying, and calls `body` with what it found;
     /// `nil` when it is not an action link (then `body` is not called). The view and its fields are
     /// valid only inside `body`.
+    @inlinable
     public static func withView<R>(of link: String, _ body: (ActionCodeLinkView) -> R) -> R? {
-        // The layers are read by `LinkParser.parse` specialised for a concrete result (`Bool`): made
-        // generic over `R` it would look up generic metadata on every layer, which cost more than
-        // the strings this saves.
+        // Inlined into the caller, where `R` is known: a generic `R?` here would look up its metadata
+        // on every call, which cost more than the strings the view saves. The layers are read by the
+        // non-generic entry below.
         var result: R?
+        return _readView(of: link) { result = body($0) } ? result : nil
+    }
+
+    /// ``withView(of:_:)`` without a result: whether `link` is an action link (then `body` ran).
+    @usableFromInline
+    static func _readView(of link: String, _ body: (ActionCodeLinkView) -> Void) -> Bool {
+        // `LinkParser.parse` specialised for a concrete result (`Bool`).
         let found = LinkParser.parse(link) { bytes, query -> Bool? in
             guard let view = ActionCodeLinkView(bytes, query) else { return nil }
-            result = body(view)
+            body(view)
             return true
         }
-        return found == true ? result : nil
+        return found == true
     }
 }

@@ -26,7 +26,12 @@ enum LinkParser {
     /// scanned query, valid only during the call), or `nil` when the layers lead nowhere.
     @inline(__always)
     static func parse<R>(_ link: String, _ make: (UnsafeBufferPointer<UInt8>, QueryScan) -> R?) -> R? {
-        var text = link  // a native string's bytes are used in place; any other is made native once
+        // A native string's bytes are used in place (without the copy `withUTF8` needs a `var` for);
+        // any other is made native once.
+        if let parsed = link.utf8.withContiguousStorageIfAvailable({ parse(layer: $0, depth: 1, step: .input, make) }) {
+            return parsed
+        }
+        var text = link
         return text.withUTF8 { parse(layer: $0, depth: 1, step: .input, make) }
     }
 

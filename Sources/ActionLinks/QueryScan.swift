@@ -34,6 +34,9 @@ struct QueryScan: QueryScanner {
     private(set) var repeated: UInt8 = 0
     /// One bit per ``Name`` whose last value holds a `%` escape (the others need no decoding).
     private(set) var escaped: UInt8 = 0
+    /// One bit per ``Name`` whose last value escapes a byte outside ASCII (`%80` to `%FF`): only such
+    /// a value can fail to decode (the splitter accepts only well-formed escapes), by not being UTF-8.
+    private(set) var escapedHigh: UInt8 = 0
 
     init() {}
 
@@ -79,82 +82,162 @@ struct QueryScan: QueryScanner {
     @inline(__always)
     func isEscaped(_ name: Name) -> Bool { escaped & name.bit != 0 }
 
+    /// Whether the last value of `name` may fail to decode: it escapes bytes outside ASCII, which must
+    /// then be UTF-8. A value without such an escape decodes to ASCII, so always decodes.
+    @inline(__always)
+    func mayFailToDecode(_ name: Name) -> Bool { escapedHigh & name.bit != 0 }
+
     /// Advances over the query from `start`, as ``URLParts`` would, and records every item on the way:
     /// items split at `&`, each at its first `=`.
+    ///
+    /// Sixteen bytes at a time (``ByteClasses/queryStops(_:)``): each block yields the lanes that are
+    /// not plain query text, and only those are looked at, in order. The last block of the buffer is
+    /// loaded so that it ends at the buffer's end (overlapping the one before, whose lanes it skips),
+    /// so nothing is read outside `bytes`; a buffer shorter than 16 bytes is read a byte at a time.
     mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        let n = bytes.count
+        guard let base = bytes.baseAddress, n >= ByteClasses.width else { return scanBytes(bytes, from: start) }
+        let table = characterClasses
+        var item = Item(start: start)
+        var block = start
+        while block < n {
+            let at = min(block, n &- ByteClasses.width)
+            // Lanes before `block` belong to the block before (only the last block overlaps it).
+            var stops = ByteClasses.queryStops(base + at) & (~0 &<< UInt32(truncatingIfNeeded: block &- at))
+            while stops != 0 {
+                let i = at &+ stops.trailingZeroBitCount
+                stops &= stops &- 1
+                let c = bytes[i]
+                if c == UInt8(ascii: "%"), i &+ 2 < n, table[Int(bytes[i &+ 1])] & hexClass != 0,
+                    table[Int(bytes[i &+ 2])] & hexClass != 0
+                {
+                    // The two digits are plain text, never a stop: nothing to skip.
+                    item.escape(high: bytes[i &+ 1] >= UInt8(ascii: "8"))
+                } else if c == UInt8(ascii: "&") {
+                    record(bytes, item, end: i)
+                    item = Item(start: i &+ 1)
+                } else if c == UInt8(ascii: "=") {
+                    if item.equals < 0 { item.equals = i }
+                } else {
+                    record(bytes, item, end: i)
+                    return i
+                }
+            }
+            block = at &+ ByteClasses.width
+        }
+        record(bytes, item, end: n)
+        return n
+    }
+
+    /// ``scan(_:from:)`` a byte at a time, for buffers shorter than one block.
+    mutating func scanBytes(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         let table = characterClasses
         let n = bytes.count
         var i = start
-        var itemStart = start
-        var equals = -1
-        var nameEscaped = false
-        var valueEscaped = false
-        while true {
-            // Plain text, four bytes at a time while there are four.
-            while i &+ 4 <= n,
-                table[Int(bytes[i])] & table[Int(bytes[i &+ 1])] & table[Int(bytes[i &+ 2])] & table[Int(bytes[i &+ 3])] & queryTextClass
-                    != 0
-            {
-                i &+= 4
-            }
-            while i < n, table[Int(bytes[i])] & queryTextClass != 0 { i &+= 1 }
-            guard i < n else { break }
+        var item = Item(start: start)
+        while i < n {
             let c = bytes[i]
-            if c == UInt8(ascii: "&") {
-                record(bytes, itemStart, equals, i, nameEscaped: nameEscaped, valueEscaped: valueEscaped)
+            if table[Int(c)] & queryTextClass != 0 {
                 i &+= 1
-                itemStart = i
-                equals = -1
-                nameEscaped = false
-                valueEscaped = false
+            } else if c == UInt8(ascii: "&") {
+                record(bytes, item, end: i)
+                i &+= 1
+                item = Item(start: i)
             } else if c == UInt8(ascii: "=") {
-                if equals < 0 { equals = i }
+                if item.equals < 0 { item.equals = i }
                 i &+= 1
             } else if c == UInt8(ascii: "%"), i &+ 2 < n, table[Int(bytes[i &+ 1])] & hexClass != 0,
                 table[Int(bytes[i &+ 2])] & hexClass != 0
             {
-                if equals < 0 { nameEscaped = true } else { valueEscaped = true }
+                item.escape(high: bytes[i &+ 1] >= UInt8(ascii: "8"))
                 i &+= 3
             } else {
                 break
             }
         }
-        record(bytes, itemStart, equals, i, nameEscaped: nameEscaped, valueEscaped: valueEscaped)
+        record(bytes, item, end: i)
         return i
     }
 
-    /// Records the item `start..<end` whose first `=` is at `equals` (-1: none) if its name is one we read.
+    /// The item being scanned: where it starts, its first `=` (-1: none yet), and its escapes.
+    private struct Item {
+        let start: Int
+        var equals = -1
+        var nameEscaped = false
+        var valueEscaped = false
+        /// Whether the value has an escape of a byte outside ASCII (`%80` to `%FF`).
+        var valueEscapedHigh = false
+
+        init(start: Int) { self.start = start }
+
+        /// Notes an escape at the scan's position; `high` when its first digit is 8 or more (the
+        /// digits are already checked: `8`, `9` and letters are the ones at or above `8`).
+        @inline(__always)
+        mutating func escape(high: Bool) {
+            if equals < 0 {
+                nameEscaped = true
+            } else {
+                valueEscaped = true
+                if high { valueEscapedHigh = true }
+            }
+        }
+    }
+
+    /// Records `item`, which ends at `end`, if its name is one we read.
     @inline(__always)
-    private mutating func record(
-        _ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ equals: Int, _ end: Int, nameEscaped: Bool, valueEscaped: Bool
-    ) {
-        let nameEnd = equals < 0 ? end : equals
-        let valueStart = equals < 0 ? end : equals + 1
-        guard nameEnd > start || end > valueStart, let name = Self.name(bytes, start..<nameEnd, escaped: nameEscaped) else { return }
+    private mutating func record(_ bytes: UnsafeBufferPointer<UInt8>, _ item: Item, end: Int) {
+        let start = item.start
+        let nameEnd = item.equals < 0 ? end : item.equals
+        let valueStart = item.equals < 0 ? end : item.equals &+ 1
+        guard nameEnd > start || end > valueStart, let name = Self.name(bytes, start..<nameEnd, escaped: item.nameEscaped) else {
+            return
+        }
         let bit = name.bit
         repeated |= present & bit
         present |= bit
-        if valueEscaped { escaped |= bit } else { escaped &= ~bit }
+        if item.valueEscaped { escaped |= bit } else { escaped &= ~bit }
+        if item.valueEscapedHigh { escapedHigh |= bit } else { escapedHigh &= ~bit }
         setSpan(name, valueStart..<end)
     }
 
     /// Which known name the bytes spell, after decoding any escapes.
+    ///
+    /// Compared as little-endian words of up to eight bytes (the constants spell the names; the tests
+    /// check them against ``Name/text``).
     @inline(__always)
-    private static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, escaped: Bool) -> Name? {
+    static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, escaped: Bool) -> Name? {
         if escaped { return decodedName(bytes, range) }
+        let start = range.lowerBound
         switch range.count {
         case 4:
-            if equals(bytes, range, "mode") { return .mode }
-            if equals(bytes, range, "lang") { return .lang }
-            if equals(bytes, range, "link") { return .link }
-        case 6: if equals(bytes, range, "apiKey") { return .apiKey }
-        case 7: if equals(bytes, range, "oobCode") { return .oobCode }
-        case 8: if equals(bytes, range, "tenantId") { return .tenantId }
-        case 11: if equals(bytes, range, "continueUrl") { return .continueUrl }
-        case 12: if equals(bytes, range, "deep_link_id") { return .deepLinkID }
-        default: break
+            switch word(bytes, start, 4) {
+            case 0x6564_6F6D: return .mode  // "mode"
+            case 0x676E_616C: return .lang  // "lang"
+            case 0x6B6E_696C: return .link  // "link"
+            default: return nil
+            }
+        case 6: return word(bytes, start, 6) == 0x7965_4B69_7061 ? .apiKey : nil  // "apiKey"
+        case 7: return word(bytes, start, 7) == 0x65_646F_4362_6F6F ? .oobCode : nil  // "oobCode"
+        case 8: return word(bytes, start, 8) == 0x6449_746E_616E_6574 ? .tenantId : nil  // "tenantId"
+        case 11:  // "continue" "Url"
+            return word(bytes, start, 8) == 0x6575_6E69_746E_6F63 && word(bytes, start &+ 8, 3) == 0x6C_7255 ? .continueUrl : nil
+        case 12:  // "deep_lin" "k_id"
+            return word(bytes, start, 8) == 0x6E69_6C5F_7065_6564 && word(bytes, start &+ 8, 4) == 0x6469_5F6B ? .deepLinkID : nil
+        default: return nil
         }
-        return nil
+    }
+
+    /// The `count` (1 to 8) bytes at `at` as a little-endian word: one load when eight bytes are there
+    /// to read, else a byte at a time (never past the buffer's end).
+    @inline(__always)
+    static func word(_ bytes: UnsafeBufferPointer<UInt8>, _ at: Int, _ count: Int) -> UInt64 {
+        if at &+ 8 <= bytes.count, let base = bytes.baseAddress {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self))
+            return count == 8 ? word : word & ((1 &<< UInt64(truncatingIfNeeded: count &* 8)) &- 1)
+        }
+        var word: UInt64 = 0
+        for k in 0..<count { word |= UInt64(bytes[at &+ k]) &<< UInt64(truncatingIfNeeded: k &* 8) }
+        return word
     }
 
     /// A name written with escapes (`%6Dode`) still names the parameter after decoding.
@@ -163,16 +246,6 @@ struct QueryScan: QueryScanner {
         return Name.allCases.first { $0.text.description == decoded }
     }
 
-    @inline(__always)
-    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ text: StaticString) -> Bool {
-        let other = text.utf8Start
-        var k = 0
-        for i in range {
-            if bytes[i] != other[k] { return false }
-            k += 1
-        }
-        return true
-    }
 }
 
 /// A URL split into parts together with its scanned query.

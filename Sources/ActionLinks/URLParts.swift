@@ -200,31 +200,41 @@ extension URLParts {
         if i + 1 < n, b[i] == UInt8(ascii: "/"), b[i + 1] == UInt8(ascii: "/") {
             let authorityStart = i + 2
             var hostStart = authorityStart
-            // userinfo: up to an '@' before the end of the authority
-            let userinfoEnd = scan(authorityStart, userinfoClass)
-            if userinfoEnd < n, b[userinfoEnd] == UInt8(ascii: "@") {
-                o.userinfo = authorityStart..<userinfoEnd
-                hostStart = userinfoEnd + 1
-            }
-            var hostEnd: Int
-            if hostStart < n, b[hostStart] == UInt8(ascii: "[") {
-                var close = hostStart + 1
-                var sawColon = false
-                while close < n, table[Int(b[close])] & ipv6Class != 0 {
-                    if b[close] == UInt8(ascii: ":") { sawColon = true }
-                    close += 1
+            // Most authorities are a host alone: when a host's characters run up to something other than
+            // ':' or '@' (and do not open an IP literal), so would userinfo's (the same class with ':'),
+            // and there is no '@': that run is the host.
+            var hostEnd = scan(authorityStart, regNameClass)
+            let hostAlone =
+                (hostEnd == n || (b[hostEnd] != UInt8(ascii: ":") && b[hostEnd] != UInt8(ascii: "@")))
+                && (authorityStart == n || b[authorityStart] != UInt8(ascii: "["))
+            if !hostAlone {
+                // userinfo: up to an '@' before the end of the authority
+                let userinfoEnd = scan(authorityStart, userinfoClass)
+                if userinfoEnd < n, b[userinfoEnd] == UInt8(ascii: "@") {
+                    o.userinfo = authorityStart..<userinfoEnd
+                    hostStart = userinfoEnd + 1
                 }
-                guard close < n, b[close] == UInt8(ascii: "]") else {
-                    if close < n, !isAuthorityEnd(b[close]) {
-                        return fail(
-                            .invalidHost, close, "character '\(character(close))' at offset \(close) is not allowed in an IPv6 literal")
+                if hostStart < n, b[hostStart] == UInt8(ascii: "[") {
+                    var close = hostStart + 1
+                    var sawColon = false
+                    while close < n, table[Int(b[close])] & ipv6Class != 0 {
+                        if b[close] == UInt8(ascii: ":") { sawColon = true }
+                        close += 1
                     }
-                    return fail(.invalidHost, hostStart, "the IP literal starting at offset \(hostStart) has no closing ']'")
+                    guard close < n, b[close] == UInt8(ascii: "]") else {
+                        if close < n, !isAuthorityEnd(b[close]) {
+                            return fail(
+                                .invalidHost, close, "character '\(character(close))' at offset \(close) is not allowed in an IPv6 literal")
+                        }
+                        return fail(.invalidHost, hostStart, "the IP literal starting at offset \(hostStart) has no closing ']'")
+                    }
+                    guard sawColon else {
+                        return fail(.invalidHost, hostStart, "the IP literal at offset \(hostStart) is not an IPv6 address")
+                    }
+                    hostEnd = close + 1
+                } else {
+                    hostEnd = scan(hostStart, regNameClass)
                 }
-                guard sawColon else { return fail(.invalidHost, hostStart, "the IP literal at offset \(hostStart) is not an IPv6 address") }
-                hostEnd = close + 1
-            } else {
-                hostEnd = scan(hostStart, regNameClass)
             }
             o.host = hostStart..<hostEnd
             var end = hostEnd
@@ -277,8 +287,36 @@ extension URLParts {
     }
 
     /// Advances over bytes of the class `allowed` and valid escapes; stops at the first other byte.
+    ///
+    /// Sixteen bytes at a time for the classes ``ByteClasses/stops(_:outside:)`` knows, the last block
+    /// loaded so that it ends at the buffer's end (overlapping, its lanes before `i` dropped); a byte
+    /// at a time for other classes and buffers shorter than a block.
     @inline(__always)
     static func advance(_ b: UnsafeBufferPointer<UInt8>, from start: Int, over allowed: UInt16) -> Int {
+        let n = b.count
+        guard let base = b.baseAddress, n >= ByteClasses.width, ByteClasses.handles(allowed) else {
+            return advanceBytes(b, from: start, over: allowed)
+        }
+        let table = characterClasses
+        var i = start
+        while i < n {
+            let at = min(i, n &- ByteClasses.width)
+            let stops = ByteClasses.stops(base + at, outside: allowed)! & (~0 &<< UInt32(truncatingIfNeeded: i &- at))
+            if stops == 0 {
+                i = at &+ ByteClasses.width
+                continue
+            }
+            i = at &+ stops.trailingZeroBitCount
+            guard b[i] == UInt8(ascii: "%"), i &+ 2 < n, table[Int(b[i &+ 1])] & hexClass != 0, table[Int(b[i &+ 2])] & hexClass != 0
+            else { return i }
+            i &+= 3
+        }
+        return n
+    }
+
+    /// ``advance(_:from:over:)`` a byte at a time.
+    @inline(__always)
+    static func advanceBytes(_ b: UnsafeBufferPointer<UInt8>, from start: Int, over allowed: UInt16) -> Int {
         let table = characterClasses
         let n = b.count
         var i = start
@@ -333,18 +371,14 @@ extension URLParts {
 
     /// The WHATWG "special schemes": browsers always give their URLs an authority (`http:x` is
     /// read as `http://x`), so we refuse such URLs without `//` instead of guessing.
-    private static func isSpecialScheme(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
-        func equals(_ word: StaticString) -> Bool {
-            guard word.utf8CodeUnitCount == r.count else { return false }
-            let w = word.utf8Start
-            for k in 0..<r.count where b[r.lowerBound + k] | 0x20 != w[k] { return false }
-            return true
-        }
-        switch r.count {
-        case 5: return equals("https")
-        case 4: return equals("http") || equals("file")
-        case 3: return equals("wss") || equals("ftp")
-        case 2: return equals("ws")
+    static func isSpecialScheme(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
+        // The scheme's bytes as a little-endian word with ASCII letters lower-cased (scheme characters
+        // other than letters already have the 0x20 bit); the constants spell the schemes.
+        guard (2...5).contains(r.count) else { return false }
+        let word = QueryScan.word(b, r.lowerBound, r.count) | (0x20_2020_2020 & ((1 &<< UInt64(r.count &* 8)) &- 1))
+        switch word {
+        case 0x73_7074_7468, 0x7074_7468, 0x656C_6966: return true  // "https", "http", "file"
+        case 0x73_7377, 0x70_7466, 0x7377: return true  // "wss", "ftp", "ws"
         default: return false
         }
     }
