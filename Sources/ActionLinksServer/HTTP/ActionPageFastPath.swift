@@ -70,13 +70,13 @@ final class ActionPageFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             }
             answering = nil
             let page = answer(target: target, acceptLanguage: acceptLanguage)
-            var head = page.head
-            head.headerFields[.date] = HTTPDate.now
-            let body = page.body.flatMap { $0.readableBytes > 0 ? $0 : nil }
             if let raw {
-                raw.write(RawAnswers.encode(head, body: body))
+                raw.write(page.encoded(date: HTTPDate.now))
                 context.triggerUserOutboundEvent(FastPathAnswered(), promise: nil)
             } else {
+                var head = page.head
+                head.headerFields[.date] = HTTPDate.now
+                let body = page.body.flatMap { $0.readableBytes > 0 ? $0 : nil }
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
                 if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)

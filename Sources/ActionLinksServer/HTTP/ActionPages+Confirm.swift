@@ -97,7 +97,7 @@ extension ActionPages {
     }
 
     /// What the person typed and what was wrong with it, for a form shown again.
-    struct FormState {
+    struct FormState: Equatable {
         var remembered = false
         var emailValue: String?
         var emailError: String?
@@ -128,22 +128,38 @@ extension ActionPages {
     func formPage(
         for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok
     ) -> PageAnswer {
-        let mode = record.mode.rawValue
         // Fronting a Firebase project, the page's text masks the addresses (the password form's
         // hidden username keeps the full one, for password managers).
         let shown = upstream == nil ? { $0 } : EmailAddress.masked
-        var values = ["appName": settings.project.appName, "email": shown(record.email)]
-        if let newEmail = record.newEmail { values["newEmail"] = shown(newEmail) }
+        let values = FormValues(
+            code: code, formToken: formToken(code: code, mode: record.mode), email: record.email, shownEmail: shown(record.email),
+            shownNewEmail: record.newEmail.map(shown))
+        // A form shown for the first time differs from one code to the next only by `values`.
+        if state == FormState(remembered: state.remembered),
+            let page = cachedForm(mode: record.mode, language: language, remembered: state.remembered, values: values)
+        {
+            return PageAnswer(status: status, body: page)
+        }
+        return PageAnswer(
+            status: status, body: templates.render(formView(mode: record.mode, values: values, language: language, state: state)))
+    }
+
+    /// The form of `mode` with a code's `values`: the view ``formPage(for:code:language:state:status:)`` renders.
+    func formView(mode: ActionCodeLink.Mode, values: FormValues, language: String, state: FormState) -> ActionFormView {
+        let modeName = mode.rawValue
+        var texts = ["appName": settings.project.appName, "email": values.shownEmail]
+        if let newEmail = values.shownNewEmail { texts["newEmail"] = newEmail }
         let minimum = String(settings.passwords.minimumLength)
         var view = ActionFormView(
-            frame: templates.frame(language, title: templates.text("\(mode).title", language, values), appName: settings.project.appName),
-            intro: templates.text("\(mode).intro", language, values), button: templates.text("\(mode).button", language, values),
-            mode: mode, oobCode: code, formToken: formToken(code: code, mode: record.mode),
-            email: record.email, minimumLength: minimum, errorLabel: templates.text("errorLabel", language))
-        if record.mode == .signIn {
+            frame: templates.frame(
+                language, title: templates.text("\(modeName).title", language, texts), appName: settings.project.appName),
+            intro: templates.text("\(modeName).intro", language, texts), button: templates.text("\(modeName).button", language, texts),
+            mode: modeName, oobCode: values.code, formToken: values.formToken, email: values.email, minimumLength: minimum,
+            errorLabel: templates.text("errorLabel", language))
+        if mode == .signIn {
             if state.remembered {
                 view.remembered = true
-                view.intro = templates.text("signIn.knownIntro", language, values)
+                view.intro = templates.text("signIn.knownIntro", language, texts)
             } else {
                 view.emailField = .init(
                     label: templates.text("emailLabel", language), help: templates.text("emailHelp", language),
@@ -152,13 +168,13 @@ extension ActionPages {
         }
         view.upstreamFields = state.upstreamFields
         if let notice = state.notice { view.intro = notice }
-        if record.mode == .resetPassword {
+        if mode == .resetPassword {
             view.passwordFields = .init(
                 label: templates.text("passwordLabel", language), help: templates.text("passwordHelp", language, ["minimum": minimum]),
                 againLabel: templates.text("passwordAgainLabel", language), error: state.passwordError, againError: state.passwordAgainError
             )
         }
-        return PageAnswer(status: status, body: templates.render(view))
+        return view
     }
 
     /// A token that ties a form to its code and mode (``SignedToken/Purpose/form``).

@@ -25,6 +25,8 @@ struct ActionPages: Sendable {
     let devices: RememberedDevice
     let clock: any ServiceClock
     let templates: PageTemplates
+    /// The pages and compiled forms kept for every request (``PageCache``).
+    let cache = PageCache()
     /// The project this server fronts (upstream mode), which checks and applies every code.
     let upstream: UpstreamClient?
     /// Sends links through this domain in upstream mode (the recovered address's password reset).
@@ -82,10 +84,9 @@ struct ActionPages: Sendable {
         outcomePage(outcome, language, status: status).response
     }
 
+    /// The page of an outcome, rendered once per language (``outcomeBody(_:_:)``).
     func outcomePage(_ outcome: Outcome, _ language: String, status: HTTPResponse.Status = .badRequest) -> PageAnswer {
-        resultPage(
-            status: status, language: language, title: "error.\(outcome.rawValue).title", body: "error.\(outcome.rawValue).body",
-            values: ["appName": settings.project.appName])
+        PageAnswer(status: status, body: outcomeBody(outcome, language))
     }
 
     /// A result page: `title` and `body` are string keys, filled with `values`.
@@ -146,5 +147,37 @@ struct PageAnswer: Sendable {
         if !fields.contains(.contentLength) { fields[.contentLength] = String(body?.readableBytes ?? 0) }
         PageHeadersMiddleware.apply(to: &fields)
         return HTTPResponse(status: status, headerFields: fields)
+    }
+
+    /// The pages' header lines as the HTTP/1.1 encoder writes them, encoded once.
+    static let pageHeaderLines: [UInt8] = PageHeadersMiddleware.headers.reduce(into: []) {
+        $0 += Array("\($1.name.rawName): \($1.value)\r\n".utf8)
+    }
+
+    /// The whole answer as ``RawAnswers/encode(_:body:)`` writes ``head`` with `Date: date` added
+    /// (as Hummingbird adds it). A page without headers of its own (all but a redirect) is written
+    /// from ``pageHeaderLines``: no header fields are made, checked or encoded per request.
+    func encoded(date: String) -> ByteBuffer {
+        let body = body.flatMap { $0.readableBytes > 0 ? $0 : nil }
+        guard headers.isEmpty else {
+            var head = head
+            head.headerFields[.date] = date
+            return RawAnswers.encode(head, body: body)
+        }
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(Self.pageHeaderLines.count + 96 + (body?.readableBytes ?? 0))
+        buffer.writeStaticString("HTTP/1.1 ")
+        buffer.writeString(String(status.code))
+        buffer.writeStaticString(" ")
+        buffer.writeString(status.reasonPhrase)
+        buffer.writeStaticString("\r\nContent-Length: ")
+        buffer.writeString(String(body?.readableBytes ?? 0))
+        buffer.writeStaticString("\r\n")
+        buffer.writeBytes(Self.pageHeaderLines)
+        buffer.writeStaticString("Date: ")
+        buffer.writeString(date)
+        buffer.writeStaticString("\r\n\r\n")
+        if let body { buffer.writeImmutableBuffer(body) }
+        return buffer
     }
 }

@@ -53,8 +53,8 @@ final class CompiledPage<View: Sendable>: Sendable {
         self.mustache = mustache
     }
 
-    /// The page for `view`, appended to `buffer`.
-    func render(_ view: View, into buffer: inout ByteBuffer) {
+    /// The values `view` gives its slots, and its shape.
+    func read(_ view: View) -> (values: [String?], shape: UInt64) {
         var values = [String?](repeating: nil, count: slots.count)
         var shape: UInt64 = 0
         for (index, slot) in slots.enumerated() {
@@ -66,6 +66,18 @@ final class CompiledPage<View: Sendable>: Sendable {
                 if read(view) { shape |= 1 << UInt64(index) }
             }
         }
+        return (values, shape)
+    }
+
+    /// Whether `view`'s shape compiled (its values are written as ``HTMLEscaping`` escapes them),
+    /// rather than being left to Mustache.
+    func compiles(_ view: View) -> Bool {
+        if case .pieces = program(for: read(view).shape) { true } else { false }
+    }
+
+    /// The page for `view`, appended to `buffer`.
+    func render(_ view: View, into buffer: inout ByteBuffer) {
+        let (values, shape) = read(view)
         switch program(for: shape) {
         case .pieces(let pieces, let staticBytes):
             buffer.reserveCapacity(minimumWritableBytes: staticBytes + values.reduce(0) { $0 + ($1?.utf8.count ?? 0) })

@@ -60,7 +60,7 @@ struct ActionFormView: PageView {
 
     /// The link's API key, tenant and continue URL, and whether this form retries a call upstream
     /// did not answer.
-    struct UpstreamFields: Sendable {
+    struct UpstreamFields: Sendable, Equatable {
         var apiKey: String
         var tenantID: String?
         var continueURL: String?

@@ -1,0 +1,156 @@
+import ActionLinks
+import NIOCore
+import Synchronization
+
+/// What the pages of one ``ActionPages`` render once and keep: only what no code's state can
+/// change. A code is looked up for every request, and which page it gets (a form, expired, used,
+/// invalid) is decided from that lookup each time; what is kept here is the page's bytes once the
+/// decision is made.
+///
+/// - The pages without a form (``ActionPages/Outcome``: expired, invalid, unavailable…) per outcome
+///   and language: their text names the app and nothing else.
+/// - The action form of each mode, language, remembered or not, with or without a new address,
+///   compiled to static bytes around the values that change from one code to the next
+///   (``FormValues``: the code, the form token, the addresses), which are filled in per request.
+///
+/// The settings and templates they are made from are the ``ActionPages``'s own, fixed for its
+/// life. Only languages there are strings for are kept, so the cache is bounded (outcomes × modes
+/// × languages × 4).
+final class PageCache: Sendable {
+    struct OutcomeKey: Hashable {
+        var outcome: ActionPages.Outcome
+        var language: String
+    }
+
+    struct FormKey: Hashable {
+        var mode: ActionCodeLink.Mode
+        var language: String
+        var remembered: Bool
+        /// Whether the record has a new address (a text without one keeps its `{{newEmail}}`).
+        var newEmail: Bool
+    }
+
+    private let outcomes = Mutex<[OutcomeKey: ByteBuffer]>([:])
+    private let forms = Mutex<[FormKey: FormProgram?]>([:])
+
+    /// How many outcome pages and form programs are kept.
+    var counts: (outcomes: Int, forms: Int) { (outcomes.withLock { $0.count }, forms.withLock { $0.count }) }
+
+    /// The outcome page's body for `key`, rendered by `render` the first time.
+    func outcome(_ key: OutcomeKey, render: () -> ByteBuffer) -> ByteBuffer {
+        if let page = outcomes.withLock({ $0[key] }) { return page }
+        let page = render()
+        outcomes.withLock { $0[key] = page }
+        return page
+    }
+
+    /// The compiled form for `key` (`nil`: it does not compile, and is rendered for each request),
+    /// built by `build` the first time.
+    func form(_ key: FormKey, build: () -> FormProgram?) -> FormProgram? {
+        if let program = forms.withLock({ $0[key] }) { return program }
+        let program = build()
+        forms.withLock { $0[key] = program }
+        return program
+    }
+}
+
+/// The values of an action form that change from one code to the next.
+struct FormValues: Sendable {
+    /// The code (the link's `oobCode`).
+    var code: String
+    var formToken: String
+    /// The record's address (the password form's hidden username).
+    var email: String
+    /// The addresses as the page's text shows them (masked in upstream mode).
+    var shownEmail: String
+    var shownNewEmail: String?
+
+    static let count = 5
+
+    /// The value of slot `index` (the order of ``marked(newEmail:)``).
+    func value(_ index: Int) -> String? {
+        switch index {
+        case 0: code
+        case 1: formToken
+        case 2: email
+        case 3: shownEmail
+        default: shownNewEmail
+        }
+    }
+
+    /// Each value a ``PageMarker`` of its slot.
+    static func marked(newEmail: Bool) -> FormValues {
+        probe(newEmail: newEmail) { PageMarker.text($0) }
+    }
+
+    /// Each value `value(slot)`.
+    static func probe(newEmail: Bool, _ value: (Int) -> String) -> FormValues {
+        FormValues(code: value(0), formToken: value(1), email: value(2), shownEmail: value(3), shownNewEmail: newEmail ? value(4) : nil)
+    }
+}
+
+/// An action form as static bytes and ``FormValues`` slots.
+struct FormProgram: Sendable {
+    let pieces: [CompiledPage<ActionFormView>.Piece]
+    let staticBytes: Int
+
+    /// The page with `values`.
+    func render(_ values: FormValues) -> ByteBuffer {
+        var valueBytes = 0
+        for index in 0..<FormValues.count { valueBytes += values.value(index)?.utf8.count ?? 0 }
+        var buffer = ByteBuffer()
+        // Escaping may lengthen a value: room for a few entities before the buffer grows.
+        buffer.reserveCapacity(staticBytes + valueBytes + 64)
+        for piece in pieces {
+            switch piece {
+            case .bytes(let bytes): buffer.writeBytes(bytes)
+            case .value(let slot, let escaped):
+                guard let value = values.value(slot) else { continue }
+                if escaped { HTMLEscaping.write(value, into: &buffer) } else { buffer.writeString(value) }
+            }
+        }
+        return buffer
+    }
+}
+
+extension ActionPages {
+    /// The body of an outcome page, rendered once per outcome and language.
+    func outcomeBody(_ outcome: Outcome, _ language: String) -> ByteBuffer {
+        let render = {
+            resultPage(
+                status: .ok, language: language, title: "error.\(outcome.rawValue).title", body: "error.\(outcome.rawValue).body",
+                values: ["appName": settings.project.appName]
+            ).body ?? ByteBuffer()
+        }
+        guard templates.strings[language] != nil else { return render() }
+        return cache.outcome(PageCache.OutcomeKey(outcome: outcome, language: language), render: render)
+    }
+
+    /// A first-shown form's body from its compiled program, or `nil` when the form does not compile.
+    func cachedForm(mode: ActionCodeLink.Mode, language: String, remembered: Bool, values: FormValues) -> ByteBuffer? {
+        guard templates.strings[language] != nil else { return nil }
+        let key = PageCache.FormKey(mode: mode, language: language, remembered: remembered, newEmail: values.shownNewEmail != nil)
+        return cache.form(key) { compileForm(key) }?.render(values)
+    }
+
+    /// The form of `key` rendered with markers for its values and split at them; `nil` unless the
+    /// template's compiled form renders it (values escaped byte by byte) and the program gives what
+    /// ``formView(mode:values:language:state:)`` renders for two sets of probe values (empty, and
+    /// each slot its own text with every character HTML escapes, a newline and a placeholder).
+    func compileForm(_ key: PageCache.FormKey) -> FormProgram? {
+        let state = FormState(remembered: key.remembered)
+        let view = formView(mode: key.mode, values: .marked(newEmail: key.newEmail), language: key.language, state: state)
+        guard templates.action.compiles(view),
+            let pieces: [CompiledPage<ActionFormView>.Piece] = PageMarker.split(
+                String(buffer: templates.render(view)), slots: FormValues.count)
+        else { return nil }
+        let program = FormProgram(
+            pieces: pieces, staticBytes: pieces.reduce(0) { if case .bytes(let bytes) = $1 { $0 + bytes.count } else { $0 } })
+        for probe in [{ (_: Int) in "" }, { (slot: Int) in "<\(slot)&\"'>\n{{appName}}" }] {
+            let values = FormValues.probe(newEmail: key.newEmail, probe)
+            let expected = templates.render(formView(mode: key.mode, values: values, language: key.language, state: state))
+            guard program.render(values) == expected else { return nil }
+        }
+        return program
+    }
+}
