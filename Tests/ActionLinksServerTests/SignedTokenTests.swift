@@ -22,6 +22,21 @@ struct SignedTokenTests {
         }
     }
 
+    @Test("the MAC is HMAC-SHA-256 of the signed part and the length-prefixed bound values under the purpose's HKDF key")
+    func knownMAC() throws {
+        // A fixed key and clock; the expected token was computed apart, with Python's hmac and hashlib
+        // (HKDF per RFC 5869, no salt), so tokens already handed out keep verifying.
+        let formKey = SymmetricKey(data: Array(0..<32) as [UInt8])
+        let tokens = SignedToken(.rememberedDevice, formKey: formKey)
+        let token = tokens.make(bound: ["ann@example.com", "tenant-1"], payload: Data("p".utf8), now: now)
+        #expect(token == "1802592000.cA.vjvkMebNxOhdg3ORECjvir2jK35PWivSFX3qAwE1c9Q")
+        let key = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: formKey, info: Data("actionlinks signed token: remembered device".utf8), outputByteCount: 32)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("1802592000.cA|15:ann@example.com|8:tenant-1".utf8), using: key)
+        #expect(token.hasSuffix("." + Base64URL.encode(Data(mac))))
+        #expect(tokens.verify(token, bound: ["ann@example.com", "tenant-1"], now: now) == Data("p".utf8))
+    }
+
     @Test("bound to its values: another code, mode, address or split of the same bytes fails")
     func binding() {
         let tokens = SignedToken(.form, formKey: key)

@@ -40,13 +40,15 @@ struct SignedToken: Sendable {
     static let clockSkew: Int64 = 60
 
     let purpose: Purpose
-    private let key: SymmetricKey
+    /// HMAC-SHA-256 under the purpose's key, with the key already absorbed: each MAC starts from a
+    /// copy (every landing page makes a form token).
+    private let keyed: HMAC<SHA256>
 
     init(_ purpose: Purpose, formKey: SymmetricKey) {
         self.purpose = purpose
-        key = SymmetricKey(
-            data: HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: formKey, info: Data(("actionlinks signed token: " + purpose.rawValue).utf8), outputByteCount: 32))
+        let key = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: formKey, info: Data(("actionlinks signed token: " + purpose.rawValue).utf8), outputByteCount: 32)
+        keyed = HMAC<SHA256>(key: key)
     }
 
     /// A token bound to `binding`, carrying `payload` if given, valid for the purpose's lifetime
@@ -78,11 +80,12 @@ struct SignedToken: Sendable {
     /// The MAC over the signed part and each bound value, each preceded by its length (so that no
     /// two different lists of values sign the same bytes).
     private func mac(_ signed: String, _ binding: [String]) -> Data {
-        var message = Data(signed.utf8)
+        var mac = keyed
+        mac.update(data: Array(signed.utf8))
         for value in binding {
-            message.append(contentsOf: "|\(value.utf8.count):".utf8)
-            message.append(contentsOf: value.utf8)
+            mac.update(data: Array("|\(value.utf8.count):".utf8))
+            mac.update(data: Array(value.utf8))
         }
-        return Data(HMAC<SHA256>.authenticationCode(for: message, using: key))
+        return Data(mac.finalize())
     }
 }
