@@ -20,7 +20,8 @@
 #                       issued (scripts/load/issue-and-record.lua, confirm.lua), and token refresh
 #   link parser         the LinkParsing suite's alternated passes (Benchmarks/), ours vs URLComponents
 #   RSS                 the SQLite server's peak resident set (VmHWM) over its whole run, sign-ins included,
-#                       and its anonymous and file-backed parts at the end
+#                       with its anonymous and file-backed parts at the peak (sampled every 0.2 s), and the
+#                       same split idle, before the first run
 #   RSS, hashes at max  (HASH_MAX=1) a server with users.passwordHashConcurrency 64 under 64 sign-ins at once
 #
 # Every row is also stated as a ratio to something measured in the same run, so that it holds on a
@@ -317,9 +318,12 @@ run refresh-sqlite "$CONNECTIONS" "$base/" scripts/load/refresh.lua "$tmp/refres
 run signin-sqlite "$SIGNIN_CONNECTIONS" "$base/" scripts/load/sign-in.lua "$SIGNIN_ACCOUNTS" bench-signin bench-password-1 "$KEY"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$action_url")" = 200 ] || log "warning: the live code stopped answering 200 after the runs"
 rss_hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$sqlite_pid/status")
-rss_peak=$(sort -n "$tmp/rss.samples" | tail -1 | cut -d' ' -f1)
-# The anonymous (heap, stacks) and file-backed (the binary's and libraries' pages) parts, each at
-# its sampled peak.
+# The anonymous (heap, stacks, the libraries' relocated data) and file-backed (the binary's and
+# libraries' pages, as the kernel maps them) parts: in the sample of the highest VmRSS (the two parts
+# of the peak itself), each at its own sampled peak (they need not coincide), and in the first sample,
+# taken as soon as the server answered, before any load.
+read -r rss_peak_anon rss_peak_file < <(awk '$1 > m { m = $1; a = $2; f = $3 } END { print a + 0, f + 0 }' "$tmp/rss.samples")
+read -r rss_idle rss_idle_anon rss_idle_file < <(head -1 "$tmp/rss.samples")
 rss_anon=$(awk '$2 > m { m = $2 } END { print m + 0 }' "$tmp/rss.samples")
 rss_file=$(awk '$3 > m { m = $3 } END { print m + 0 }' "$tmp/rss.samples")
 stop_server
@@ -434,7 +438,8 @@ printf '| %-44s | %11s | %8s | %8s | %6s | %10s | %7s | %-34s |\n' "link parser 
 if [ -n "${parser_view_ratio:-}" ] && [ "$parser_view_ratio" != n/a ]; then
     printf '| %-44s | %11s | %8s | %8s | %6s | %10s | %7s | %-34s |\n' "link parser, zero-copy (ActionCodeLinkView)" "${parser_view_rate:-n/a}" "" "" "" "" "${parser_view_ratio}x" "URLComponents (links/CPU s)"
 fi
-printf '| %-44s | %11s | %8s | %8s | %6s | %10s | %7s | %-34s |\n' "server RSS, peak over the SQLite runs (VmHWM)" "${rss_mb} MB" "" "" "" "" "" "anon $(mb "$rss_anon") + file $(mb "$rss_file") MB (peaks)"
+printf '| %-44s | %11s | %8s | %8s | %6s | %10s | %7s | %-34s |\n' "server RSS, peak over the SQLite runs (VmHWM)" "${rss_mb} MB" "" "" "" "" "" "anon $(mb "$rss_peak_anon") + file $(mb "$rss_peak_file") MB at the peak"
+printf '| %-44s | %11s | %8s | %8s | %6s | %10s | %7s | %-34s |\n' "server RSS, idle (before the runs)" "$(mb "${rss_idle:-0}") MB" "" "" "" "" "" "anon $(mb "${rss_idle_anon:-0}") + file $(mb "${rss_idle_file:-0}") MB"
 echo
 echo "CPU us/req: the server's user + system CPU time (nginx's workers' for nginx) per request; wrk excluded."
 echo "PG: the PostgreSQL cluster's own CPU time per request. A confirm error count above 0 means the recorded codes ran out."
