@@ -140,6 +140,79 @@ struct EmailLinkOneStatementTests {
         }
     }
 
+    /// The story's cases at once, so that on PostgreSQL they go in batches
+    /// (`actionlinks_email_link_sign_ins`): every answer, case by case.
+    static func concurrentStory(_ kind: String) async throws -> [String] {
+        let clock = ManualClock()
+        return try await app(kind, clock: clock) { app in
+            let (erin, _) = try await app.createEmailSignInOob("erin@example.com")
+            clock.advance(seconds: 3601)
+            var cases: [(String, String, String, String?)] = [("expired", "erin@example.com", erin, nil)]
+            for index in 1...6 {
+                let email = "new\(index)@example.com"
+                cases.append(("new address \(index)", email, try await app.createEmailSignInOob(email).oobCode, nil))
+            }
+            let (same, _) = try await app.createEmailSignInOob("same@example.com")
+            for _ in 1...3 { cases.append(("one code thrice", "same@example.com", same, nil)) }
+            let (owner, _) = try await app.createEmailSignInOob("owner@example.com")
+            cases.append(("wrong address", "stranger@example.com", owner, nil))
+            cases.append(("malformed code", "new1@example.com", "not-a-code", nil))
+            _ = try await app.registerUser(email: "bob@example.com")
+            let reset = try await app.api(
+                "sendOobCode", ["email": "bob@example.com", "requestType": "PASSWORD_RESET", "returnOobLink": true], admin: true)
+            cases.append(("a reset code", "bob@example.com", reset.json["oobCode"] as? String ?? "", nil))
+            let disabled = try await app.registerUser(email: "dis@example.com")
+            let (disabledCode, _) = try await app.createEmailSignInOob("dis@example.com")
+            try await app.updateAccount(localId: disabled.localId, ["disableUser": true])
+            cases.append(("disabled", "dis@example.com", disabledCode, nil))
+            let carol = try await app.signInWithFakeClaims(
+                "google.com", ["sub": "carol-at-google", "email": "carol@example.com", "email_verified": true])
+            try await app.updateAccount(localId: carol.localId, ["password": "carol's password"])
+            cases.append(
+                ("verified with a provider", "carol@example.com", try await app.createEmailSignInOob("carol@example.com").oobCode, nil))
+            let dave = try await app.signInWithFakeClaims(
+                "oidc.corp", ["sub": "dave-at-corp", "email": "dave@example.com", "email_verified": false])
+            cases.append(
+                ("unverified with a provider", "dave@example.com", try await app.createEmailSignInOob("dave@example.com").oobCode, nil))
+            let tenant = try await app.registerEnabledTenant()
+            let (gina, _) = try await app.createEmailSignInOob("gina@example.com", tenant: tenant)
+            cases.append(("another tenant's code", "gina@example.com", gina, nil))
+            let (hal, _) = try await app.createEmailSignInOob("hal@example.com", tenant: tenant)
+            cases.append(("in its tenant", "hal@example.com", hal, tenant))
+            clock.advance(seconds: 2)
+
+            let replies = try await withThrowingTaskGroup(of: (Int, HTTPReply).self) { group in
+                for (index, (_, email, code, tenant)) in cases.enumerated() {
+                    group.addTask {
+                        (index, try await app.api("signInWithEmailLink", ["email": email, "oobCode": code], tenant: tenant))
+                    }
+                }
+                return try await group.reduce(into: [Int: HTTPReply]()) { $0[$1.0] = $1.1 }
+            }
+            var answers: [String: [String]] = [:]
+            var ids: [String: String] = [:]
+            for (index, (label, _, _, _)) in cases.enumerated() {
+                guard let reply = replies[index] else { throw TestSupportError("no reply for \(label)") }
+                answers[label, default: []].append(describe(reply, ids: &ids))
+            }
+            var lines = answers.keys.sorted().map { "\($0): \(answers[$0, default: []].sorted())" }
+            lines.append("carol: " + (try await account(app, carol.localId)))
+            lines.append("dave: " + (try await account(app, dave.localId)))
+            lines.append("disabled: " + (try await account(app, disabled.localId)))
+            return lines
+        }
+    }
+
+    @Test("the story's cases at once, on PostgreSQL in batches: the same answers and accounts as on SQLite")
+    func sameConcurrentStory() async throws {
+        let sqlite = try await Self.concurrentStory("sqlite")
+        let postgres = try await Self.concurrentStory("postgres")
+        #expect(sqlite.count == postgres.count && sqlite.count > 12)
+        for (lite, pg) in zip(sqlite, postgres) { #expect(lite == pg) }
+        let thrice = postgres.first { $0.hasPrefix("one code thrice: ") } ?? ""
+        #expect(thrice.components(separatedBy: "200 ").count == 2, "one of three signs in: \(thrice)")
+    }
+
     @Test("the same answers and the same accounts on SQLite and PostgreSQL, refusal by refusal")
     func sameStory() async throws {
         let sqlite = try await Self.story("sqlite")

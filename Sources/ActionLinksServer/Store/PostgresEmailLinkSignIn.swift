@@ -28,17 +28,22 @@ extension PostgresAccountStore {
     /// account), and either refuses without changing anything or consumes the code, signs in or
     /// creates the account and adds `session` (whose `accountID` it replaces with the account's).
     /// ``ActionCompleter/signIn(code:email:user:tenant:consumer:)`` takes this path on PostgreSQL; it
-    /// does what its unit of work does on the other stores. A clash on a unique index (an account
-    /// another instance created for the address a moment ago) runs it again, as a transaction would.
+    /// does what its unit of work does on the other stores. Concurrent sign-ins go together, in one
+    /// statement and one commit (``emailLinkSignInBatch(_:database:)``).
     func emailLinkSignIn(
         hashes: [Data], tenantID: String, email: String, now: Timestamp, consumer: String, newID: String, canCreate: Bool,
         session: Session
     ) async throws -> EmailLinkSignInOutcome {
         guard !hashes.isEmpty else { return .invalid }
-        let database = database
-        let statement = EmailLinkSignIn(
-            hashes: hashes, tenantID: tenantID, email: email, now: now, consumer: consumer, newID: newID, canCreate: canCreate,
-            session: session)
+        return try await database.emailLinkSignIns.submit(
+            EmailLinkSignIn(
+                hashes: hashes, tenantID: tenantID, email: email, now: now, consumer: consumer, newID: newID, canCreate: canCreate,
+                session: session))
+    }
+
+    /// One sign-in, on its own statement. A clash on a unique index (an account another instance
+    /// created for the address a moment ago) runs it again, as a transaction would.
+    static func emailLinkSignInOne(_ statement: EmailLinkSignIn, database: PostgresStore) async throws -> EmailLinkSignInOutcome {
         do {
             return try await database.retrying(PostgresStoreError.retriedStates) {
                 try await database.withConnection { connection in
@@ -52,6 +57,72 @@ extension PostgresAccountStore {
             throw Self.clash(error.constraint) ?? error
         }
     }
+
+    /// The sign-ins of concurrent requests in one statement (`actionlinks_email_link_sign_ins`,
+    /// migration v8): one round trip and one commit for all of them, each element handled as
+    /// ``emailLinkSignInOne(_:database:)`` handles it, one after the other in one transaction (two
+    /// sign-ins with one code: the first signs in, the second finds the code consumed).
+    ///
+    /// The elements go in order of their code's first hash, then address, so that two batches (of
+    /// this instance or another) lock the codes they share in one order. When the database refuses
+    /// the statement (it then changed nothing), a deadlock or serialization failure runs it again;
+    /// anything else (a unique violation of one element, say) runs each element on its own, so that
+    /// each request gets its own outcome. When the outcome is unknown (the connection was lost,
+    /// the call ran too long, no connection came), every element gets that error, as a sign-in on
+    /// its own statement would: running them again could report a code the batch consumed as invalid.
+    static func emailLinkSignInBatch(_ statements: [EmailLinkSignIn], database: PostgresStore) async
+        -> [Result<EmailLinkSignInOutcome, any Error>]
+    {
+        guard statements.count > 1 else {
+            return [await result { try await emailLinkSignInOne(statements[0], database: database) }]
+        }
+        let order = batchOrder(statements)
+        let batch = EmailLinkSignIns(statements: order.map { statements[$0] })
+        do {
+            let rows = try await database.retrying(["40001", "40P01"]) {
+                try await database.withConnection { connection in
+                    var rows: [(position: Int, outcome: EmailLinkSignInOutcome)] = []
+                    for try await row in try await connection.execute(batch, logger: database.logger) { rows.append(row) }
+                    return rows
+                }
+            }
+            var outcomes = [Result<EmailLinkSignInOutcome, any Error>?](repeating: nil, count: statements.count)
+            for row in rows where (1...order.count).contains(row.position) && outcomes[order[row.position - 1]] == nil {
+                outcomes[order[row.position - 1]] = .success(row.outcome)
+            }
+            let missing = StoreInconsistency(description: "actionlinks_email_link_sign_ins returned no row for a sign-in")
+            return outcomes.map { $0 ?? .failure(missing) }
+        } catch let error as PostgresStoreError where error.sqlState != nil {
+            var outcomes: [Result<EmailLinkSignInOutcome, any Error>] = []
+            for statement in statements {
+                outcomes.append(await result { try await emailLinkSignInOne(statement, database: database) })
+            }
+            return outcomes
+        } catch {
+            return statements.map { _ in .failure(error) }
+        }
+    }
+
+    /// The order a batch runs `statements` in (their indices): by their code's first hash, then
+    /// address, then arrival.
+    static func batchOrder(_ statements: [EmailLinkSignIn]) -> [Int] {
+        statements.indices.sorted { a, b in
+            let (x, y) = (statements[a], statements[b])
+            let (p, q) = (x.hashes.first ?? Data(), y.hashes.first ?? Data())
+            if p != q { return p.lexicographicallyPrecedes(q) }
+            if x.email != y.email { return x.email < y.email }
+            return a < b
+        }
+    }
+
+    /// What `body` returned or threw, as a result.
+    static func result<T>(_ body: () async throws -> T) async -> Result<T, any Error> {
+        do {
+            return .success(try await body())
+        } catch {
+            return .failure(error)
+        }
+    }
 }
 
 /// `SELECT … FROM actionlinks_email_link_sign_in(…)`: the account's columns first (so that
@@ -60,11 +131,13 @@ extension PostgresAccountStore {
 struct EmailLinkSignIn: PostgresPreparedStatement {
     static let name = "actionlinks_email_link_sign_in_v7"
     static let accountColumnCount = accountColumns().split(separator: ",").count
-    static let sql = """
-        SELECT \(accountColumns(prefix: "(r.o_account).")), r.o_status, r.o_is_new, r.o_identities,
+    /// The columns of the function's row (`r`), in the order ``decode(_:)`` reads them.
+    static let columns = """
+        \(accountColumns(prefix: "(r.o_account).")), r.o_status, r.o_is_new, r.o_identities,
             \(codeColumns.split(separator: ",").map { "(r.o_code)." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
-        FROM actionlinks_email_link_sign_in($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS r
         """
+    static let columnCount = accountColumnCount + 3 + codeColumns.split(separator: ",").count
+    static let sql = "SELECT \(columns) FROM actionlinks_email_link_sign_in($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS r"
     typealias Row = EmailLinkSignInOutcome
     var hashes: [Data]
     var tenantID: String
@@ -92,9 +165,12 @@ struct EmailLinkSignIn: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> EmailLinkSignInOutcome {
+    func decodeRow(_ row: PostgresRow) throws -> EmailLinkSignInOutcome { try Self.decode(row) }
+
+    /// The outcome a row of `actionlinks_email_link_sign_in` (or of `_sign_ins`) describes.
+    static func decode(_ row: PostgresRow) throws -> EmailLinkSignInOutcome {
         let cells = row.makeRandomAccess()
-        let at = Self.accountColumnCount
+        let at = accountColumnCount
         let status = try cells[at].decode(String.self)
         /// The code's mode as this server knows it (`nil`: a mode it does not know, which it takes
         /// for no code at all, as ``PostgresCodeStore/lookup(hashes:now:)`` does).
@@ -126,5 +202,40 @@ struct EmailLinkSignIn: PostgresPreparedStatement {
             createdAt: try cells[code + 9].decode(Timestamp.self), expiresAt: try cells[code + 10].decode(Timestamp.self),
             consumedAt: try cells[code + 11].decode(Timestamp?.self), consumedBy: try cells[code + 12].decode(String?.self))
         return .signedIn(record: record, account: account, isNew: try cells[at + 1].decode(Bool.self))
+    }
+}
+
+/// `SELECT … FROM actionlinks_email_link_sign_ins(…)`: several sign-ins, in the order given; each
+/// row is a row of ``EmailLinkSignIn`` followed by the position (from 1) of the sign-in it answers.
+struct EmailLinkSignIns: PostgresPreparedStatement {
+    static let name = "actionlinks_email_link_sign_ins_v8"
+    static let sql = """
+        SELECT \(EmailLinkSignIn.columns), r.o_position
+        FROM actionlinks_email_link_sign_ins($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS r
+        """
+    typealias Row = (position: Int, outcome: EmailLinkSignInOutcome)
+    var statements: [EmailLinkSignIn]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 13)
+        bindings.append(statements.flatMap { $0.hashes.map(PostgresCodeStore.buffer) })
+        bindings.append(statements.map { Int32($0.hashes.count) })
+        bindings.append(statements.map(\.tenantID))
+        bindings.append(ActionCodeLink.Mode.signIn.rawValue)
+        bindings.append(statements.map(\.email))
+        bindings.append(statements.map(\.now.milliseconds))
+        bindings.append(statements.map(\.consumer))
+        bindings.append(statements.map(\.newID))
+        bindings.append(statements.map(\.canCreate))
+        bindings.append(statements.map { ByteBuffer(bytes: $0.session.hash) })
+        bindings.append(statements.map(\.session.signInProvider))
+        bindings.append(statements.map(\.session.authTime))
+        bindings.append(NullableTexts(statements.map(\.session.claims)))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> (position: Int, outcome: EmailLinkSignInOutcome) {
+        let position = try row.makeRandomAccess()[EmailLinkSignIn.columnCount].decode(Int32.self)
+        return (Int(position), try EmailLinkSignIn.decode(row))
     }
 }

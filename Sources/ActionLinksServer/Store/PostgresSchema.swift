@@ -292,5 +292,43 @@ extension PostgresStore {
                 """
             ]
         ),
+        (
+            // (SQLite has no v8 either: a function.)
+            "v8: email-link sign-ins in one statement and one commit",
+            [
+                // Concurrent email-link sign-ins together (``GroupCommit``): element i is
+                // `actionlinks_email_link_sign_in` on the i-th value of each array (its code's hashes
+                // are the next `p_hash_counts[i]` of `p_hashes`), run in array order in one
+                // transaction, so each sees what those before it did (a code consumed by an earlier
+                // element is consumed for it). One row per element, with its position. The caller
+                // orders the elements by code hash, then address, so that two batches lock codes in
+                // one order. An error fails the whole statement (the caller then runs the elements
+                // one by one): no subtransaction per element, which would add a subtransaction ID
+                // per signed-in element and, past 64 in one transaction, slow every other
+                // session's snapshots.
+                """
+                CREATE FUNCTION actionlinks_email_link_sign_ins(
+                    p_hashes BYTEA[], p_hash_counts INT[], p_tenant_ids TEXT[], p_mode TEXT, p_emails TEXT[], p_nows BIGINT[],
+                    p_consumers TEXT[], p_new_ids TEXT[], p_can_create BOOLEAN[], p_session_hashes BYTEA[], p_sign_in_providers TEXT[],
+                    p_auth_times BIGINT[], p_claims TEXT[]
+                ) RETURNS TABLE (o_status TEXT, o_is_new BOOLEAN, o_identities TEXT, o_code codes, o_account accounts, o_position INT)
+                LANGUAGE plpgsql VOLATILE AS $$
+                DECLARE
+                    v_first INT := 1;
+                BEGIN
+                    FOR i IN 1 .. coalesce(array_length(p_emails, 1), 0) LOOP
+                        RETURN QUERY
+                            SELECT r.o_status, r.o_is_new, r.o_identities, r.o_code, r.o_account, i
+                            FROM actionlinks_email_link_sign_in(
+                                p_hashes[v_first : v_first + p_hash_counts[i] - 1], p_tenant_ids[i], p_mode, p_emails[i], p_nows[i],
+                                p_consumers[i], p_new_ids[i], p_can_create[i], p_session_hashes[i], p_sign_in_providers[i],
+                                p_auth_times[i], p_claims[i]) AS r;
+                        v_first := v_first + p_hash_counts[i];
+                    END LOOP;
+                END
+                $$
+                """
+            ]
+        ),
     ]
 }

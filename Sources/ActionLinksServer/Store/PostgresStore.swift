@@ -31,6 +31,8 @@ public final class PostgresStore: Sendable {
     let waiting = LeaseDeadlines()
     /// Codes being issued: those of concurrent requests go in one statement (``PostgresCodeStore``).
     let issues: GroupCommit<ActionCodeRecord, Void>
+    /// Email-link sign-ins: those of concurrent requests go in one statement (``PostgresAccountStore``).
+    let emailLinkSignIns: GroupCommit<EmailLinkSignIn, EmailLinkSignInOutcome>
 
     /// Makes the pool for `location`; no connection is opened until the client runs and is used.
     public init(location: PostgresLocation, logger: Logger) throws(PostgresStoreError) {
@@ -76,6 +78,10 @@ public final class PostgresStore: Sendable {
         issues = GroupCommit(maximumBatch: 256, concurrency: 4) { records in
             guard let database = store.value else { return records.map { _ in .failure(CancellationError()) } }
             return await PostgresCodeStore.issueBatch(records, database: database)
+        }
+        emailLinkSignIns = GroupCommit(maximumBatch: 128, concurrency: 4) { statements in
+            guard let database = store.value else { return statements.map { _ in .failure(CancellationError()) } }
+            return await PostgresAccountStore.emailLinkSignInBatch(statements, database: database)
         }
         waiting.startWatching()
         store.value = self
