@@ -26,15 +26,15 @@ public final class SigningKeys: Sendable {
     }
 
     /// Signs RS256 JWTs with one key: the header (`alg`, `kid`, `typ`) is encoded once, the
-    /// payload with one shared encoder, and the signature made by OpenSSL (``OpenSSLRSASigner``) on
-    /// the caller's thread (no actor hop). Tokens verify with JWTKit and any JWT library, as before.
+    /// payload with one shared encoder, and the signature made on the caller's thread (no actor
+    /// hop). Tokens verify with JWTKit and any JWT library, as before.
     struct JWTSigner: Sendable {
-        let signer: OpenSSLRSASigner
+        let key: _RSA.Signing.PrivateKey
         /// `base64url(header) + "."`.
         let encodedHeader: [UInt8]
 
-        init(pem: String, kid: String) throws {
-            signer = try OpenSSLRSASigner(pem: pem)
+        init(key: _RSA.Signing.PrivateKey, kid: String) throws {
+            self.key = key
             let header = try JSONSerialization.data(withJSONObject: ["alg": "RS256", "kid": kid, "typ": "JWT"], options: [.sortedKeys])
             encodedHeader = Array(Base64URL.encode(header).utf8) + [UInt8(ascii: ".")]
         }
@@ -50,13 +50,11 @@ public final class SigningKeys: Sendable {
         func sign(_ payload: some Encodable) throws -> String {
             let json = try Self.encoder.encode(payload)
             var token = encodedHeader
-            token.reserveCapacity(encodedHeader.count + (json.count * 4 + 2) / 3 + 1 + (signer.signatureLength * 4 + 2) / 3)
+            token.reserveCapacity(encodedHeader.count + (json.count * 4 + 2) / 3 + 1 + 342)
             token.append(contentsOf: Base64URL.encode(json).utf8)
-            var signature: [UInt8] = []
-            signature.reserveCapacity(signer.signatureLength)
-            try SHA256.hash(data: token).withUnsafeBytes { digest in try signer.sign(digest: digest, appendingTo: &signature) }
+            let signature = try key.signature(for: SHA256.hash(data: token), padding: .insecurePKCS1v1_5)
             token.append(UInt8(ascii: "."))
-            token.append(contentsOf: Base64URL.encode(signature).utf8)
+            token.append(contentsOf: Base64URL.encode(signature.rawRepresentation).utf8)
             return String(decoding: token, as: UTF8.self)
         }
     }
@@ -133,7 +131,10 @@ public final class SigningKeys: Sendable {
             try PrivateFiles.requirePrivate(path)
             let pem = try String(contentsOfFile: path, encoding: .utf8)
             do {
-                keys.append(try Self.key(JWTKit.Insecure.RSA.PrivateKey(pem: pem), pem: pem, createdAt: created))
+                keys.append(
+                    try Self.key(
+                        JWTKit.Insecure.RSA.PrivateKey(pem: pem), signing: _RSA.Signing.PrivateKey(pemRepresentation: pem),
+                        createdAt: created))
             } catch {
                 throw SigningKeysError(message: "\(path): expected a PEM RSA private key of 2048 bits or more (\(error))")
             }
@@ -146,24 +147,18 @@ public final class SigningKeys: Sendable {
     /// about `cpuSeconds` of the calling thread's CPU time. Returns signatures per CPU second and
     /// CPU microseconds per signature.
     public static func signatureSpeed(cpuSeconds: Double) throws -> (perSecond: Double, microseconds: Double) {
-        let signer = try OpenSSLRSASigner(pem: _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let digest = SHA256.hash(data: Array("a JWT's header and payload".utf8))
-        var signature: [UInt8] = []
-        signature.reserveCapacity(signer.signatureLength)
-        func signOnce() throws {
-            signature.removeAll(keepingCapacity: true)
-            try digest.withUnsafeBytes { try signer.sign(digest: $0, appendingTo: &signature) }
-        }
         func cpu() -> Double {
             var time = timespec()
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
             return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
         }
-        try signOnce()
+        _ = try key.signature(for: digest, padding: .insecurePKCS1v1_5)
         let start = cpu()
         var count = 0
         while cpu() - start < cpuSeconds {
-            for _ in 0..<10 { try signOnce() }
+            for _ in 0..<10 { _ = try key.signature(for: digest, padding: .insecurePKCS1v1_5) }
             count += 10
         }
         let elapsed = cpu() - start
@@ -177,13 +172,13 @@ public final class SigningKeys: Sendable {
         try ServerKeys.createSecret(Data(key.pemRepresentation.utf8), at: path)
     }
 
-    static func key(_ privateKey: JWTKit.Insecure.RSA.PrivateKey, pem: String, createdAt: Int64) throws -> Key {
+    static func key(_ privateKey: JWTKit.Insecure.RSA.PrivateKey, signing: _RSA.Signing.PrivateKey, createdAt: Int64) throws -> Key {
         let (modulus, exponent) = try privateKey.publicKey.getKeyPrimitives()
         let id = SHA256.hash(data: privateKey.publicKey.derRepresentation).prefix(10).map { String(format: "%02x", $0) }.joined()
         return Key(
             id: id, createdAt: createdAt, privateKey: privateKey,
             jwk: PublicJWK(kid: id, n: Base64URL.encode(modulus), e: Base64URL.encode(exponent)),
-            signer: try JWTSigner(pem: pem, kid: id))
+            signer: try JWTSigner(key: signing, kid: id))
     }
 }
 
