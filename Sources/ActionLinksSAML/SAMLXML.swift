@@ -17,59 +17,76 @@ enum XMLSecurity {
 
 /// A parsed XML document (libxml2), freed with the value. Not shared between threads.
 final class XMLDocument {
-    let pointer: xmlDocPtr
+    /// libxml2's `xmlDocPtr`, opaque here (see ActionLinksXMLSec.h for why).
+    let pointer: OpaquePointer
 
     /// Parses `bytes` as XML without the network, DTD loading or entity substitution, quietly;
     /// `nil` when it is not well-formed. Nesting is limited by libxml2 (256 levels).
     init?(parsing bytes: [UInt8]) {
         guard XMLSecurity.status == 0, !bytes.isEmpty, bytes.count < Int(Int32.max) else { return nil }
-        let options =
-            Int32(XML_PARSE_NONET.rawValue) | Int32(XML_PARSE_NOERROR.rawValue) | Int32(XML_PARSE_NOWARNING.rawValue)
         let document = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                xmlReadMemory($0, Int32(buffer.count), nil, nil, options)
+                actionlinks_xml_parse($0, Int32(buffer.count))
             }
         }
         guard let document else { return nil }
         pointer = document
     }
 
-    deinit { xmlFreeDoc(pointer) }
+    deinit { actionlinks_xml_free_document(pointer) }
 
     /// Whether the document declares a DOCTYPE (which could declare IDs and entities).
     var hasDTD: Bool { actionlinks_xml_has_dtd(pointer) != 0 }
 
-    var root: XMLElement? { xmlDocGetRootElement(pointer).map(XMLElement.init) }
+    var root: XMLElement? { actionlinks_xml_root(pointer).map(XMLElement.init) }
+}
+
+/// A libxml2 node (libxml2's `xmlNodePtr`, opaque here) and the kinds the SAML code reads.
+private enum XMLNode {
+    static func kind(_ node: OpaquePointer) -> Int32 { actionlinks_xml_node_kind(node) }
+
+    static func isElement(_ node: OpaquePointer) -> Bool { kind(node) == Int32(ACTIONLINKS_XML_ELEMENT) }
+
+    static func isText(_ node: OpaquePointer) -> Bool {
+        let kind = kind(node)
+        return kind == Int32(ACTIONLINKS_XML_TEXT) || kind == Int32(ACTIONLINKS_XML_CDATA)
+    }
+
+    static func string(_ text: UnsafePointer<UInt8>?) -> String? { text.map { String(cString: $0) } }
+
+    /// The node's children (any kind), in order.
+    static func children(_ node: OpaquePointer) -> [OpaquePointer] {
+        var found: [OpaquePointer] = []
+        var child = actionlinks_xml_first_child(node)
+        while let current = child {
+            found.append(current)
+            child = actionlinks_xml_next_sibling(current)
+        }
+        return found
+    }
 }
 
 /// An element of an ``XMLDocument`` (valid while the document lives).
 struct XMLElement {
-    let node: xmlNodePtr
+    /// libxml2's `xmlNodePtr` of an element.
+    let node: OpaquePointer
 
-    init(_ node: xmlNodePtr) { self.node = node }
+    init(_ node: OpaquePointer) { self.node = node }
 
-    var name: String { node.pointee.name.map { String(cString: $0) } ?? "" }
-    var namespace: String? { node.pointee.ns?.pointee.href.map { String(cString: $0) } }
+    var name: String { XMLNode.string(actionlinks_xml_node_name(node)) ?? "" }
+    var namespace: String? { XMLNode.string(actionlinks_xml_node_namespace(node)) }
 
     func `is`(_ name: String, in namespace: String) -> Bool { self.name == name && self.namespace == namespace }
 
     /// The element children, in order.
-    var children: [XMLElement] {
-        var found: [XMLElement] = []
-        var child = node.pointee.children
-        while let current = child {
-            if current.pointee.type == XML_ELEMENT_NODE { found.append(XMLElement(current)) }
-            child = current.pointee.next
-        }
-        return found
-    }
+    var children: [XMLElement] { XMLNode.children(node).filter(XMLNode.isElement).map(XMLElement.init) }
 
     func children(_ name: String, in namespace: String) -> [XMLElement] { children.filter { $0.is(name, in: namespace) } }
 
     func child(_ name: String, in namespace: String) -> XMLElement? { children.first { $0.is(name, in: namespace) } }
 
     var parent: XMLElement? {
-        guard let parent = node.pointee.parent, parent.pointee.type == XML_ELEMENT_NODE else { return nil }
+        guard let parent = actionlinks_xml_parent(node), XMLNode.isElement(parent) else { return nil }
         return XMLElement(parent)
     }
 
@@ -84,16 +101,22 @@ struct XMLElement {
         return found
     }
 
-    /// The attribute without a namespace called `name`, as the node libxml2 keeps.
-    func attributeNode(_ name: String) -> xmlAttrPtr? {
-        var property = node.pointee.properties
+    /// The element's attributes, in order, as libxml2's `xmlAttrPtr`s.
+    private var attributeNodes: [OpaquePointer] {
+        var found: [OpaquePointer] = []
+        var property = actionlinks_xml_first_attribute(node)
         while let current = property {
-            if current.pointee.ns == nil, let attributeName = current.pointee.name, String(cString: attributeName) == name {
-                return current
-            }
-            property = current.pointee.next
+            found.append(current)
+            property = actionlinks_xml_next_attribute(current)
         }
-        return nil
+        return found
+    }
+
+    /// The attribute without a namespace called `name`, as the node libxml2 keeps.
+    func attributeNode(_ name: String) -> OpaquePointer? {
+        attributeNodes.first {
+            actionlinks_xml_attribute_namespace($0) == nil && XMLNode.string(actionlinks_xml_attribute_name($0)) == name
+        }
     }
 
     /// The value of the attribute without a namespace called `name`.
@@ -101,70 +124,41 @@ struct XMLElement {
 
     /// The attributes in a namespace, as (local name, value).
     func attributes(in namespace: String) -> [(String, String)] {
-        var found: [(String, String)] = []
-        var property = node.pointee.properties
-        while let current = property {
-            if let href = current.pointee.ns?.pointee.href, String(cString: href) == namespace, let name = current.pointee.name {
-                found.append((String(cString: name), Self.value(current)))
-            }
-            property = current.pointee.next
+        attributeNodes.compactMap { attribute in
+            guard XMLNode.string(actionlinks_xml_attribute_namespace(attribute)) == namespace,
+                let name = XMLNode.string(actionlinks_xml_attribute_name(attribute))
+            else { return nil }
+            return (name, Self.value(attribute))
         }
-        return found
     }
 
     /// The text of the element's own text and CDATA children, joined (comments and child elements
     /// left out: exclusive canonicalisation drops comments, so a comment inside a signed value must
     /// not cut it short).
     var text: String {
-        var text = ""
-        var child = node.pointee.children
-        while let current = child {
-            if current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE,
-                let content = current.pointee.content
-            {
-                text += String(cString: content)
-            }
-            child = current.pointee.next
-        }
-        return text
+        XMLNode.children(node).filter(XMLNode.isText).compactMap { XMLNode.string(actionlinks_xml_node_content($0)) }.joined()
     }
 
     /// Every text below the element, in document order (comments left out).
     var deepText: String {
-        var text = self.text
-        if children.isEmpty { return text }
-        text = ""
-        var stack: [xmlNodePtr] = []
-        var child = node.pointee.children
-        while let current = child {
-            stack.append(current)
-            child = current.pointee.next
-        }
-        stack.reverse()
+        var text = ""
+        var stack = Array(XMLNode.children(node).reversed())
         while let current = stack.popLast() {
-            if current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE,
-                let content = current.pointee.content
-            {
-                text += String(cString: content)
-            } else if current.pointee.type == XML_ELEMENT_NODE {
-                var inner: [xmlNodePtr] = []
-                var next = current.pointee.children
-                while let item = next {
-                    inner.append(item)
-                    next = item.pointee.next
-                }
-                stack.append(contentsOf: inner.reversed())
+            if XMLNode.isText(current) {
+                text += XMLNode.string(actionlinks_xml_node_content(current)) ?? ""
+            } else if XMLNode.isElement(current) {
+                stack.append(contentsOf: XMLNode.children(current).reversed())
             }
         }
         return text
     }
 
-    private static func value(_ attribute: xmlAttrPtr) -> String {
+    private static func value(_ attribute: OpaquePointer) -> String {
         var value = ""
-        var child = attribute.pointee.children
+        var child = actionlinks_xml_attribute_value(attribute)
         while let text = child {
-            if let content = text.pointee.content { value += String(cString: content) }
-            child = text.pointee.next
+            value += XMLNode.string(actionlinks_xml_node_content(text)) ?? ""
+            child = actionlinks_xml_next_sibling(text)
         }
         return value
     }

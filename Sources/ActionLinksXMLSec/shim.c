@@ -5,6 +5,9 @@
 // work (reference resolution, canonicalisation, digests, the signature check) is xmlsec's.
 #include "ActionLinksXMLSec.h"
 
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/valid.h>
 #include <xmlsec/base64.h>
 #include <xmlsec/crypto.h>
 #include <xmlsec/errors.h>
@@ -36,6 +39,44 @@ int actionlinks_xmlsec_initialize(void) {
     return 0;
 }
 
+struct _xmlDoc *actionlinks_xml_parse(const char *bytes, int length) {
+    return xmlReadMemory(bytes, length, NULL, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+}
+
+void actionlinks_xml_free_document(struct _xmlDoc *document) { xmlFreeDoc(document); }
+
+struct _xmlNode *actionlinks_xml_root(struct _xmlDoc *document) { return xmlDocGetRootElement(document); }
+
+int actionlinks_xml_node_kind(const struct _xmlNode *node) { return (int)node->type; }
+
+struct _xmlNode *actionlinks_xml_first_child(const struct _xmlNode *node) { return node->children; }
+
+struct _xmlNode *actionlinks_xml_next_sibling(const struct _xmlNode *node) { return node->next; }
+
+struct _xmlNode *actionlinks_xml_parent(const struct _xmlNode *node) { return node->parent; }
+
+const unsigned char *actionlinks_xml_node_name(const struct _xmlNode *node) { return node->name; }
+
+const unsigned char *actionlinks_xml_node_namespace(const struct _xmlNode *node) {
+    return node->ns != NULL ? node->ns->href : NULL;
+}
+
+const unsigned char *actionlinks_xml_node_content(const struct _xmlNode *node) { return node->content; }
+
+struct _xmlAttr *actionlinks_xml_first_attribute(const struct _xmlNode *element) {
+    return element->type == XML_ELEMENT_NODE ? element->properties : NULL;
+}
+
+struct _xmlAttr *actionlinks_xml_next_attribute(const struct _xmlAttr *attribute) { return attribute->next; }
+
+const unsigned char *actionlinks_xml_attribute_name(const struct _xmlAttr *attribute) { return attribute->name; }
+
+const unsigned char *actionlinks_xml_attribute_namespace(const struct _xmlAttr *attribute) {
+    return attribute->ns != NULL ? attribute->ns->href : NULL;
+}
+
+struct _xmlNode *actionlinks_xml_attribute_value(const struct _xmlAttr *attribute) { return attribute->children; }
+
 /// Whether `der` (`length` bytes) is an X.509 certificate xmlsec can take a public key from.
 int actionlinks_xmlsec_certificate_loads(const unsigned char *der, size_t length) {
     xmlSecKeyPtr key = xmlSecCryptoAppKeyLoadMemory(der, (xmlSecSize)length, xmlSecKeyDataFormatCertDer, NULL, NULL, NULL);
@@ -51,7 +92,7 @@ int actionlinks_xmlsec_certificate_loads(const unsigned char *der, size_t length
 /// digests, and RSA or ECDSA signatures with SHA-256/384/512.
 /// Returns 1 when the signature is valid, 0 when it is not (or uses anything else), -1 when the
 /// certificate cannot be read, -2 when xmlsec fails otherwise.
-int actionlinks_xmlsec_verify(xmlNodePtr signature, const unsigned char *der, size_t length) {
+int actionlinks_xmlsec_verify(struct _xmlNode *signature, const unsigned char *der, size_t length) {
     xmlSecKeyPtr key = xmlSecCryptoAppKeyLoadMemory(der, (xmlSecSize)length, xmlSecKeyDataFormatCertDer, NULL, NULL, NULL);
     if (key == NULL) return -1;
     xmlSecDSigCtxPtr context = xmlSecDSigCtxCreate(NULL);
@@ -100,12 +141,12 @@ int actionlinks_xmlsec_verify(xmlNodePtr signature, const unsigned char *der, si
 
 /// Registers the attribute `attribute` (an `ID`) as an XML ID of its document, so that a
 /// reference `#value` finds its element. Returns 0, or -1 when the value is already an ID there.
-int actionlinks_xml_add_id(xmlDocPtr document, xmlAttrPtr attribute, const char *value) {
+int actionlinks_xml_add_id(struct _xmlDoc *document, struct _xmlAttr *attribute, const char *value) {
     return xmlAddID(NULL, document, (const xmlChar *)value, attribute) == NULL ? -1 : 0;
 }
 
 /// Whether the document has any DOCTYPE (internal or external subset).
-int actionlinks_xml_has_dtd(xmlDocPtr document) {
+int actionlinks_xml_has_dtd(struct _xmlDoc *document) {
     return document->intSubset != NULL || document->extSubset != NULL;
 }
 
