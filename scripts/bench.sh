@@ -93,9 +93,9 @@ done
 
 # --- references: one RSA-2048 signature and one scrypt hash, on CPU time -------------------------
 
-# The server's own signer (`actionlinks keys speed`: swift-crypto's BoringSSL, as ID tokens are
-# signed), from the binary measured or else this tree's release build; `openssl speed` is shown
-# beside it (OpenSSL may use other code, e.g. AVX-512 IFMA, and be faster). Both divide by CPU time.
+# The server's own signer (`actionlinks keys speed`: OpenSSL's libcrypto since issue 26, swift-crypto's
+# BoringSSL before; as ID tokens are signed), from the binary measured or else this tree's release
+# build; `openssl speed` is shown beside it. Both divide by CPU time.
 signer_line=""
 for candidate in "$BIN" "$(swift build -c release --show-bin-path 2>/dev/null)/actionlinks"; do
     if [ -x "$candidate" ] && signer_line=$("$candidate" keys speed --seconds 3 2>/dev/null); then break; fi

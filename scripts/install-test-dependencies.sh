@@ -11,7 +11,7 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 
 packages=()
-for package in libsqlite3-dev libxml2-dev libxmlsec1-dev zlib1g-dev xmlsec1 openssl curl postgresql; do
+for package in libsqlite3-dev libssl-dev libxml2-dev libxmlsec1-dev zlib1g-dev xmlsec1 openssl curl postgresql; do
     dpkg -s "$package" >/dev/null 2>&1 || packages+=("$package")
 done
 if [ "${#packages[@]}" -gt 0 ]; then

@@ -26,15 +26,15 @@ public final class SigningKeys: Sendable {
     }
 
     /// Signs RS256 JWTs with one key: the header (`alg`, `kid`, `typ`) is encoded once, the
-    /// payload with one shared encoder, and the signature made on the caller's thread (no actor
-    /// hop). Tokens verify with JWTKit and any JWT library, as before.
+    /// payload with one shared encoder, and the signature made by OpenSSL (``OpenSSLRSASigner``) on
+    /// the caller's thread (no actor hop). Tokens verify with JWTKit and any JWT library, as before.
     struct JWTSigner: Sendable {
-        let key: _RSA.Signing.PrivateKey
+        let signer: OpenSSLRSASigner
         /// `base64url(header) + "."`.
         let encodedHeader: [UInt8]
 
-        init(key: _RSA.Signing.PrivateKey, kid: String) throws {
-            self.key = key
+        init(pem: String, kid: String) throws {
+            signer = try OpenSSLRSASigner(pem: pem)
             let header = try JSONSerialization.data(withJSONObject: ["alg": "RS256", "kid": kid, "typ": "JWT"], options: [.sortedKeys])
             encodedHeader = Array(Base64URL.encode(header).utf8) + [UInt8(ascii: ".")]
         }
@@ -50,11 +50,13 @@ public final class SigningKeys: Sendable {
         func sign(_ payload: some Encodable) throws -> String {
             let json = try Self.encoder.encode(payload)
             var token = encodedHeader
-            token.reserveCapacity(encodedHeader.count + (json.count * 4 + 2) / 3 + 1 + 342)
+            token.reserveCapacity(encodedHeader.count + (json.count * 4 + 2) / 3 + 1 + (signer.signatureLength * 4 + 2) / 3)
             token.append(contentsOf: Base64URL.encode(json).utf8)
-            let signature = try key.signature(for: SHA256.hash(data: token), padding: .insecurePKCS1v1_5)
+            var signature: [UInt8] = []
+            signature.reserveCapacity(signer.signatureLength)
+            try SHA256.hash(data: token).withUnsafeBytes { digest in try signer.sign(digest: digest, appendingTo: &signature) }
             token.append(UInt8(ascii: "."))
-            token.append(contentsOf: Base64URL.encode(signature.rawRepresentation).utf8)
+            token.append(contentsOf: Base64URL.encode(signature).utf8)
             return String(decoding: token, as: UTF8.self)
         }
     }
@@ -131,10 +133,7 @@ public final class SigningKeys: Sendable {
             try PrivateFiles.requirePrivate(path)
             let pem = try String(contentsOfFile: path, encoding: .utf8)
             do {
-                keys.append(
-                    try Self.key(
-                        JWTKit.Insecure.RSA.PrivateKey(pem: pem), signing: _RSA.Signing.PrivateKey(pemRepresentation: pem),
-                        createdAt: created))
+                keys.append(try Self.key(JWTKit.Insecure.RSA.PrivateKey(pem: pem), pem: pem, createdAt: created))
             } catch {
                 throw SigningKeysError(message: "\(path): expected a PEM RSA private key of 2048 bits or more (\(error))")
             }
@@ -147,18 +146,24 @@ public final class SigningKeys: Sendable {
     /// about `cpuSeconds` of the calling thread's CPU time. Returns signatures per CPU second and
     /// CPU microseconds per signature.
     public static func signatureSpeed(cpuSeconds: Double) throws -> (perSecond: Double, microseconds: Double) {
-        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let signer = try OpenSSLRSASigner(pem: _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
         let digest = SHA256.hash(data: Array("a JWT's header and payload".utf8))
+        var signature: [UInt8] = []
+        signature.reserveCapacity(signer.signatureLength)
+        func signOnce() throws {
+            signature.removeAll(keepingCapacity: true)
+            try digest.withUnsafeBytes { try signer.sign(digest: $0, appendingTo: &signature) }
+        }
         func cpu() -> Double {
             var time = timespec()
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
             return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
         }
-        _ = try key.signature(for: digest, padding: .insecurePKCS1v1_5)
+        try signOnce()
         let start = cpu()
         var count = 0
         while cpu() - start < cpuSeconds {
-            for _ in 0..<10 { _ = try key.signature(for: digest, padding: .insecurePKCS1v1_5) }
+            for _ in 0..<10 { try signOnce() }
             count += 10
         }
         let elapsed = cpu() - start
@@ -172,13 +177,13 @@ public final class SigningKeys: Sendable {
         try ServerKeys.createSecret(Data(key.pemRepresentation.utf8), at: path)
     }
 
-    static func key(_ privateKey: JWTKit.Insecure.RSA.PrivateKey, signing: _RSA.Signing.PrivateKey, createdAt: Int64) throws -> Key {
+    static func key(_ privateKey: JWTKit.Insecure.RSA.PrivateKey, pem: String, createdAt: Int64) throws -> Key {
         let (modulus, exponent) = try privateKey.publicKey.getKeyPrimitives()
         let id = SHA256.hash(data: privateKey.publicKey.derRepresentation).prefix(10).map { String(format: "%02x", $0) }.joined()
         return Key(
             id: id, createdAt: createdAt, privateKey: privateKey,
             jwk: PublicJWK(kid: id, n: Base64URL.encode(modulus), e: Base64URL.encode(exponent)),
-            signer: try JWTSigner(key: signing, kid: id))
+            signer: try JWTSigner(pem: pem, kid: id))
     }
 }
 
