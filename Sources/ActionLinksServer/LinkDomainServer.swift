@@ -28,12 +28,14 @@ public enum LinkDomainServer {
         var storeServices: [any Service] = []
         var postgres: PostgresStore?
         var sqliteCodes: SQLiteCodeStore?
+        var sqliteAccounts: SQLiteAccountStore?
         switch settings.store {
         case .sqlite(let path):
             do {
                 let database = try SQLiteDatabase(path: path)
                 (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
                 sqliteCodes = database.codes
+                sqliteAccounts = database.accounts
                 flows = database.federatedFlows
             } catch {
                 throw ServerStartError("store: cannot open the SQLite database at \(path): \(error)")
@@ -86,9 +88,18 @@ public enum LinkDomainServer {
         // With SQLite, the landing page is answered on the event loop too (its read never waits).
         // In upstream mode every code is checked upstream: nothing to read on the event loop.
         let pages = services.upstream == nil ? sqliteCodes.map { (ActionPages(services: services, templates: templates), $0) } : nil
+        // So are the SDKs' token refreshes (a read and a signature).
+        let refresher =
+            services.upstream == nil
+            ? sqliteAccounts.map {
+                TokenRefreshFastPath.Refresher(
+                    signIn: services.signIn, sessions: $0, settings: settings, projectID: settings.project.id, metrics: metrics,
+                    logger: logger)
+            } : nil
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [AssociationFastPath(files: files)]
-                + (pages.map { [ActionPageFastPath(pages: $0.0, codes: $0.1, metrics: metrics, logger: logger)] } ?? []),
+                + (pages.map { [ActionPageFastPath(pages: $0.0, codes: $0.1, metrics: metrics, logger: logger)] } ?? [])
+                + (refresher.map { [TokenRefreshFastPath(refresher: $0)] } ?? []),
             // The idle timeout is the connection guard's (it hears of the fast paths' answers).
             idleTimeout: nil)
         let timeouts = ConnectionGuard.Timeouts(

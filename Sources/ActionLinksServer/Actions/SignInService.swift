@@ -350,16 +350,40 @@ public final class SignInService: Sendable {
             throw ActionError(.invalidRefreshToken)
         }
         let tenant = try await accountService.tenants.policy(for: session.tenantID)
-        try tenant.checkEnabled()
-        if account.disabled { throw ActionError.userDisabled }
-        if session.isRevoked(by: account) { throw ActionError(.tokenExpired) }
-        // `lastRefreshAt` is written when it is a minute old or more (Firebase's own resolution of it):
-        // an hourly refresh always writes it, a burst of refreshes writes it once.
-        if account.lastRefreshAt.map({ now - $0 >= Self.refreshResolution }) ?? true {
+        try Self.check(session: session, of: account, in: tenant)
+        if Self.recordsRefresh(of: account, now: now) {
             try await store.call { try await self.accounts.recordRefresh(accountID: account.localID, tenantID: account.tenantID, at: now) }
         }
         let idToken = try await tokens.idToken(for: account, session: session, now: now)
         return Refreshed(idToken: idToken, refreshToken: refreshToken, account: account)
+    }
+
+    /// ``refresh(grantType:refreshToken:)`` without suspending, for ``TokenRefreshFastPath`` on the
+    /// event loop: one synchronous read of the SQLite store, the same checks, one signature. `nil`
+    /// whenever a refresh needs more than that, and then the route answers it: no such session (its
+    /// error, and whether the account was deleted, are the route's to say), a stored tenant, a check
+    /// that fails, `lastRefreshAt` to write, or a failing read or signature.
+    func refreshNow(refreshToken: String, sessions: SQLiteAccountStore) -> Refreshed? {
+        let now = clock.now
+        guard let (session, account) = try? sessions.sessionNow(hash: TokenService.refreshTokenHash(refreshToken)),
+            let tenant = accountService.tenants.policyNow(for: session.tenantID),
+            (try? Self.check(session: session, of: account, in: tenant)) != nil, !Self.recordsRefresh(of: account, now: now),
+            let idToken = try? tokens.idTokenNow(for: account, session: session, now: now)
+        else { return nil }
+        return Refreshed(idToken: idToken, refreshToken: refreshToken, account: account)
+    }
+
+    /// Whether a session may be refreshed: its tenant enabled, its account enabled, and not revoked.
+    private static func check(session: Session, of account: Account, in tenant: TenantPolicy) throws(ActionError) {
+        try tenant.checkEnabled()
+        if account.disabled { throw ActionError.userDisabled }
+        if session.isRevoked(by: account) { throw ActionError(.tokenExpired) }
+    }
+
+    /// Whether a refresh writes `lastRefreshAt`: when it is a minute old or more (Firebase's own
+    /// resolution of it), so an hourly refresh always writes it and a burst of refreshes once.
+    private static func recordsRefresh(of account: Account, now: Timestamp) -> Bool {
+        account.lastRefreshAt.map { now - $0 >= refreshResolution } ?? true
     }
 
     // MARK: - Passwords

@@ -67,6 +67,12 @@ public struct TenantDirectory: Sendable {
         return policy(stored)
     }
 
+    /// ``policy(for:)`` when it needs no read: the project's, or a configured tenant's; `nil` for
+    /// any other ID (a stored tenant, or none), which only ``policy(for:)`` settles.
+    func policyNow(for id: String) -> TenantPolicy? {
+        id.isEmpty ? project : configured(id)
+    }
+
     /// The policy of a stored tenant.
     func policy(_ tenant: TenantRecord) -> TenantPolicy {
         var policy = project

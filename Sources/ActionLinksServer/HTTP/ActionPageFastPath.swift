@@ -96,6 +96,14 @@ final class ActionPageFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    /// A fast path after this one (``TokenRefreshFastPath``) answered a request this one passed on,
+    /// below the codec and past ``write(context:data:promise:)``: it is counted here, and the event
+    /// goes on to the fast paths before this one, which passed that request on too.
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if event is FastPathAnswered, forwarded > 0 { forwarded -= 1 }
+        context.triggerUserOutboundEvent(event, promise: promise)
+    }
+
     /// The landing page for a request target, as ``ActionPages/landing(_:)`` makes it.
     func answer(target: String, acceptLanguage: String?) -> PageAnswer {
         switch pages.landingStart(uri: URI(target), acceptLanguage: acceptLanguage) {

@@ -66,7 +66,12 @@ public struct TokenService: Sendable {
 
     /// A signed ID token for `account` in `session`.
     public func idToken(for account: Account, session: Session, now: Timestamp) async throws(ActionError) -> String {
-        try await sign(claims(for: account, session: session, now: now))
+        try idTokenNow(for: account, session: session, now: now)
+    }
+
+    /// ``idToken(for:session:now:)`` on the caller's thread (signing never waits for anything).
+    func idTokenNow(for account: Account, session: Session, now: Timestamp) throws(ActionError) -> String {
+        try sign(claims(for: account, session: session, now: now))
     }
 
     /// A session cookie with the claims of a verified ID token, valid for `lifetime` seconds.
@@ -75,10 +80,10 @@ public struct TokenService: Sendable {
         cookie.iss = sessionCookieIssuer
         cookie.iat = now.seconds
         cookie.exp = now.seconds + lifetime
-        return try await sign(cookie)
+        return try sign(cookie)
     }
 
-    private func sign(_ claims: IDTokenClaims) async throws(ActionError) -> String {
+    private func sign(_ claims: IDTokenClaims) throws(ActionError) -> String {
         do {
             return try keys.keys.keys[0].signer.sign(claims)
         } catch {

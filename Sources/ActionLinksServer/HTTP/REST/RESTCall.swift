@@ -61,7 +61,10 @@ struct RESTCall: Sendable {
     /// Whether the body could hold `targetProjectId` (or `target_project_id`, as the decoder maps
     /// names): it spells "target" in some case, or has an escape (`\u0074`, `%74`) that could. A
     /// body that cannot is not decoded a second time to find out.
-    var mayNameTarget: Bool {
+    var mayNameTarget: Bool { Self.mayNameTarget(body) }
+
+    /// Whether `body` could hold `targetProjectId` (``mayNameTarget``).
+    static func mayNameTarget(_ body: ByteBuffer) -> Bool {
         body.withUnsafeReadableBytes { bytes in
             let target: [UInt8] = Array("target".utf8)
             var index = 0

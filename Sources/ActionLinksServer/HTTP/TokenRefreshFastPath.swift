@@ -1,0 +1,185 @@
+import ActionLinksConfiguration
+import ActionLinksHeaders
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// Answers the SDKs' token refresh on the connection's event loop when the store is SQLite:
+/// `POST /v1/token` (or `/securetoken.googleapis.com/v1/token`) with the API key and the form
+/// `grant_type=refresh_token&refresh_token=…`, the call every signed-in client makes every hour.
+/// The session is read synchronously (an indexed read of the WAL database, which never waits for a
+/// writer), the ID token signed on the event loop, and the answer written below the HTTP codec,
+/// instead of handing the request to the router, the middleware and the async responder and back.
+///
+/// The answer is the route's, made by the same code (``SignInService/refreshNow(refreshToken:sessions:)``,
+/// ``TokenResponse``, ``IdentityToolkitJSON``), with the same headers in the same order, `Date` as
+/// Hummingbird adds it, and the request counted in the metrics as the route's. Everything else goes
+/// on to the router untouched, with its body: other paths and methods; a request with `Origin`
+/// (CORS is the middleware's), `Authorization` (the admin's), `Connection`, or a body that is not a
+/// plain form or is over 8 KiB; a key the route would refuse; and any refresh that needs more than a
+/// read and a signature (no such session, a stored tenant, a refusal, `lastRefreshAt` to write),
+/// so every error and every write is the route's. A request that arrives while an earlier one on
+/// the connection is still with the router goes there too (pipelined answers stay in order).
+///
+/// Signing takes the event loop for one RSA signature (about 0.2 ms with OpenSSL); a refresh on the
+/// router would spend that on a pool thread, plus the hops there and back.
+final class TokenRefreshFastPath: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// What the fast path needs of the server, shared by every connection.
+    struct Refresher: Sendable {
+        let signIn: SignInService
+        let sessions: SQLiteAccountStore
+        let settings: ServiceSettings
+        let projectID: String
+        let metrics: ServerMetrics
+        let logger: Logger
+
+        /// The largest body the fast path reads (a refresh token's form is well under 1 KiB).
+        var maximumBody: Int { min(8192, settings.server.maximumBodyBytes) }
+
+        /// The answer's head, as the route's headers, Hummingbird (`Content-Length`) and
+        /// ``APICORSMiddleware`` (`Vary: Origin`) make it, before `Date`.
+        static func head(length: Int) -> HTTPResponse {
+            var fields = RESTAPIResponse.headers
+            fields[.contentLength] = String(length)
+            fields[.vary] = "Origin"
+            return HTTPResponse(status: .ok, headerFields: fields)
+        }
+
+        /// ``head(length:)``'s lines up to the length's value, encoded once.
+        static let headLines: [UInt8] = {
+            var lines = "HTTP/1.1 200 OK\r\n"
+            for field in RESTAPIResponse.headers { lines += "\(field.name.rawName): \(field.value)\r\n" }
+            return Array((lines + "Content-Length: ").utf8)
+        }()
+
+        /// The whole answer with `json`, as ``RawAnswers/encode(_:body:)`` writes ``head(length:)``
+        /// with `Date` added, from ``headLines``.
+        static func encoded(_ json: Data, date: String) -> ByteBuffer {
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(headLines.count + 64 + json.count)
+            buffer.writeBytes(headLines)
+            buffer.writeString(String(json.count))
+            buffer.writeStaticString("\r\nVary: Origin\r\nDate: ")
+            buffer.writeString(date)
+            buffer.writeStaticString("\r\n\r\n")
+            buffer.writeBytes(json)
+            return buffer
+        }
+
+        /// The route's JSON answer to `target` with `headers` and `body`, or `nil` when the route
+        /// must answer (see ``TokenRefreshFastPath``).
+        func answer(target: String, headers: HTTPFields, body: ByteBuffer) -> Data? {
+            guard let key = URI(target).queryParameters["key"].map(String.init) ?? headers[.googAPIKey], !key.isEmpty,
+                settings.server.development || ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8)),
+                let type = headers[.contentType].flatMap({ MediaType($0) }), type.matches("application", "x-www-form-urlencoded"),
+                !RESTCall.mayNameTarget(body), let fields = PlainForm.fields(body)
+            else { return nil }
+            let request = TokenRequest(plainForm: fields)
+            guard request.grantType == "refresh_token", let refreshToken = request.refreshToken, !refreshToken.isEmpty,
+                let refreshed = signIn.refreshNow(refreshToken: refreshToken, sessions: sessions)
+            else { return nil }
+            return IdentityToolkitJSON.encode(
+                TokenResponse(
+                    accessToken: refreshed.idToken, expiresIn: String(TokenService.lifetime), tokenType: "Bearer",
+                    refreshToken: refreshed.refreshToken, idToken: refreshed.idToken, userID: refreshed.account.localID,
+                    projectID: projectID))
+        }
+
+        /// The token path a request target names, with or without a query, or `nil`.
+        static func tokenPath(_ target: String) -> String? {
+            let path = target.utf8.split(separator: UInt8(ascii: "?"), maxSplits: 1, omittingEmptySubsequences: false)[0]
+            return IdentityToolkitRoutes.tokenPaths.first { $0.utf8.elementsEqual(path) }
+        }
+    }
+
+    let refresher: Refresher
+    /// Requests passed on to the router whose response has not ended yet.
+    private var forwarded = 0
+    /// The request being read here, until its `.end` arrives.
+    private var reading: (head: HTTPRequest, path: String, body: ByteBuffer, start: ContinuousClock.Instant)?
+    /// Where whole encoded answers are written, below the HTTP encoder.
+    private var raw: RawAnswers?
+
+    init(refresher: Refresher) {
+        self.refresher = refresher
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        raw = RawAnswers(context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        raw = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            let fields = request.headerFields
+            if forwarded == 0, request.method == .post, let path = request.path.flatMap(Refresher.tokenPath),
+                !fields.contains(.origin), !fields.contains(.authorization), !fields.contains(.connection)
+            {
+                reading = (request, path, ByteBuffer(), .now)
+                return
+            }
+            forwarded += 1
+            context.fireChannelRead(data)
+        case .body(var part):
+            guard var (head, path, body, start) = reading else { return context.fireChannelRead(data) }
+            guard body.readableBytes + part.readableBytes <= refresher.maximumBody else {
+                // Too long for a refresh: the router reads it (and refuses it where it must).
+                reading = nil
+                forward(context: context, head: head, body: body)
+                context.fireChannelRead(data)
+                return
+            }
+            reading = nil  // the buffer is uniquely referenced while it grows
+            body.writeBuffer(&part)
+            reading = (head, path, body, start)
+        case .end:
+            guard let (head, path, body, start) = reading else { return context.fireChannelRead(data) }
+            reading = nil
+            guard let json = refresher.answer(target: head.path ?? "", headers: head.headerFields, body: body) else {
+                forward(context: context, head: head, body: body)
+                context.fireChannelRead(data)
+                return
+            }
+            if let raw {
+                raw.write(Refresher.encoded(json, date: HTTPDate.now))
+                context.triggerUserOutboundEvent(FastPathAnswered(), promise: nil)
+            } else {
+                var response = Refresher.head(length: json.count)
+                response.headerFields[.date] = HTTPDate.now
+                context.write(wrapOutboundOut(.head(response)), promise: nil)
+                context.write(wrapOutboundOut(.body(ByteBuffer(bytes: json))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+            let duration = ContinuousClock.now - start
+            refresher.metrics.request(.api, status: 200, duration: duration)
+            refresher.logger.debug(
+                "request",
+                metadata: ["method": "POST", "route": "\(path)", "status": "200", "duration": "\(duration)"])
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), forwarded > 0 { forwarded -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    /// Passes a request read here on to the router: its head and what arrived of its body.
+    private func forward(context: ChannelHandlerContext, head: HTTPRequest, body: ByteBuffer) {
+        forwarded += 1
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+        if body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
+    }
+}

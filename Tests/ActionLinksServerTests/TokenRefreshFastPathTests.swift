@@ -1,0 +1,274 @@
+import ActionLinksConfiguration
+import ActionLinksTestSupport
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOHTTPTypes
+import Testing
+
+@testable import ActionLinksServer
+
+/// The SDKs' token refreshes answered on the event loop (SQLite): what the route answers, and only
+/// when nothing but a read and a signature is needed; everything else reaches the route whole.
+@Suite("Token refresh fast path", .timeLimit(.minutes(5)))
+struct TokenRefreshFastPathTests {
+    typealias Raw = AssociationFastPathTests
+
+    /// A server's services over a new SQLite database, with the shipped configuration.
+    struct Server {
+        let services: LinkDomainServices
+        let database: SQLiteDatabase
+        let templates: PageTemplates
+
+        init() async throws {
+            let directory = TestProject.temporaryDirectory("token-fast-path")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let configuration = try ActionLinksConfiguration.load(
+                file: Repository.configFile, environment: TestProject.overrides(dataDirectory: directory))
+            database = try SQLiteDatabase(path: directory.appendingPathComponent("actionlinks.sqlite").path)
+            let logger = Logger(label: "token-fast-path-tests")
+            templates = try await PageTemplates(www: Repository.www)
+            services = LinkDomainServices(
+                configuration: configuration, codes: database.codes, accounts: database.accounts, tenants: database.tenants,
+                flows: database.federatedFlows, keys: try ServerKeys(directory: directory.path),
+                mailer: Mailer(settings: configuration.service.mail, templates: templates, logger: logger), logger: logger)
+        }
+
+        /// A channel with the fast path alone (no connection guard: answers go out as response parts).
+        func channel() throws -> EmbeddedChannel {
+            let refresher = TokenRefreshFastPath.Refresher(
+                signIn: services.signIn, sessions: database.accounts, settings: services.settings, projectID: services.settings.project.id,
+                metrics: ServerMetrics(), logger: Logger(label: "token-fast-path-tests"))
+            return EmbeddedChannel(handler: TokenRefreshFastPath(refresher: refresher))
+        }
+
+        /// A new anonymous user's refresh token, and its account's ID.
+        func signUp() async throws -> (refreshToken: String, localID: String) {
+            try await services.signingKeys.refresh(now: services.clock.now)
+            let (account, user) = try await services.signIn.signUp(.init(), caller: Caller(isAdmin: false))
+            let tokens = try await #require(user).tokens(services.tokens, now: services.clock.now)
+            return (tokens.refreshToken, account.localID)
+        }
+    }
+
+    static let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+
+    static func body(_ refreshToken: String) -> String { "grant_type=refresh_token&refresh_token=" + refreshToken }
+
+    /// Sends one request, its body in `parts` pieces.
+    static func send(
+        _ channel: EmbeddedChannel, method: HTTPRequest.Method = .post, target: String = "/securetoken.googleapis.com/v1/token?key=k",
+        headers: HTTPFields = form, body: String, parts: Int = 1
+    ) throws {
+        try channel.writeInbound(
+            HTTPRequestPart.head(HTTPRequest(method: method, scheme: nil, authority: "localhost", path: target, headerFields: headers)))
+        let bytes = Array(body.utf8)
+        let size = max(1, (bytes.count + parts - 1) / parts)
+        for start in stride(from: 0, to: bytes.count, by: size) {
+            try channel.writeInbound(HTTPRequestPart.body(ByteBuffer(bytes: bytes[start..<min(bytes.count, start + size)])))
+        }
+        try channel.writeInbound(HTTPRequestPart.end(nil))
+    }
+
+    /// What reached the route: the head's target and the whole body, or `nil` when nothing did.
+    static func forwarded(_ channel: EmbeddedChannel) throws -> (target: String, body: String)? {
+        guard case .head(let head) = try channel.readInbound(as: HTTPRequestPart.self) else { return nil }
+        var body = ""
+        while let part = try channel.readInbound(as: HTTPRequestPart.self) {
+            switch part {
+            case .head: Issue.record("a second head")
+            case .body(let buffer): body += String(buffer: buffer)
+            case .end: return (head.path ?? "", body)
+            }
+        }
+        Issue.record("no end")
+        return nil
+    }
+
+    /// The answer written here: its head and JSON body, or `nil` when none was.
+    static func answered(_ channel: EmbeddedChannel) throws -> (head: HTTPResponse, json: [String: Any])? {
+        guard case .head(let head) = try channel.readOutbound(as: HTTPResponsePart.self) else { return nil }
+        guard case .body(let body) = try channel.readOutbound(as: HTTPResponsePart.self),
+            case .end = try channel.readOutbound(as: HTTPResponsePart.self)
+        else {
+            Issue.record("an answer without its body or end")
+            return nil
+        }
+        return (head, try #require(try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]))
+    }
+
+    /// A JWT's claims.
+    static func claims(_ token: String) throws -> [String: Any] {
+        let payload = try #require(Base64URL.decode(token.split(separator: ".")[1]))
+        return try #require(try JSONSerialization.jsonObject(with: payload) as? [String: Any])
+    }
+
+    @Test("a refresh is answered here once lastRefreshAt is fresh; the one that writes it goes to the route")
+    func answersAfterTheWrite() async throws {
+        let server = try await Server()
+        let (refreshToken, localID) = try await server.signUp()
+        let channel = try server.channel()
+        // Never refreshed: the route refreshes and writes lastRefreshAt.
+        try Self.send(channel, body: Self.body(refreshToken))
+        #expect(try Self.forwarded(channel)?.body == Self.body(refreshToken))
+        #expect(try Self.answered(channel) == nil)
+        _ = try await server.services.signIn.refresh(grantType: "refresh_token", refreshToken: refreshToken)
+        // Write the route's answer's end, as the responder does, so the next request may be answered here.
+        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        _ = try channel.readOutbound(as: HTTPResponsePart.self)
+
+        for (target, parts) in [("/securetoken.googleapis.com/v1/token?key=k", 1), ("/v1/token?key=demo-api-key", 3)] {
+            try Self.send(channel, target: target, body: Self.body(refreshToken), parts: parts)
+            #expect(try Self.forwarded(channel) == nil)
+            let (head, json) = try #require(try Self.answered(channel))
+            #expect(head.status == .ok)
+            var expected = TokenRefreshFastPath.Refresher.head(length: Int(head.headerFields[.contentLength] ?? "") ?? -1).headerFields
+            expected[.date] = head.headerFields[.date]
+            #expect(head.headerFields == expected)
+            #expect(json["user_id"] as? String == localID)
+            #expect(json["refresh_token"] as? String == refreshToken)
+            #expect(json["project_id"] as? String == server.services.settings.project.id)
+            #expect(json["token_type"] as? String == "Bearer" && json["expires_in"] as? String == "3600")
+            let idToken = try #require(json["id_token"] as? String)
+            #expect(json["access_token"] as? String == idToken)
+            let verified = try await server.services.tokens.verifyIDToken(idToken, now: server.services.clock.now)
+            #expect(verified.sub == localID && verified.firebase.signInProvider == "anonymous")
+        }
+    }
+
+    @Test("while an earlier request is with the route, later ones go there too, so answers stay in order")
+    func pipelined() async throws {
+        let server = try await Server()
+        let (refreshToken, _) = try await server.signUp()
+        _ = try await server.services.signIn.refresh(grantType: "refresh_token", refreshToken: refreshToken)
+        let channel = try server.channel()
+        try Self.send(channel, headers: Self.form + [.connection: "keep-alive"], body: Self.body(refreshToken))
+        try Self.send(channel, body: Self.body(refreshToken))
+        #expect(try Self.forwarded(channel) != nil)
+        #expect(try Self.forwarded(channel) != nil)
+        #expect(try Self.answered(channel) == nil)
+        // The route answers both; then the fast path answers again.
+        for _ in 0..<2 { try channel.writeOutbound(HTTPResponsePart.end(nil)) }
+        while try channel.readOutbound(as: HTTPResponsePart.self) != nil {}
+        try Self.send(channel, body: Self.body(refreshToken))
+        #expect(try Self.forwarded(channel) == nil)
+        #expect(try Self.answered(channel)?.head.status == .ok)
+    }
+
+    @Test("anything the route must settle reaches it whole: other requests, refusals, unknown sessions, writes")
+    func routeSettles() async throws {
+        let server = try await Server()
+        let (refreshToken, localID) = try await server.signUp()
+        let (revokedToken, revokedID) = try await server.signUp()
+        let (disabledToken, disabledID) = try await server.signUp()
+        for token in [refreshToken, revokedToken, disabledToken] {
+            _ = try await server.services.signIn.refresh(grantType: "refresh_token", refreshToken: token)
+        }
+        let accounts = server.database.accounts
+        _ = try await accounts.transaction(tenantID: "", now: server.services.clock.now) { store in
+            var revoked = try store.existingAccount(id: revokedID)
+            revoked.validSince = server.services.clock.now.seconds + 10
+            try store.update(revoked)
+            var disabled = try store.existingAccount(id: disabledID)
+            disabled.disabled = true
+            try store.update(disabled)
+        }
+        let body = Self.body(refreshToken)
+        let cases: [(String, HTTPRequest.Method, String, HTTPFields, String)] = [
+            ("a browser's (CORS)", .post, "/v1/token?key=k", Self.form + [.origin: "https://app.example.com"], body),
+            ("the admin's", .post, "/v1/token?key=k", Self.form + [.authorization: "Bearer owner"], body),
+            (
+                "JSON", .post, "/v1/token?key=k", [.contentType: "application/json"],
+                #"{"grant_type":"refresh_token","refresh_token":"\#(refreshToken)"}"#
+            ),
+            ("no content type", .post, "/v1/token?key=k", [:], body),
+            ("no API key", .post, "/v1/token", Self.form, body),
+            ("an empty API key", .post, "/v1/token?key=", Self.form, body),
+            ("GET", .get, "/v1/token?key=k", Self.form, body),
+            ("another path", .post, "/v1/token/?key=k", Self.form, body),
+            ("another grant", .post, "/v1/token?key=k", Self.form, "grant_type=authorization_code&refresh_token=" + refreshToken),
+            ("no refresh token", .post, "/v1/token?key=k", Self.form, "grant_type=refresh_token"),
+            ("a target project", .post, "/v1/token?key=k", Self.form, body + "&targetProjectId=demo-actionlinks"),
+            ("an escape", .post, "/v1/token?key=k", Self.form, body + "&x=%41"),
+            ("an unknown session", .post, "/v1/token?key=k", Self.form, Self.body(String(repeating: "A", count: 43))),
+            ("a revoked session", .post, "/v1/token?key=k", Self.form, Self.body(revokedToken)),
+            ("a disabled account", .post, "/v1/token?key=k", Self.form, Self.body(disabledToken)),
+            ("a body over 8 KiB", .post, "/v1/token?key=k", Self.form, body + "&x=" + String(repeating: "a", count: 8200)),
+        ]
+        for (name, method, target, headers, body) in cases {
+            let channel = try server.channel()
+            try Self.send(channel, method: method, target: target, headers: headers, body: body, parts: 4)
+            let reached = try Self.forwarded(channel)
+            #expect(reached?.target == target, "\(name)")
+            #expect(reached?.body == body, "\(name)")
+            #expect(try Self.answered(channel) == nil, "\(name)")
+        }
+        // The refresh token itself still works here.
+        let channel = try server.channel()
+        try Self.send(channel, body: body)
+        #expect(try Self.answered(channel).map { $0.json["user_id"] as? String } == localID)
+    }
+
+    @Test("the landing page's fast path counts a request a later fast path answered below the codec, and answers again")
+    func landingPageCountsLaterAnswers() async throws {
+        let server = try await Server()
+        for answeredLater in [true, false] {
+            let channel = EmbeddedChannel(
+                handler: ActionPageFastPath(
+                    pages: ActionPages(services: server.services, templates: server.templates), codes: server.database.codes,
+                    metrics: ServerMetrics(), logger: Logger(label: "token-fast-path-tests")))
+            // A refresh it passes on, which the token fast path then answers below the codec.
+            try Self.send(channel, body: Self.body("x"))
+            #expect(try Self.forwarded(channel) != nil)
+            if answeredLater { channel.pipeline.triggerUserOutboundEvent(FastPathAnswered(), promise: nil) }
+            try Self.send(channel, method: .get, target: "/__/auth/action", headers: [:], body: "")
+            let reached = try Self.forwarded(channel)
+            let answered = try channel.readOutbound(as: HTTPResponsePart.self)
+            #expect((reached == nil) == answeredLater, "answered later: \(answeredLater)")
+            #expect((answered != nil) == answeredLater, "answered later: \(answeredLater)")
+        }
+    }
+
+    @Test("on a live server, an answer from the event loop is the route's: the same head, fields and claims")
+    func sameAsTheRoute() async throws {
+        try await Raw().withServer { port in
+            let signUp = Raw.request(
+                "POST", "/v1/accounts:signUp?key=demo-api-key",
+                ["Content-Type: application/json", "Content-Length: 2", "Connection: close"])
+            let created = Raw.responses(try Raw.exchange(port: port, [signUp + "{}"]))
+            let answer = try #require(created.first)
+            let refreshToken = try #require(try ActionPageFastPathTests.json(answer)["refreshToken"] as? String)
+            let body = Self.body(refreshToken)
+            func refresh(_ headers: [String]) -> String {
+                Raw.request(
+                    "POST", "/securetoken.googleapis.com/v1/token?key=demo-api-key",
+                    ["Content-Type: application/x-www-form-urlencoded", "Content-Length: \(body.utf8.count)"] + headers) + body
+            }
+            // The first refresh writes lastRefreshAt (the route's); then the fast path answers the
+            // request without a Connection header, the route the one with.
+            let first = Raw.responses(try Raw.exchange(port: port, [refresh(["Connection: close"])]))
+            #expect(first.first?.hasPrefix("HTTP/1.1 200 OK") == true)
+            let answers = Raw.responses(
+                try Raw.exchange(port: port, [refresh([]), refresh(["Connection: keep-alive"]), refresh(["Connection: close"])]))
+            #expect(answers.count == 3)
+            guard answers.count == 3 else { return }
+            let (fast, route) = (answers[0], answers[1])
+            #expect(fast.components(separatedBy: "\r\n\r\n")[0] == route.components(separatedBy: "\r\n\r\n")[0])
+            let (fastJSON, routeJSON) = (try ActionPageFastPathTests.json(fast), try ActionPageFastPathTests.json(route))
+            #expect(Set(fastJSON.keys) == Set(routeJSON.keys))
+            for key in ["user_id", "project_id", "refresh_token", "expires_in", "token_type"] {
+                #expect(fastJSON[key] as? String == routeJSON[key] as? String, "\(key)")
+            }
+            var fastClaims = try Self.claims(try #require(fastJSON["id_token"] as? String))
+            var routeClaims = try Self.claims(try #require(routeJSON["id_token"] as? String))
+            // Issued within a second or two of each other.
+            for key in ["iat", "exp"] {
+                let (a, b) = (fastClaims.removeValue(forKey: key) as? Int ?? 0, routeClaims.removeValue(forKey: key) as? Int ?? -100)
+                #expect(abs(a - b) <= 2, "\(key)")
+            }
+            #expect(NSDictionary(dictionary: fastClaims) == NSDictionary(dictionary: routeClaims))
+        }
+    }
+}
