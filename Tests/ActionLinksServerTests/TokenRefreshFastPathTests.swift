@@ -119,8 +119,15 @@ struct TokenRefreshFastPathTests {
         try channel.writeOutbound(HTTPResponsePart.end(nil))
         _ = try channel.readOutbound(as: HTTPResponsePart.self)
 
-        for (target, parts) in [("/securetoken.googleapis.com/v1/token?key=k", 1), ("/v1/token?key=demo-api-key", 3)] {
-            try Self.send(channel, target: target, body: Self.body(refreshToken), parts: parts)
+        let json: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        for (target, headers, body, parts) in [
+            ("/securetoken.googleapis.com/v1/token?key=k", Self.form, Self.body(refreshToken), 1),
+            ("/v1/token?key=demo-api-key", Self.form, Self.body(refreshToken), 3),
+            ("/v1/token", Self.form + [.googAPIKey: "k"], Self.body(refreshToken), 1),
+            ("/securetoken.googleapis.com/v1/token?key=k", json, #"{"grantType":"refresh_token","refreshToken":"\#(refreshToken)"}"#, 2),
+            ("/v1/token?key=k", json, #"{"grant_type":"refresh_token","refresh_token":"\#(refreshToken)"}"#, 1),
+        ] {
+            try Self.send(channel, target: target, headers: headers, body: body, parts: parts)
             #expect(try Self.forwarded(channel) == nil)
             let (head, json) = try #require(try Self.answered(channel))
             #expect(head.status == .ok)
@@ -179,10 +186,9 @@ struct TokenRefreshFastPathTests {
         let cases: [(String, HTTPRequest.Method, String, HTTPFields, String)] = [
             ("a browser's (CORS)", .post, "/v1/token?key=k", Self.form + [.origin: "https://app.example.com"], body),
             ("the admin's", .post, "/v1/token?key=k", Self.form + [.authorization: "Bearer owner"], body),
-            (
-                "JSON", .post, "/v1/token?key=k", [.contentType: "application/json"],
-                #"{"grant_type":"refresh_token","refresh_token":"\#(refreshToken)"}"#
-            ),
+            ("JSON with an escape", .post, "/v1/token?key=k", [.contentType: "application/json"], #"{"grantType":"refresh\u005ftoken"}"#),
+            ("JSON that is not", .post, "/v1/token?key=k", [.contentType: "application/json"], "grant_type=refresh_token"),
+            ("text", .post, "/v1/token?key=k", [.contentType: "text/plain"], body),
             ("no content type", .post, "/v1/token?key=k", [:], body),
             ("no API key", .post, "/v1/token", Self.form, body),
             ("an empty API key", .post, "/v1/token?key=", Self.form, body),
@@ -240,35 +246,43 @@ struct TokenRefreshFastPathTests {
             let created = Raw.responses(try Raw.exchange(port: port, [signUp + "{}"]))
             let answer = try #require(created.first)
             let refreshToken = try #require(try ActionPageFastPathTests.json(answer)["refreshToken"] as? String)
-            let body = Self.body(refreshToken)
-            func refresh(_ headers: [String]) -> String {
-                Raw.request(
-                    "POST", "/securetoken.googleapis.com/v1/token?key=demo-api-key",
-                    ["Content-Type: application/x-www-form-urlencoded", "Content-Length: \(body.utf8.count)"] + headers) + body
+            // The web SDK's form and the iOS and Android SDKs' JSON.
+            let bodies = [
+                ("application/x-www-form-urlencoded", Self.body(refreshToken)),
+                ("application/json", #"{"grantType":"refresh_token","refreshToken":"\#(refreshToken)"}"#),
+            ]
+            for (index, (type, body)) in bodies.enumerated() {
+                func refresh(_ headers: [String]) -> String {
+                    Raw.request(
+                        "POST", "/securetoken.googleapis.com/v1/token?key=demo-api-key",
+                        ["Content-Type: \(type)", "Content-Length: \(body.utf8.count)"] + headers) + body
+                }
+                // The first refresh writes lastRefreshAt (the route's); then the fast path answers
+                // the request without a Connection header, the route the one with.
+                if index == 0 {
+                    let first = Raw.responses(try Raw.exchange(port: port, [refresh(["Connection: close"])]))
+                    #expect(first.first?.hasPrefix("HTTP/1.1 200 OK") == true)
+                }
+                let answers = Raw.responses(
+                    try Raw.exchange(port: port, [refresh([]), refresh(["Connection: keep-alive"]), refresh(["Connection: close"])]))
+                #expect(answers.count == 3, "\(type)")
+                guard answers.count == 3 else { continue }
+                let (fast, route) = (answers[0], answers[1])
+                #expect(fast.components(separatedBy: "\r\n\r\n")[0] == route.components(separatedBy: "\r\n\r\n")[0], "\(type)")
+                let (fastJSON, routeJSON) = (try ActionPageFastPathTests.json(fast), try ActionPageFastPathTests.json(route))
+                #expect(Set(fastJSON.keys) == Set(routeJSON.keys))
+                for key in ["user_id", "project_id", "refresh_token", "expires_in", "token_type"] {
+                    #expect(fastJSON[key] as? String == routeJSON[key] as? String, "\(type) \(key)")
+                }
+                var fastClaims = try Self.claims(try #require(fastJSON["id_token"] as? String))
+                var routeClaims = try Self.claims(try #require(routeJSON["id_token"] as? String))
+                // Issued within a second or two of each other.
+                for key in ["iat", "exp"] {
+                    let (a, b) = (fastClaims.removeValue(forKey: key) as? Int ?? 0, routeClaims.removeValue(forKey: key) as? Int ?? -100)
+                    #expect(abs(a - b) <= 2, "\(type) \(key)")
+                }
+                #expect(NSDictionary(dictionary: fastClaims) == NSDictionary(dictionary: routeClaims), "\(type)")
             }
-            // The first refresh writes lastRefreshAt (the route's); then the fast path answers the
-            // request without a Connection header, the route the one with.
-            let first = Raw.responses(try Raw.exchange(port: port, [refresh(["Connection: close"])]))
-            #expect(first.first?.hasPrefix("HTTP/1.1 200 OK") == true)
-            let answers = Raw.responses(
-                try Raw.exchange(port: port, [refresh([]), refresh(["Connection: keep-alive"]), refresh(["Connection: close"])]))
-            #expect(answers.count == 3)
-            guard answers.count == 3 else { return }
-            let (fast, route) = (answers[0], answers[1])
-            #expect(fast.components(separatedBy: "\r\n\r\n")[0] == route.components(separatedBy: "\r\n\r\n")[0])
-            let (fastJSON, routeJSON) = (try ActionPageFastPathTests.json(fast), try ActionPageFastPathTests.json(route))
-            #expect(Set(fastJSON.keys) == Set(routeJSON.keys))
-            for key in ["user_id", "project_id", "refresh_token", "expires_in", "token_type"] {
-                #expect(fastJSON[key] as? String == routeJSON[key] as? String, "\(key)")
-            }
-            var fastClaims = try Self.claims(try #require(fastJSON["id_token"] as? String))
-            var routeClaims = try Self.claims(try #require(routeJSON["id_token"] as? String))
-            // Issued within a second or two of each other.
-            for key in ["iat", "exp"] {
-                let (a, b) = (fastClaims.removeValue(forKey: key) as? Int ?? 0, routeClaims.removeValue(forKey: key) as? Int ?? -100)
-                #expect(abs(a - b) <= 2, "\(key)")
-            }
-            #expect(NSDictionary(dictionary: fastClaims) == NSDictionary(dictionary: routeClaims))
         }
     }
 }

@@ -10,7 +10,9 @@ import NIOHTTPTypes
 
 /// Answers the SDKs' token refresh on the connection's event loop when the store is SQLite:
 /// `POST /v1/token` (or `/securetoken.googleapis.com/v1/token`) with the API key and the form
-/// `grant_type=refresh_token&refresh_token=…`, the call every signed-in client makes every hour.
+/// `grant_type=refresh_token&refresh_token=…` (the web SDK) or the JSON
+/// `{"grantType":"refresh_token","refreshToken":…}` (iOS, Android), the call every signed-in
+/// client makes every hour.
 /// The session is read synchronously (an indexed read of the WAL database, which never waits for a
 /// writer), the ID token signed on the event loop, and the answer written below the HTTP codec,
 /// instead of handing the request to the router, the middleware and the async responder and back.
@@ -19,8 +21,8 @@ import NIOHTTPTypes
 /// ``TokenResponse``, ``IdentityToolkitJSON``), with the same headers in the same order, `Date` as
 /// Hummingbird adds it, and the request counted in the metrics as the route's. Everything else goes
 /// on to the router untouched, with its body: other paths and methods; a request with `Origin`
-/// (CORS is the middleware's), `Authorization` (the admin's), `Connection`, or a body that is not a
-/// plain form or is over 8 KiB; a key the route would refuse; and any refresh that needs more than a
+/// (CORS is the middleware's), `Authorization` (the admin's), `Connection`, or a body that is
+/// neither a plain form nor JSON or is over 8 KiB; a key the route would refuse; and any refresh that needs more than a
 /// read and a signature (no such session, a stored tenant, a refusal, `lastRefreshAt` to write),
 /// so every error and every write is the route's. A request that arrives while an earlier one on
 /// the connection is still with the router goes there too (pipelined answers stay in order).
@@ -80,10 +82,10 @@ final class TokenRefreshFastPath: ChannelDuplexHandler, RemovableChannelHandler 
         func answer(target: String, headers: HTTPFields, body: ByteBuffer) -> Data? {
             guard let key = URI(target).queryParameters["key"].map(String.init) ?? headers[.googAPIKey], !key.isEmpty,
                 settings.server.development || ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8)),
-                let type = headers[.contentType].flatMap({ MediaType($0) }), type.matches("application", "x-www-form-urlencoded"),
-                !RESTCall.mayNameTarget(body), let fields = PlainForm.fields(body)
+                let type = headers[.contentType].flatMap({ MediaType($0) }), !RESTCall.mayNameTarget(body),
+                let request = Self.request(
+                    body, isForm: type.matches("application", "x-www-form-urlencoded"), isJSON: type.matches("application", "json"))
             else { return nil }
-            let request = TokenRequest(plainForm: fields)
             guard request.grantType == "refresh_token", let refreshToken = request.refreshToken, !refreshToken.isEmpty,
                 let refreshed = signIn.refreshNow(refreshToken: refreshToken, sessions: sessions)
             else { return nil }
@@ -92,6 +94,14 @@ final class TokenRefreshFastPath: ChannelDuplexHandler, RemovableChannelHandler 
                     accessToken: refreshed.idToken, expiresIn: String(TokenService.lifetime), tokenType: "Bearer",
                     refreshToken: refreshed.refreshToken, idToken: refreshed.idToken, userID: refreshed.account.localID,
                     projectID: projectID))
+        }
+
+        /// The body read as the route reads it: the web SDK's plain form (``PlainForm``; any other
+        /// form is the route's), or the JSON the iOS and Android SDKs send (``IdentityToolkitJSON``).
+        static func request(_ body: ByteBuffer, isForm: Bool, isJSON: Bool) -> TokenRequest? {
+            if isForm { return PlainForm.fields(body).map(TokenRequest.init(plainForm:)) }
+            guard isJSON else { return nil }
+            return try? IdentityToolkitJSON.decode(TokenRequest.self, from: Data(buffer: body))
         }
 
         /// The token path a request target names, with or without a query, or `nil`.
