@@ -48,7 +48,16 @@ public final class SigningKeys: Sendable {
 
         /// A signed JWT of `payload`.
         func sign(_ payload: some Encodable) throws -> String {
-            let json = try Self.encoder.encode(payload)
+            try sign(json: Array(try Self.encoder.encode(payload)))
+        }
+
+        /// A signed JWT of ID token claims (written directly, see ``IDTokenClaims/directJSON``).
+        func sign(_ claims: IDTokenClaims) throws -> String {
+            try sign(json: claims.directJSON ?? Array(try Self.encoder.encode(claims)))
+        }
+
+        /// A signed JWT of the payload `json`.
+        private func sign(json: [UInt8]) throws -> String {
             var token = encodedHeader
             token.reserveCapacity(encodedHeader.count + (json.count * 4 + 2) / 3 + 1 + (signer.signatureLength * 4 + 2) / 3)
             token.append(contentsOf: Base64URL.encode(json).utf8)
