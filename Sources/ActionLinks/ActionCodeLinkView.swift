@@ -39,7 +39,9 @@ public struct ActionCodeLinkView {
         }
 
         /// The field's bytes if it is present, non-empty and decodes (as `parse` reads it); `decodes`
-        /// turns false for one that is present but does not decode.
+        /// turns false for one that is present but does not decode. Inlined: called with a constant
+        /// name, the span's lookup folds away, and a call's saving of registers cost more than its body.
+        @inline(__always)
         static func read(_ bytes: UnsafeBufferPointer<UInt8>, _ query: QueryScan, _ name: QueryScan.Name, decodes: inout Bool)
             -> Field?
         {

@@ -59,19 +59,26 @@ public enum PercentEncoding {
         let hex = hexValues
         var i = 0
         var count = 0
-        var seen: UInt64 = 0  // every byte written, or-ed together: its high bits say whether all was ASCII
+        // Every input byte looked at and every decoded byte, or-ed together: its high bits say whether
+        // all that was written is ASCII (an input byte is either written as it is or part of an escape,
+        // `%` and two hexadecimal digits, all ASCII).
+        var seen: UInt64 = 0
         while i < n {
             if i &+ 8 <= n {
                 // In little-endian order, a borrow only runs towards later bytes, so the first flagged byte is a `%`.
                 let word = UInt64(littleEndian: UnsafeRawPointer(input + i).loadUnaligned(as: UInt64.self))
                 UnsafeMutableRawPointer(out + count).storeBytes(of: word.littleEndian, as: UInt64.self)
+                seen |= word
                 let percents = word ^ 0x2525_2525_2525_2525
                 let found = (percents &- 0x0101_0101_0101_0101) & ~percents & 0x8080_8080_8080_8080
-                let run = found == 0 ? 8 : found.trailingZeroBitCount &>> 3
-                seen |= run == 8 ? word : word & ((1 &<< (UInt64(run) &* 8)) &- 1)
+                if found == 0 {
+                    i &+= 8
+                    count &+= 8
+                    continue
+                }
+                let run = found.trailingZeroBitCount &>> 3
                 i &+= run
                 count &+= run
-                if run == 8 { continue }
             } else if input[i] != UInt8(ascii: "%") {
                 seen |= UInt64(input[i])
                 out[count] = input[i]

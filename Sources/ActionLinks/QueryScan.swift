@@ -64,18 +64,11 @@ struct QueryScan: QueryScanner {
         return Int(truncatingIfNeeded: span &>> 32)..<Int(truncatingIfNeeded: span & 0xFFFF_FFFF)
     }
 
+    /// Stores the span of `name` at its offset in ``spans`` (a store, not a jump table on the name).
+    @inline(__always)
     private mutating func setSpan(_ name: Name, _ range: Range<Int>) {
         let span = UInt64(truncatingIfNeeded: range.lowerBound) &<< 32 | UInt64(truncatingIfNeeded: range.upperBound)
-        switch name {
-        case .mode: spans.0 = span
-        case .oobCode: spans.1 = span
-        case .apiKey: spans.2 = span
-        case .continueUrl: spans.3 = span
-        case .lang: spans.4 = span
-        case .tenantId: spans.5 = span
-        case .link: spans.6 = span
-        case .deepLinkID: spans.7 = span
-        }
+        withUnsafeMutableBytes(of: &spans) { $0.storeBytes(of: span, toByteOffset: name.rawValue &* 8, as: UInt64.self) }
     }
 
     /// Whether the last value of `name` holds a `%` escape.

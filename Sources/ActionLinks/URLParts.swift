@@ -194,7 +194,8 @@ extension URLParts {
             return fail(.missingScheme, 0, "not an absolute URL: it must start with a scheme such as 'https:'")
         }
         o.schemeEnd = i
-        let special = isSpecialScheme(b, 0..<i)
+        // Whether the scheme is special matters only for an empty host or a missing `//`: worked out then.
+        func special() -> Bool { isSpecialScheme(b, 0..<o.schemeEnd) }
         i += 1
 
         if i + 1 < n, b[i] == UInt8(ascii: "/"), b[i + 1] == UInt8(ascii: "/") {
@@ -254,11 +255,11 @@ extension URLParts {
                 }
                 return fail(.invalidHost, end, "character '\(character(end))' at offset \(end) is not allowed in a host")
             }
-            if special, hostStart == hostEnd {
+            if hostStart == hostEnd, special() {
                 return fail(.emptyHost, hostStart, "the URL has no host after '//'")
             }
             i = end
-        } else if special {
+        } else if special() {
             let scheme = String(decoding: UnsafeBufferPointer(rebasing: b[0..<o.schemeEnd]), as: UTF8.self)
             return fail(.missingAuthority, i, "a '\(scheme):' URL must continue with '//' and a host")
         }
