@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import NIOCore
+import Synchronization
 import Testing
 
 @testable import ActionLinksServer
@@ -193,5 +194,70 @@ struct PageCacheTests {
             #expect(status(answers) == live)
             #expect(answers.allSatisfy { $0.contains("value=\"\(nextCode)\"") && !$0.contains(code) })
         }
+    }
+
+    @Test(
+        "a code issued a moment ago gets its form, and one used a moment ago gets none, on many connections at once (every reader connection of the event loops sees the last commit)"
+    )
+    func freshOnEveryConnection() async throws {
+        typealias Raw = AssociationFastPathTests
+        try await TestApp.live { app in
+            try await app.createAccount(email: "fresh@example.com", password: "an old password")
+            /// The status lines and bodies of a GET of `target` on each of `connections` connections at once.
+            func getAtOnce(_ target: String, connections: Int = 16) async throws -> [String] {
+                try await Self.offThePool {
+                    try Self.concurrently(connections) { _ in
+                        let answers = Raw.responses(
+                            try Raw.exchange(
+                                port: app.port, [Raw.request("GET", target), Raw.request("GET", "/healthz", ["Connection: close"])]))
+                        return answers.first ?? ""
+                    }
+                }
+            }
+            for round in 0..<4 {
+                let link = try await PageTests().link(app, "PASSWORD_RESET", "fresh@example.com", "en")
+                let code = try #require(ActionCodeLink.parse("https://links.test.example" + link)?.oobCode)
+                // Issued a moment ago: every connection gets the form with this code.
+                let issued = try await getAtOnce(link)
+                #expect(issued.count == 16)
+                #expect(
+                    issued.allSatisfy {
+                        $0.hasPrefix("HTTP/1.1 200 OK") && $0.contains("name=\"password\"") && $0.contains("value=\"\(code)\"")
+                    },
+                    "round \(round): issued \(issued.map { $0.prefix(15) })")
+                let reset = try await app.api("resetPassword", ["oobCode": code, "newPassword": "a brand new password \(round)"])
+                #expect(reset.status == 200, "\(reset.text)")
+                // Used a moment ago: no connection gets the form.
+                let used = try await getAtOnce(link)
+                #expect(used.count == 16)
+                #expect(
+                    used.allSatisfy { $0.hasPrefix("HTTP/1.1 400 ") && !$0.contains("name=\"password\"") && !$0.contains(code) },
+                    "round \(round): used \(used.map { $0.prefix(15) })")
+            }
+        }
+    }
+
+    /// `body` on a thread of its own: blocking sockets never hold one of the pool's threads, which the
+    /// server's own tasks need.
+    static func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<T, any Error>) in
+            Thread { done.resume(with: Result { try body() }) }.start()
+        }
+    }
+
+    /// `body(index)` for each index below `count`, each on a thread of its own, all at once; the results in order.
+    static func concurrently<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) throws -> T) throws -> [T] {
+        let results = Mutex<[Int: Result<T, any Error>]>([:])
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            Thread {
+                let result = Result { try body(index) }
+                results.withLock { $0[index] = result }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        return try results.withLock { all in try (0..<count).map { try all[$0]!.get() } }
     }
 }

@@ -7,6 +7,8 @@ public struct SQLiteCodeStore: CodeStore {
     let pool: DatabasePool
     /// Where issues and send counts go: the ones of concurrent requests commit together.
     let batches: SQLiteBatchedWrites
+    /// Where ``lookupNow(hashes:now:)`` reads.
+    let readers: SQLiteCodeReaders
 
     public func issue(_ record: ActionCodeRecord) async throws {
         try await batches.write { db in try Self.issue(db, record) }
@@ -59,12 +61,11 @@ public struct SQLiteCodeStore: CodeStore {
         return try await pool.read { db in try Self.lookup(db, hashes: hashes, now: now) }
     }
 
-    /// ``lookup(hashes:now:)`` on the caller's thread: one indexed read of a WAL database, which
-    /// never waits for a writer (the landing page's fast path runs it on the event loop).
+    /// ``lookup(hashes:now:)`` on the caller's thread: one step of a statement prepared once on a
+    /// connection of ``SQLiteCodeReaders``, a read of a WAL database that never waits for a writer
+    /// (the landing page's fast path runs it on the event loop).
     func lookupNow(hashes: [Data], now: Timestamp) throws -> CodeLookup {
-        guard !hashes.isEmpty else { return .invalid }
-        // One statement reads one snapshot: no transaction around it is needed.
-        return try pool.unsafeRead { db in try Self.lookup(db, hashes: hashes, now: now) }
+        try readers.lookup(hashes: hashes, now: now)
     }
 
     static func lookup(_ db: Database, hashes: [Data], now: Timestamp) throws -> CodeLookup {

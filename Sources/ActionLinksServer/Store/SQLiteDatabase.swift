@@ -8,6 +8,8 @@ public final class SQLiteDatabase: Sendable {
     let pool: DatabasePool
     /// The writes that concurrent requests make most (issues, send counts, refresh times), committed in batches.
     let batches: SQLiteBatchedWrites
+    /// The landing page's lookups, on connections of their own (``SQLiteCodeReaders``).
+    let codeReaders: SQLiteCodeReaders
 
     /// Opens (creating if needed) the database at `path` and runs the migrations it has not run yet.
     ///
@@ -36,13 +38,14 @@ public final class SQLiteDatabase: Sendable {
         // `prepareDatabase` has run.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Self.migrator.migrate(pool)
+        codeReaders = SQLiteCodeReaders(path: path)
     }
 
     /// The page cache of each connection, in KiB.
     static let cacheKiB = 512
 
     /// The code store on this database.
-    public var codes: SQLiteCodeStore { SQLiteCodeStore(pool: pool, batches: batches) }
+    public var codes: SQLiteCodeStore { SQLiteCodeStore(pool: pool, batches: batches, readers: codeReaders) }
     /// The account store on this database.
     public var accounts: SQLiteAccountStore { SQLiteAccountStore(pool: pool, batches: batches) }
     /// The tenant store on this database.
