@@ -18,7 +18,7 @@ import NIOHTTPTypes
 /// request with a `Cookie` (a remembered device is the responder's to recognise) or a `Connection`
 /// header, and any request that arrives while an earlier one on the connection is still being
 /// answered by the responder (so pipelined responses stay in order).
-final class ActionPageFastPath: ChannelDuplexHandler, RemovableChannelHandler {
+final class ActionPageFastPath: FastPathHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
@@ -28,26 +28,16 @@ final class ActionPageFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     let codes: SQLiteCodeStore
     let metrics: ServerMetrics
     let logger: Logger
-    /// Requests passed on to the responder whose response has not ended yet.
-    private var forwarded = 0
+    var forwarded = 0
     /// The request being answered here, until its `.end` arrives.
     private var answering: (target: String, acceptLanguage: String?, start: ContinuousClock.Instant)?
-    /// Where whole encoded answers are written, below the HTTP encoder.
-    private var raw: RawAnswers?
+    var raw: RawAnswers?
 
     init(pages: ActionPages, codes: SQLiteCodeStore, metrics: ServerMetrics, logger: Logger) {
         self.pages = pages
         self.codes = codes
         self.metrics = metrics
         self.logger = logger
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        raw = RawAnswers(context)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        raw = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -89,11 +79,6 @@ final class ActionPageFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                     "method": "GET", "route": "\(ActionCodeLink.actionPath)", "status": "\(page.status.code)", "duration": "\(duration)",
                 ])
         }
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data), forwarded > 0 { forwarded -= 1 }
-        context.write(data, promise: promise)
     }
 
     /// A fast path after this one (``TokenRefreshFastPath``) answered a request this one passed on,

@@ -14,30 +14,20 @@ import Synchronization
 /// Hummingbird adds it). Anything else passes through untouched: other paths and methods, a
 /// `Connection` header, and any request that arrives while an earlier one on the connection is
 /// still being answered by the responder (so pipelined responses stay in order).
-final class AssociationFastPath: ChannelDuplexHandler, RemovableChannelHandler {
+final class AssociationFastPath: FastPathHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
     let files: [String: PrebuiltJSON]
-    /// Requests passed on to the responder whose response has not ended yet.
-    private var forwarded = 0
+    var forwarded = 0
     /// The request being answered here, until its `.end` arrives.
     private var answering: (file: PrebuiltJSON, method: HTTPRequest.Method, ifNoneMatch: String?)?
-    /// Where whole encoded answers are written, below the HTTP encoder (``RawAnswers``).
-    private var raw: RawAnswers?
+    var raw: RawAnswers?
 
     init(files: [String: PrebuiltJSON]) {
         self.files = files
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        raw = RawAnswers(context)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        raw = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -72,11 +62,6 @@ final class AssociationFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data), forwarded > 0 { forwarded -= 1 }
-        context.write(data, promise: promise)
-    }
-
     /// A fast path after this one answered a request this one passed on: its answer went out below
     /// the codec, past ``write(context:data:promise:)``, so it is counted here.
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
@@ -92,6 +77,33 @@ final class AssociationFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             return files[String(target[..<query])]
         }
         return files[target]
+    }
+}
+
+/// What the event-loop fast paths share: HTTP parts in and out, the writer below the codec while
+/// the handler is in a pipeline, and the count of requests passed on to the responder whose
+/// response has not ended (a later request waits behind them, so pipelined answers stay in order).
+protocol FastPathHandler: ChannelDuplexHandler, RemovableChannelHandler
+where InboundIn == HTTPRequestPart, InboundOut == HTTPRequestPart, OutboundIn == HTTPResponsePart, OutboundOut == HTTPResponsePart {
+    /// Where whole encoded answers are written, below the HTTP encoder.
+    var raw: RawAnswers? { get set }
+    /// Requests passed on to the responder whose response has not ended yet.
+    var forwarded: Int { get set }
+}
+
+extension FastPathHandler {
+    func handlerAdded(context: ChannelHandlerContext) {
+        raw = RawAnswers(context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        raw = nil
+    }
+
+    /// Counts the end of a response the responder wrote for a request passed on.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), forwarded > 0 { forwarded -= 1 }
+        context.write(data, promise: promise)
     }
 }
 

@@ -29,7 +29,7 @@ import NIOHTTPTypes
 ///
 /// Signing takes the event loop for one RSA signature (about 0.2 ms with OpenSSL); a refresh on the
 /// router would spend that on a pool thread, plus the hops there and back.
-final class TokenRefreshFastPath: ChannelDuplexHandler, RemovableChannelHandler {
+final class TokenRefreshFastPath: FastPathHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
@@ -112,23 +112,13 @@ final class TokenRefreshFastPath: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     let refresher: Refresher
-    /// Requests passed on to the router whose response has not ended yet.
-    private var forwarded = 0
+    var forwarded = 0
     /// The request being read here, until its `.end` arrives.
     private var reading: (head: HTTPRequest, path: String, body: ByteBuffer, start: ContinuousClock.Instant)?
-    /// Where whole encoded answers are written, below the HTTP encoder.
-    private var raw: RawAnswers?
+    var raw: RawAnswers?
 
     init(refresher: Refresher) {
         self.refresher = refresher
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        raw = RawAnswers(context)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        raw = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -179,11 +169,6 @@ final class TokenRefreshFastPath: ChannelDuplexHandler, RemovableChannelHandler 
                 "request",
                 metadata: ["method": "POST", "route": "\(path)", "status": "200", "duration": "\(duration)"])
         }
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data), forwarded > 0 { forwarded -= 1 }
-        context.write(data, promise: promise)
     }
 
     /// Passes a request read here on to the router: its head and what arrived of its body.
