@@ -198,10 +198,12 @@ struct FederatedUnitTests {
 }
 
 extension FederatedUnitTests {
-    @Test("a kept-alive connection the provider closes as a code goes out on it: sent again until a connection answers")
-    func keptAliveConnectionClosed() async throws {
+    @Test(
+        "a kept-alive connection the provider closes or resets as a code goes out on it: sent again until a connection answers",
+        arguments: [LoopbackHTTPServer.Connections.keptAliveOnce, .keptAliveOnceReset])
+    func keptAliveConnectionClosed(connections: LoopbackHTTPServer.Connections) async throws {
         let answer = Data(#"{"access_token":"at-1","id_token":"it-1","expires_in":"3600"}"#.utf8)
-        let server = try LoopbackHTTPServer(routes: ["/token": .init(body: answer)], connections: .keptAliveOnce)
+        let server = try LoopbackHTTPServer(routes: ["/token": .init(body: answer)], connections: connections)
         defer { server.stop() }
         let origin = server.origin
         let yaml = """

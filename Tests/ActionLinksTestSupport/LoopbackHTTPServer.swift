@@ -16,6 +16,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         case closedAfterEachAnswer
         /// Kept open; the next request on it is read and the connection closed without an answer.
         case keptAliveOnce
+        /// As ``keptAliveOnce``, but the connection is reset (`SO_LINGER` 0: an RST, which the
+        /// client reads as `ECONNRESET`), as a server does that closes with unread bytes pending.
+        case keptAliveOnceReset
     }
 
     /// One canned answer.
@@ -42,7 +45,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// How many requests have been read, answered or not.
     public var requestsRead: Int { counter.value.read }
-    /// How many requests were read and left unanswered (``Connections/keptAliveOnce``).
+    /// How many requests were read and left unanswered (``Connections/keptAliveOnce``, ``Connections/keptAliveOnceReset``).
     public var requestsDropped: Int { counter.value.dropped }
 
     /// Starts answering `routes` (paths with their query) at once.
@@ -109,9 +112,15 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         var pending = Data()
         for answered in 0... {
             guard let path = readRequest(client, into: &pending) else { return }
-            let drop = connections == .keptAliveOnce && answered == 1
+            let drop = connections != .closedAfterEachAnswer && answered == 1
             counter.add(dropped: drop)
-            if drop { return }
+            if drop {
+                if connections == .keptAliveOnceReset {
+                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                }
+                return
+            }
             let route = routes[path] ?? Route(status: 404, headers: ["Content-Type": "text/plain"], body: Data("not found".utf8))
             let closing = connections == .closedAfterEachAnswer
             var head = "HTTP/1.1 \(route.status) Status\r\nContent-Length: \(route.body.count)\r\n"

@@ -52,6 +52,14 @@ final class OpenIDProviders: Sendable {
     /// How many times a request is sent again after a kept-alive connection was closed under it.
     static let closedConnectionRetries = 8
 
+    /// Whether a request failed because its kept-alive connection was closed (`remoteConnectionClosed`)
+    /// or reset (`ECONNRESET` on a read or a write, `EPIPE` on a write) under it.
+    static func isCutOff(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
+        if let error = error as? IOError { return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE }
+        return false
+    }
+
     private struct Cached: Sendable {
         var configuration: OpenIDConfiguration?
         var configurationFetched: ContinuousClock.Instant?
@@ -228,15 +236,13 @@ final class OpenIDProviders: Sendable {
                 // The client gives up connecting after its own 10 s (a busy provider's accept queue
                 // drops SYNs); nothing was sent, so it tries again until the provider's deadline.
                 continue
-            } catch let error as HTTPClientError
-                where error == .remoteConnectionClosed && cutOff < Self.closedConnectionRetries && NIODeadline.now() < deadline
-            {
+            } catch where Self.isCutOff(error) && cutOff < Self.closedConnectionRetries && NIODeadline.now() < deadline {
                 // A kept-alive connection the provider closed as the request went out on it (uvicorn
-                // closes one idle for 5 s, gunicorn 2 s); async-http-client does not send again
-                // (swift-server/async-http-client#715), and the next pooled connection may be just
-                // as stale. Again, a few times: each closed connection leaves the pool, so one is
-                // soon new. A provider that did read the request refuses a code used twice, so the
-                // worst is its refusal.
+                // closes one idle for 5 s, gunicorn 2 s), or reset (a close with bytes unread sends
+                // an RST); async-http-client does not send again (swift-server/async-http-client#715),
+                // and the next pooled connection may be just as stale. Again, a few times: each
+                // closed connection leaves the pool, so one is soon new. A provider that did read the
+                // request refuses a code used twice, so the worst is its refusal.
                 cutOff += 1
                 continue
             } catch {
