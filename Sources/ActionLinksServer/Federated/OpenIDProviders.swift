@@ -236,7 +236,7 @@ final class OpenIDProviders: Sendable {
                 // The client gives up connecting after its own 10 s (a busy provider's accept queue
                 // drops SYNs); nothing was sent, so it tries again until the provider's deadline.
                 continue
-            } catch where Self.isCutOff(error) && cutOff < Self.closedConnectionRetries && NIODeadline.now() < deadline {
+            } catch let error where Self.isCutOff(error) && cutOff < Self.closedConnectionRetries && NIODeadline.now() < deadline {
                 // A kept-alive connection the provider closed as the request went out on it (uvicorn
                 // closes one idle for 5 s, gunicorn 2 s), or reset (a close with bytes unread sends
                 // an RST); async-http-client does not send again (swift-server/async-http-client#715),
