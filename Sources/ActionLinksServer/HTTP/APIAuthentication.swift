@@ -1,7 +1,9 @@
 import ActionLinks
 import ActionLinksConfiguration
 import ActionLinksHeaders
+import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 
 /// Who is calling the REST API.
 public enum APICaller: Sendable {
@@ -51,13 +53,22 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
             }
             return .admin
         }
-        let key = request.uri.queryParameters["key"].map(String.init) ?? request.headers[.googAPIKey]
-        guard let key, !key.isEmpty else { throw ActionError(.permissionDenied, "The request is missing a valid API key.") }
-        // Firebase's emulator takes any key; production only the project's.
-        guard settings.server.development || ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8)) else {
-            throw ActionError(.invalidAPIKey)
+        guard let key = Self.clientKey(uri: request.uri, headers: request.headers), !key.isEmpty else {
+            throw ActionError(.permissionDenied, "The request is missing a valid API key.")
         }
+        guard Self.accepts(key: key, settings) else { throw ActionError(.invalidAPIKey) }
         return .client
+    }
+
+    /// A client's API key: the query's `key`, else the `X-Goog-Api-Key` header.
+    static func clientKey(uri: URI, headers: HTTPFields) -> String? {
+        uri.queryParameters["key"].map(String.init) ?? headers[.googAPIKey]
+    }
+
+    /// Whether this server takes a client's API key: Firebase's emulator takes any key, production
+    /// only the project's (compared in constant time).
+    static func accepts(key: String, _ settings: ServiceSettings) -> Bool {
+        settings.server.development || ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8))
     }
 
     /// Whether an `Authorization` header carries the admin credential.

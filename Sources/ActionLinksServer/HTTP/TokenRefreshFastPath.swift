@@ -80,8 +80,9 @@ final class TokenRefreshFastPath: FastPathHandler {
         /// The route's JSON answer to `target` with `headers` and `body`, or `nil` when the route
         /// must answer (see ``TokenRefreshFastPath``).
         func answer(target: String, headers: HTTPFields, body: ByteBuffer) -> Data? {
-            guard let key = URI(target).queryParameters["key"].map(String.init) ?? headers[.googAPIKey], !key.isEmpty,
-                settings.server.development || ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8)),
+            // The key as the route's authentication takes it (``APIAuthenticationMiddleware``).
+            guard let key = APIAuthenticationMiddleware.clientKey(uri: URI(target), headers: headers), !key.isEmpty,
+                APIAuthenticationMiddleware.accepts(key: key, settings),
                 let type = headers[.contentType].flatMap({ MediaType($0) }), !RESTCall.mayNameTarget(body),
                 let request = Self.request(
                     body, isForm: type.matches("application", "x-www-form-urlencoded"), isJSON: type.matches("application", "json"))
@@ -106,7 +107,8 @@ final class TokenRefreshFastPath: FastPathHandler {
 
         /// The token path a request target names, with or without a query, or `nil`.
         static func tokenPath(_ target: String) -> String? {
-            let path = target.utf8.split(separator: UInt8(ascii: "?"), maxSplits: 1, omittingEmptySubsequences: false)[0]
+            let bytes = target.utf8
+            let path = bytes[..<(bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]
             return IdentityToolkitRoutes.tokenPaths.first { $0.utf8.elementsEqual(path) }
         }
     }
