@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksHeaders
+import Foundation
 
 /// Where the server listens and who may use its admin API (`server`).
 public struct ServerSettings: Sendable, Hashable {
@@ -36,6 +37,10 @@ public struct ServerSettings: Sendable, Hashable {
     /// 150 KB of buffers (80 KB of headers, the largest body); 1024 bounds that near 150 MB and fits
     /// the usual descriptor limit (the server raises its soft limit to fit when the hard one allows).
     public var maximumConnections = 1024
+    /// Other URLs this server's OAuth token endpoint is reached at (`POST /token`), accepted as
+    /// the audience of a service account's JWT-bearer assertion besides Google's token URL and the
+    /// link domains' `/token` (RFC 7523 §3: an assertion must name the server it is for).
+    public var tokenAudiences: [String] = []
 
     /// PEM files for TLS.
     public struct TLSFiles: Sendable, Hashable {
@@ -52,7 +57,7 @@ public struct ServerSettings: Sendable, Hashable {
 extension ServerSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, development, adminToken, metricsToken, trustedProxies, tls, maximumBodyBytes, idleTimeout, headerTimeout
-        case bodyTimeout, maximumConnections
+        case bodyTimeout, maximumConnections, tokenAudiences
     }
 
     enum TLSKeys: String, CodingKey, CaseIterable {
@@ -102,6 +107,15 @@ extension ServerSettings: Decodable {
                     .trustedProxies, index: index, "expected an IP address or a CIDR block such as 10.0.0.0/8 or ::1/128; got '\(text)'")
             }
             trustedProxies.append(network)
+        }
+        for (index, text) in try server.strings(.tokenAudiences).enumerated() {
+            guard let url = UpstreamSettings.checkedURL(text), let path = URLComponents(string: url)?.path, path.count > 1 else {
+                throw server.problem(
+                    .tokenAudiences, index: index,
+                    "expected the https URL of this server's token endpoint, such as https://auth.example.com/token (http only for a loopback host); got '\(text)'"
+                )
+            }
+            tokenAudiences.append(url)
         }
     }
 }

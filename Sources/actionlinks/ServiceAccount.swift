@@ -56,9 +56,46 @@ extension ActionLinksCommand {
     /// `actionlinks keys rotate`: a new ID-token signing key.
     struct Keys: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Manage the keys that sign ID tokens.",
-            subcommands: [Rotate.self, Speed.self]
+            abstract: "Manage the keys that sign ID tokens, and revoke service-account keys.",
+            subcommands: [Rotate.self, Speed.self, Revoke.self]
         )
+
+        /// `<dataDirectory>/keys/<name>` for the configuration file `config`.
+        static func folder(_ name: String, config: String) throws -> String {
+            let configuration = try ActionLinksConfiguration.load(file: config, environment: ProcessInfo.processInfo.environment)
+            return ((configuration.service.dataDirectory as NSString).appendingPathComponent("keys") as NSString).appendingPathComponent(
+                name)
+        }
+
+        /// `actionlinks keys revoke <key id>`: a service-account key that must stop working now.
+        struct Revoke: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Revoke a service-account key: its custom tokens, assertions and access tokens stop working.",
+                discussion: """
+                    The key ID is the private_key_id of the service-account file (and the kid of its tokens). The \
+                    public key moves to <dataDirectory>/keys/service-accounts/revoked/, where a marker keeps it revoked \
+                    even if the file comes back. Running servers that share the data directory refuse the key, the \
+                    custom tokens and assertions it signed and the access tokens granted for it within two seconds; \
+                    no restart is needed. Then delete the service-account file wherever it was copied.
+                    """
+            )
+
+            @Argument(help: "The key's ID (private_key_id).")
+            var keyID: String
+
+            @Option(name: .long, help: "The configuration file (for the data directory).")
+            var config: String = ActionLinksConfiguration.defaultFile
+
+            func run() async throws {
+                let directory = try Keys.folder("service-accounts", config: config)
+                let done = try ServiceAccountKeys.revoke(keyID, in: directory)
+                if done.movedFiles.isEmpty {
+                    print("key \(keyID) was revoked already")
+                } else {
+                    print("revoked key \(keyID): moved \(done.movedFiles.joined(separator: ", "))")
+                }
+            }
+        }
 
         /// `actionlinks keys speed`: how fast this machine makes the signature of an ID token.
         struct Speed: AsyncParsableCommand {
@@ -93,9 +130,7 @@ extension ActionLinksCommand {
             var config: String = ActionLinksConfiguration.defaultFile
 
             func run() async throws {
-                let configuration = try ActionLinksConfiguration.load(file: config, environment: ProcessInfo.processInfo.environment)
-                let directory = ((configuration.service.dataDirectory as NSString).appendingPathComponent("keys") as NSString)
-                    .appendingPathComponent("id-tokens")
+                let directory = try Keys.folder("id-tokens", config: config)
                 let id = try SigningKeys(directory: directory).rotate(now: .now)
                 print("new signing key \(id) in \(directory)")
             }

@@ -77,4 +77,17 @@ struct SecuritySettingsTests {
         let short = try #require(error("server:\n  metricsToken: short\n"))
         #expect(short.key == "server.metricsToken" && short.message.contains("at least 32"))
     }
+
+    @Test("server.tokenAudiences: https URLs with a path (http only for loopback), from the file or the environment")
+    func tokenAudiences() throws {
+        #expect(try parse("").server.tokenAudiences.isEmpty)
+        let set = try parse("server:\n  tokenAudiences: [https://auth.example.com/token, http://127.0.0.1:9000/token]\n")
+        #expect(set.server.tokenAudiences == ["https://auth.example.com/token", "http://127.0.0.1:9000/token"])
+        let fromEnvironment = try parse("", environment: ["ACTIONLINKS_SERVER_TOKEN_AUDIENCES": "https://a.example/token"])
+        #expect(fromEnvironment.server.tokenAudiences == ["https://a.example/token"])
+        for bad in ["http://auth.example.com/token", "https://auth.example.com", "token", "https://auth.example.com/token?x=1"] {
+            let refused = try #require(error("server:\n  tokenAudiences: [\"\(bad)\"]\n"), "\(bad)")
+            #expect(refused.key == "server.tokenAudiences[0]" && refused.message.contains("token endpoint"), "\(refused)")
+        }
+    }
 }

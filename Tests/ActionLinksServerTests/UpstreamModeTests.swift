@@ -14,10 +14,12 @@ struct UpstreamModeTests {
     static let frontAdmin = String(repeating: "f", count: 40)
 
     /// The front for `upstream`: production, its Identity Toolkit and Secure Token on loopback, and
-    /// the service account `serviceAccount` if given. Its answer deadline is a hang guard (120 s):
+    /// the service account `serviceAccount` if given (and `extra` overrides on top). Its answer deadline is a hang guard (120 s):
     /// the upstream is a debug binary hashing passwords on a machine the other suites load, and the
     /// 10 s default has its own tests against a stand-in that never answers.
-    static func front(for upstream: TestServer, serviceAccount: String? = nil) async throws -> TestServer {
+    static func front(for upstream: TestServer, serviceAccount: String? = nil, environment extra: [String: String] = [:]) async throws
+        -> TestServer
+    {
         var environment = [
             "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": frontAdmin,
             "ACTIONLINKS_UPSTREAM_ANSWER_TIMEOUT": "120s",
@@ -25,7 +27,7 @@ struct UpstreamModeTests {
             "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": upstream.base, "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": upstream.base,
         ]
         if let serviceAccount { environment["ACTIONLINKS_UPSTREAM_SERVICE_ACCOUNT_FILE"] = serviceAccount }
-        return try await TestServer(environment: environment)
+        return try await TestServer(environment: environment.merging(extra) { $1 })
     }
 
     /// A service-account file for `upstream`, made by its own command, whose tokens come from it.

@@ -67,7 +67,8 @@ public struct LinkDomainServices: Sendable {
         self.accounts = AccountService(accounts: accounts, tokens: tokens, tenants: tenants, store: store, clock: clock)
         upstream = settings.upstream.map(UpstreamClient.init(settings:))
         let serviceAccounts = ServiceAccountKeys(directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"))
-        serviceAccountTokens = ServiceAccountTokens(keys: serviceAccounts, formKey: keys.formKey, clock: clock)
+        serviceAccountTokens = ServiceAccountTokens(
+            keys: serviceAccounts, formKey: keys.formKey, projectID: settings.project.id, clock: clock)
         let customTokens = CustomTokenVerifier(
             keys: serviceAccounts, projectID: settings.project.id,
             acceptsUnsignedTokens: development, tokens: tokens, codes: codes, store: store)

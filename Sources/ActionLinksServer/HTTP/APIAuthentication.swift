@@ -45,12 +45,7 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
 
     func authenticate(_ request: Request) throws(ActionError) -> APICaller {
         if let authorization = request.headers[.authorization], let bearer = AuthorizationHeader(authorization)?.bearerToken {
-            guard Self.isAdmin(bearer: bearer, settings.server, accessTokens: accessTokens) else {
-                throw ActionError(
-                    .unauthenticated,
-                    "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
-                )
-            }
+            try Self.requireAdmin(bearer: bearer, settings.server, accessTokens: accessTokens)
             return .admin
         }
         guard let key = Self.clientKey(uri: request.uri, headers: request.headers), !key.isEmpty else {
@@ -71,6 +66,20 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
         settings.server.development || ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8))
     }
 
+    /// Nothing if a bearer token is the admin credential, else Google's refusal: an access token
+    /// asked for without a scope Identity Toolkit takes gets `403` "insufficient authentication
+    /// scopes", anything else `401 UNAUTHENTICATED`.
+    static func requireAdmin(bearer: String, _ settings: ServerSettings, accessTokens: ServiceAccountTokens) throws(ActionError) {
+        if isAdmin(bearer: bearer, settings, accessTokens: accessTokens) { return }
+        if accessTokens.standing(of: bearer) == .insufficientScope {
+            throw ActionError(.permissionDenied, "Request had insufficient authentication scopes.")
+        }
+        throw ActionError(
+            .unauthenticated,
+            "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+        )
+    }
+
     /// Whether an `Authorization` header carries the admin credential.
     static func isAdmin(_ authorization: String, _ settings: ServerSettings, accessTokens: ServiceAccountTokens) -> Bool {
         guard let bearer = AuthorizationHeader(authorization)?.bearerToken else { return false }
@@ -79,11 +88,12 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
 
     /// Whether a bearer token is the admin credential: on a development server `owner` (any case)
     /// or a Google service-account access token (`ya29.…`), as Firebase's emulator takes them; an
-    /// unexpired access token this server granted (``ServiceAccountTokens``); else
+    /// unexpired access token this server granted with an admin scope, for a key it still has
+    /// (``ServiceAccountTokens``); else
     /// `server.adminToken` (compared in constant time).
     static func isAdmin(bearer: String, _ settings: ServerSettings, accessTokens: ServiceAccountTokens) -> Bool {
         if settings.development, bearer.lowercased() == "owner" || bearer.hasPrefix("ya29.") { return true }
-        if accessTokens.isValidAccessToken(bearer) { return true }
+        if accessTokens.standing(of: bearer) == .admin { return true }
         return settings.adminToken.map { ConstantTime.equal(Array(bearer.utf8), Array($0.utf8)) } ?? false
     }
 }

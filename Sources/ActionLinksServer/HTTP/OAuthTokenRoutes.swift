@@ -17,20 +17,20 @@ struct OAuthTokenRoutes {
     var collection: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
         routes.add(middleware: RequestBodyLimitMiddleware(maximumBytes: settings.server.maximumBodyBytes))
-        let (tokens, origins) = (tokens, settings.linkDomains.map(\.origin))
+        let tokens = tokens
+        let audiences = Self.audiences(settings)
+        let development = settings.server.development
         for path in Self.paths {
             routes.post(RouterPath(path)) { request, context in
                 let fields = (try? URLEncodedFormDecoder().decode([String: String].self, from: String(buffer: context.body))) ?? [:]
-                // The assertion's audience: Google's endpoint, or this one as the link domains or the
-                // request itself name it (whoever made the file chose the URL they reach us at).
-                var audiences = [ServiceAccountTokens.googleTokenURL]
-                for origin in origins { audiences += Self.paths.map { origin + $0 } }
-                // A token URL with a loopback host may be plain HTTP (tests, one server on one machine).
-                if let host = request.head.authority {
-                    audiences.append("https://" + host + request.uri.path)
-                    if let url = try? URLParts("http://" + host), let name = url.host, Loopback.isLoopback(name) {
-                        audiences.append("http://" + host + request.uri.path)
-                    }
+                var audiences = audiences
+                // A development server on this machine also takes the URL the request itself names,
+                // when it is a loopback one (tests, one server on one machine): never a production
+                // server, where the Host header is the client's to choose.
+                if development, let host = request.head.authority, let url = try? URLParts("http://" + host), let name = url.host,
+                    Loopback.isLoopback(name)
+                {
+                    audiences += ["http://", "https://"].map { $0 + host + request.uri.path }
                 }
                 do throws(OAuthError) {
                     guard let grantType = fields["grant_type"] else {
@@ -50,6 +50,14 @@ struct OAuthTokenRoutes {
             routes.refuseOtherMethods(RouterPath(path), allowed: [.post])
         }
         return routes
+    }
+
+    /// The audiences an assertion may name (RFC 7523 §3: the server rejects one that does not name
+    /// it): Google's token URL (which google-auth signs whatever the file's `token_uri` says), the
+    /// token URLs of this server's link domains, and `server.tokenAudiences`.
+    static func audiences(_ settings: ServiceSettings) -> [String] {
+        [ServiceAccountTokens.googleTokenURL] + settings.linkDomains.flatMap { domain in paths.map { domain.origin + $0 } }
+            + settings.server.tokenAudiences
     }
 
     static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {

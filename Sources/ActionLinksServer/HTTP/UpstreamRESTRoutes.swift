@@ -51,6 +51,11 @@ struct UpstreamRESTRoutes {
                     )
                 }
                 let caller = try routes.caller(request, namesProject: project != nil)
+                // The SDKs and firebase-admin send JSON; a form or text/plain body is what a page
+                // on another site can send without a CORS preflight.
+                guard let type = request.headers[.contentType].flatMap({ MediaType($0) }), type.matches("application", "json") else {
+                    throw ActionError(.invalidContentType, "expected Content-Type: application/json")
+                }
                 let fields: SendOobCodeRequest
                 do {
                     fields = try IdentityToolkitJSON.decoder.decode(SendOobCodeRequest.self, from: Data(buffer: context.body))
@@ -68,12 +73,7 @@ struct UpstreamRESTRoutes {
     /// project's own API keys.
     private func caller(_ request: Request, namesProject: Bool) throws(ActionError) -> UpstreamLinkSender.Caller {
         if let authorization = request.headers[.authorization], let bearer = AuthorizationHeader(authorization)?.bearerToken {
-            guard APIAuthenticationMiddleware.isAdmin(bearer: bearer, settings.server, accessTokens: accessTokens) else {
-                throw ActionError(
-                    .unauthenticated,
-                    "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
-                )
-            }
+            try APIAuthenticationMiddleware.requireAdmin(bearer: bearer, settings.server, accessTokens: accessTokens)
             if let origin = request.headers[.origin], !origins.allowsAPI(origin) {
                 throw ActionError(
                     .insufficientPermission, "the admin credential is not accepted from a browser page on \(origin.prefix(100))")

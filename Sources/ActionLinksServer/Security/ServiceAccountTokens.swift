@@ -3,11 +3,14 @@ import Foundation
 import JWTKit
 
 /// The OAuth 2 token endpoint's work, as Google's does it for service accounts: a JWT-bearer
-/// assertion (RFC 7523) signed with a key that `actionlinks service-account` made is exchanged for
-/// an access token, and that token is an admin credential until it expires (an hour).
+/// assertion (RFC 7523) signed with a key that `actionlinks service-account` made for this
+/// project is exchanged for an access token, and that token is an admin credential until it
+/// expires (an hour), as long as its key is not removed or revoked, and only if it was asked for
+/// with a scope Identity Toolkit takes.
 ///
-/// Access tokens are not stored: each is `ya29.al.<exp>.<kid>.<mac>`, the MAC under a key derived
-/// from `keys/forms.key`, so every instance that shares the data directory accepts them.
+/// Access tokens are not stored: each is `ya29.al.<exp>.<kid>.<scope>.<mac>`, the MAC under a key
+/// derived from `keys/forms.key`, so every instance that shares the data directory accepts them;
+/// the key ID in it is looked up on every use, so removing the key ends its tokens.
 public final class ServiceAccountTokens: Sendable {
     /// The audience google-auth signs whatever the file's `token_uri` says.
     public static let googleTokenURL = ServiceAccountFile.googleTokenURI
@@ -16,17 +19,26 @@ public final class ServiceAccountTokens: Sendable {
     /// How long an access token works, in seconds (Google's hour).
     static let lifetime: Int64 = 3600
     static let prefix = "ya29.al."
+    /// The scopes Identity Toolkit takes for its admin calls (its discovery document's, and the one
+    /// firebase-admin adds); a token asked for with none of them (`userinfo.email` alone) is no
+    /// admin credential.
+    static let adminScopes: Set<String> = [
+        "https://www.googleapis.com/auth/cloud-platform", "https://www.googleapis.com/auth/firebase",
+        "https://www.googleapis.com/auth/identitytoolkit",
+    ]
 
     let keys: ServiceAccountKeys
     let key: SymmetricKey
+    let projectID: String
     let clock: any ServiceClock
 
-    /// Tokens for the keys in `directory` (`keys/service-accounts/`), with a MAC key derived from
-    /// the form key.
-    init(keys: ServiceAccountKeys, formKey: SymmetricKey, clock: any ServiceClock) {
+    /// Tokens for the keys in `directory` (`keys/service-accounts/`) of `projectID`'s service
+    /// accounts, with a MAC key derived from the form key.
+    init(keys: ServiceAccountKeys, formKey: SymmetricKey, projectID: String, clock: any ServiceClock) {
         self.keys = keys
         key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: formKey, info: Data("actionlinks service-account access tokens".utf8), outputByteCount: 32)
+        self.projectID = projectID
         self.clock = clock
     }
 
@@ -55,6 +67,11 @@ public final class ServiceAccountTokens: Sendable {
         guard let kid = header.kid, let account = keys.key(kid) else {
             throw OAuthError(.invalidGrant, "Invalid grant: account not found")
         }
+        // As a custom token from another project's key is refused (`CREDENTIAL_MISMATCH`): the
+        // key's file says whose it is.
+        guard account.projectID == projectID else {
+            throw OAuthError(.invalidGrant, "Invalid grant: the key belongs to another project's service account")
+        }
         let keys = JWTKeyCollection()
         await keys.add(rsa: account.publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
         let now = clock.now.seconds
@@ -70,21 +87,41 @@ public final class ServiceAccountTokens: Sendable {
         guard let scope = payload.scope, !scope.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw OAuthError(.invalidScope, "Empty or missing scope not allowed.")
         }
+        let scopes = scope.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        let standing = scopes.contains(where: Self.adminScopes.contains) ? Standing.admin : .insufficientScope
         let expires = now + Self.lifetime
-        let body = String(expires) + "." + Base64URL.encode(Array(kid.utf8))
+        let body = String(expires) + "." + Base64URL.encode(Array(kid.utf8)) + "." + standing.mark
         return Grant(accessToken: Self.prefix + body + "." + mac(body), expiresIn: Self.lifetime)
     }
 
-    /// Whether `bearer` is an access token this server granted that has not expired.
-    func isValidAccessToken(_ bearer: some StringProtocol) -> Bool {
-        guard bearer.hasPrefix(Self.prefix) else { return false }
+    /// What a bearer token is worth to the admin API.
+    enum Standing: Sendable, Equatable {
+        /// An unexpired access token this server granted, for a key it still has, with an admin scope.
+        case admin
+        /// The same, but asked for without any scope Identity Toolkit takes.
+        case insufficientScope
+        /// Anything else: not granted here, tampered with, expired, or its key removed or revoked.
+        case invalid
+
+        var mark: String { self == .admin ? "a" : "s" }
+    }
+
+    /// What `bearer` is: checked by its MAC, its expiry and its key, which must still be in the
+    /// folder (``ServiceAccountKeys``: a key removed or revoked ends the tokens granted for it).
+    func standing(of bearer: some StringProtocol) -> Standing {
+        guard bearer.hasPrefix(Self.prefix) else { return .invalid }
         let rest = bearer.dropFirst(Self.prefix.count)
-        guard let dot = rest.lastIndex(of: "."), let expires = rest.split(separator: ".").first.flatMap({ Int64($0) }) else {
-            return false
+        let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, let expires = Int64(parts[0]), let dot = rest.lastIndex(of: ".") else { return .invalid }
+        guard ConstantTime.equal(Array(parts[3].utf8), Array(mac(String(rest[..<dot])).utf8)) else { return .invalid }
+        guard expires > clock.now.seconds, let kid = Base64URL.decode(parts[1]).map({ String(decoding: $0, as: UTF8.self) }),
+            keys.key(kid)?.projectID == projectID
+        else { return .invalid }
+        switch String(parts[2]) {
+        case Standing.admin.mark: return .admin
+        case Standing.insufficientScope.mark: return .insufficientScope
+        default: return .invalid
         }
-        let body = String(rest[..<dot])
-        guard ConstantTime.equal(Array(rest[rest.index(after: dot)...].utf8), Array(mac(body).utf8)) else { return false }
-        return expires > clock.now.seconds
     }
 
     private func mac(_ body: String) -> String {

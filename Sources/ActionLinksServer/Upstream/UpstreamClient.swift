@@ -142,7 +142,8 @@ final class UpstreamClient: Service, Sendable {
     ]
 
     /// An access token for the service account (RFC 7523's JWT-bearer grant at its `token_uri`),
-    /// kept until a minute before it expires.
+    /// kept until a minute before it expires. The assertion names Google's token URL whatever the
+    /// `token_uri`, as google-auth signs it (an ActionLinks token endpoint takes that audience too).
     func accessToken(now: Int64) async throws(Failure) -> String {
         if let cached = token.withLock({ $0 }), cached.until > now { return cached.value }
         guard let account = settings.serviceAccount else { throw .refused(code: "NO_SERVICE_ACCOUNT", detail: nil) }
@@ -153,7 +154,8 @@ final class UpstreamClient: Service, Sendable {
             await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: account.privateKeyPEM), digestAlgorithm: .sha256, kid: kid)
             assertion = try await keys.sign(
                 GrantAssertion(
-                    iss: account.clientEmail, scope: Self.scopes.joined(separator: " "), aud: account.tokenURI, iat: now, exp: now + 3600),
+                    iss: account.clientEmail, scope: Self.scopes.joined(separator: " "), aud: ServiceAccountTokens.googleTokenURL, iat: now,
+                    exp: now + 3600),
                 kid: kid)
         } catch {
             throw .refused(code: "INVALID_SERVICE_ACCOUNT_KEY", detail: nil)

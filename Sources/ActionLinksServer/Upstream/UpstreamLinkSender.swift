@@ -59,6 +59,9 @@ struct UpstreamLinkSender: Sendable {
             }
             guard let found, let canonical = EmailAddress.canonical(found) else { throw ActionError.missingEmail }
             email = canonical
+            // Upstream is asked for the code as the service account, so its own recent sign-in
+            // rule never applies: the front applies it, to the token upstream just accepted.
+            if mode == .verifyAndChangeEmail { try checkRecentSignIn(idToken: idToken) }
         } else {
             guard let given = fields.email, !given.isEmpty else { throw ActionError.missingEmail }
             guard let canonical = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
@@ -83,9 +86,11 @@ struct UpstreamLinkSender: Sendable {
         do throws(UpstreamClient.Failure) {
             issuedCode = try await upstream.issueCode(asked, now: clock.now.seconds).oobCode
         } catch .refused(let refusal, _)
-            where (refusal == "EMAIL_NOT_FOUND" || refusal == "USER_NOT_FOUND") && !isAdmin
-            && settings.users.emailEnumerationProtection
+            where !isAdmin && settings.users.emailEnumerationProtection
+            && (refusal == "EMAIL_NOT_FOUND" || refusal == "USER_NOT_FOUND" || (refusal == "EMAIL_EXISTS" && mode == .verifyAndChangeEmail))
         {
+            // As Firebase production with enumeration protection: an unknown address, or a new
+            // address another account has, is not told apart from a mailed link.
             // The same answer after the same work (the link built and the message rendered), and no mail.
             issuedCode = Secrets.token()
             deliver = false
@@ -107,6 +112,28 @@ struct UpstreamLinkSender: Sendable {
             await issuer.mailer.send(mode: mode, to: recipient, link: link, languageCode: locale, appName: appName)
         }
         return SendOobCodeResponse(email: email, oobLink: returnLink ? link : nil, oobCode: returnLink ? code : nil)
+    }
+
+    /// Firebase production's recent sign-in rule for moving an address (as the standalone server's
+    /// ``AccountService/checkRecentSignIn(_:caller:)``): the sign-in behind an ID token upstream
+    /// accepted (`auth_time`, which a refresh keeps) must be at most `users.recentSignInSeconds`
+    /// old, else `CREDENTIAL_TOO_OLD_LOGIN_AGAIN`; an anonymous session is exempt. Upstream
+    /// checked the token's signature, so its claims are read, not verified, here. A development
+    /// front checks too: upstream is asked with admin rights, so nothing else would.
+    func checkRecentSignIn(idToken: String) throws(ActionError) {
+        struct Claims: Decodable {
+            struct Firebase: Decodable { var sign_in_provider: String? }
+            var auth_time: Int64?
+            var firebase: Firebase?
+        }
+        let parts = idToken.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+            let claims = try? JSONDecoder().decode(Claims.self, from: payload), let authTime = claims.auth_time
+        else { throw ActionError.invalidIDToken }
+        if claims.firebase?.sign_in_provider == "anonymous" { return }
+        if clock.now.seconds - authTime > Int64(settings.users.recentSignInSeconds) {
+            throw ActionError(.credentialTooOld, "this change needs a recent sign-in; sign in again (reauthenticate) and retry")
+        }
     }
 
     /// Upstream's refusal as the same Firebase error, or 503 when upstream did not answer.
