@@ -158,4 +158,27 @@ struct UpstreamSettingsTests {
         let notJSON = try #require(problem("upstream:\n  projectId: p\n  apiKeys: [k]\n  serviceAccountFile: \(path)\n"))
         #expect(notJSON.message.contains("not a service-account JSON object"), "\(notJSON)")
     }
+
+    @Test("a service-account file mounted from a Kubernetes secret (a link to a link) is checked at its target")
+    func symlinkedAccountFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-secret-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let version = folder.appendingPathComponent("..2026_11_27_10_00_00.123")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        let made = try accountFile()
+        let target = version.appendingPathComponent("key.json")
+        try FileManager.default.moveItem(atPath: made, toPath: target.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.appendingPathComponent("..data").path, withDestinationPath: version.lastPathComponent)
+        let mounted = folder.appendingPathComponent("key.json").path
+        try FileManager.default.createSymbolicLink(atPath: mounted, withDestinationPath: "..data/key.json")
+        let yaml = "upstream:\n  projectId: my-project\n  apiKeys: [AIzaSyA]\n  serviceAccountFile: \(mounted)\n"
+        #expect(try parse(yaml).upstream?.serviceAccount?.privateKeyID == "0123abcd")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.path)
+        let loose = try #require(problem(yaml))
+        #expect(loose.key == "upstream.serviceAccountFile", "\(loose)")
+        #expect(loose.message.contains("a link to") && loose.message.contains("mode 644"), "\(loose)")
+        #expect(loose.message.contains("chmod 600") && loose.message.contains("defaultMode: 0400"), "\(loose)")
+    }
 }
