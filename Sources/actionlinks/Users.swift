@@ -235,7 +235,9 @@ extension ActionLinksCommand.Users {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
             let data = try encoder.encode(ExportedUsers(users: users))
-            FileManager.default.createFile(atPath: file, contents: data, attributes: [.posixPermissions: 0o600])
+            guard FileManager.default.createFile(atPath: file, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw FileProblem(description: "\(file): cannot write the file (check that its folder exists and is writable)")
+            }
             print("exported \(users.count) users to \(file)")
         }
 

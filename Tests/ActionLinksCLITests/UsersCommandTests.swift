@@ -34,7 +34,7 @@ struct UsersCommandTests {
 
     func file(_ object: Any) throws -> String {
         let path = TestProject.temporaryDirectory("users").appendingPathExtension("json").path
-        FileManager.default.createFile(atPath: path, contents: try JSONSerialization.data(withJSONObject: object))
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
         return path
     }
 

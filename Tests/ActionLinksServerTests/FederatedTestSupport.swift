@@ -203,7 +203,7 @@ enum Browser {
         }
     }
 
-    nonisolated(unsafe) static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+    static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
 
     /// The query of `url` split on `&` and `=` and decoded once (`+` as a space), the first of a
     /// repeated name winning, as `AuthWebUtils.dictionary(withHttpArgumentsString:)` reads it.

@@ -7,6 +7,7 @@ struct StoreGateway: Sendable {
     let logger: Logger
 
     /// Runs a store call, turning a store failure into `UNAVAILABLE` (logged without secrets).
+    @discardableResult
     func call<T>(_ body: () async throws -> T) async throws(ActionError) -> T {
         do {
             return try await body()

@@ -34,27 +34,43 @@ public final class ServerMetrics: Sendable {
         var latency: [Route: DurationHistogram] = [:]
         for route in Route.allCases {
             requests[route] = classes.map {
-                registry.makeCounter(name: "actionlinks_http_requests_total", labels: [("route", route.rawValue), ("status", $0)])
+                registry.makeCounter(descriptor: Self.requestsTotal, labels: [("route", route.rawValue), ("status", $0)])
             }
             latency[route] = registry.makeDurationHistogram(
-                name: "actionlinks_http_request_duration_seconds", labels: [("route", route.rawValue)], buckets: buckets)
+                descriptor: Self.requestDuration, labels: [("route", route.rawValue)], buckets: buckets)
         }
         self.requests = requests
         self.latency = latency
         var issued: [ActionCodeLink.Mode: Counter] = [:]
         var consumed: [ActionCodeLink.Mode: Counter] = [:]
         for mode in ActionCodeLink.Mode.allCases {
-            issued[mode] = registry.makeCounter(name: "actionlinks_codes_issued_total", labels: [("mode", mode.rawValue)])
-            consumed[mode] = registry.makeCounter(name: "actionlinks_codes_consumed_total", labels: [("mode", mode.rawValue)])
+            issued[mode] = registry.makeCounter(descriptor: Self.codesIssued, labels: [("mode", mode.rawValue)])
+            consumed[mode] = registry.makeCounter(descriptor: Self.codesConsumed, labels: [("mode", mode.rawValue)])
         }
         self.issued = issued
         self.consumed = consumed
-        expired = registry.makeCounter(name: "actionlinks_codes_refused_total", labels: [("reason", "expired")])
-        invalid = registry.makeCounter(name: "actionlinks_codes_refused_total", labels: [("reason", "invalid")])
-        mailDelivered = registry.makeCounter(name: "actionlinks_mail_total", labels: [("outcome", "delivered")])
-        mailRetried = registry.makeCounter(name: "actionlinks_mail_total", labels: [("outcome", "retried")])
-        mailFailed = registry.makeCounter(name: "actionlinks_mail_total", labels: [("outcome", "failed")])
+        expired = registry.makeCounter(descriptor: Self.codesRefused, labels: [("reason", "expired")])
+        invalid = registry.makeCounter(descriptor: Self.codesRefused, labels: [("reason", "invalid")])
+        mailDelivered = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "delivered")])
+        mailRetried = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "retried")])
+        mailFailed = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "failed")])
     }
+
+    /// A series' name (`actionlinks_<name>_<unit>`) and its `# HELP` line.
+    static func descriptor(_ name: String, unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "actionlinks", metricName: name, unitName: unit, helpText: help)
+    }
+
+    static var requestsTotal: MetricNameDescriptor {
+        descriptor("http_requests", unit: "total", "HTTP requests answered, by route and status class.")
+    }
+    static var requestDuration: MetricNameDescriptor {
+        descriptor("http_request_duration", unit: "seconds", "Time to answer an HTTP request, by route.")
+    }
+    static var codesIssued: MetricNameDescriptor { descriptor("codes_issued", unit: "total", "Action codes issued, by mode.") }
+    static var codesConsumed: MetricNameDescriptor { descriptor("codes_consumed", unit: "total", "Action codes consumed, by mode.") }
+    static var codesRefused: MetricNameDescriptor { descriptor("codes_refused", unit: "total", "Action codes refused, by reason.") }
+    static var mail: MetricNameDescriptor { descriptor("mail", unit: "total", "Mail delivery attempts, by outcome.") }
 
     func request(_ route: Route, status: Int, duration: Duration) {
         requests[route]?[min(max(status / 100, 1), 5) - 1].increment()

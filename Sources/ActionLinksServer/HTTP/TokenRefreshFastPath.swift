@@ -136,7 +136,7 @@ final class TokenRefreshFastPath: FastPathHandler {
             forwarded += 1
             context.fireChannelRead(data)
         case .body(var part):
-            guard var (head, path, body, start) = reading else { return context.fireChannelRead(data) }
+            guard case .some((let head, let path, var body, let start)) = reading else { return context.fireChannelRead(data) }
             guard body.readableBytes + part.readableBytes <= refresher.maximumBody else {
                 // Too long for a refresh: the router reads it (and refuses it where it must).
                 reading = nil

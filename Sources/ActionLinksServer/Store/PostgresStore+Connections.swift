@@ -14,6 +14,7 @@ extension PostgresStore {
     /// Once it has a connection, a `bounded` call that runs past ``callTimeout`` is answered
     /// `UNAVAILABLE` and its work cancelled; purges and migrations, which may rightly run long, pass
     /// `bounded: false`.
+    @discardableResult
     func withConnection<T: Sendable>(bounded: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws
         -> T
     {

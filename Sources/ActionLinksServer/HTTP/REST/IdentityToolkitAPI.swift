@@ -63,7 +63,7 @@ struct IdentityToolkitAPI: Sendable {
     private(set) var legacyNames: [String: Key] = [:]
 
     /// Adds an operation whose body decodes as `Body` and whose answer encodes from `Answer`.
-    mutating func add<Body: Decodable & Sendable, Answer: Encodable>(
+    mutating func add<Body: Decodable & Sendable, Answer: Encodable & SendableMetatype>(
         _ name: String, on surface: Surface = .accounts, legacy: String? = nil, methods: Set<HTTPRequest.Method> = [.post],
         requires: Set<Requirement> = [], body: Body.Type,
         _ handler: @escaping @Sendable (Body, RESTCall) async throws(ActionError) -> Answer
@@ -79,7 +79,7 @@ struct IdentityToolkitAPI: Sendable {
     /// Adds an operation that needs the call's tenant (``Requirement/tenant`` or
     /// ``Requirement/enabledTenant``), resolved from the path and the body's `tenantId` (``NamesTenant``),
     /// and handed to `handler`.
-    mutating func add<Body: Decodable & Sendable & NamesTenant, Answer: Encodable>(
+    mutating func add<Body: Decodable & Sendable & NamesTenant, Answer: Encodable & SendableMetatype>(
         _ name: String, on surface: Surface = .accounts, legacy: String? = nil, methods: Set<HTTPRequest.Method> = [.post],
         requires: Set<Requirement>, body: Body.Type,
         _ handler: @escaping @Sendable (Body, RESTCall, TenantPolicy) async throws(ActionError) -> Answer
@@ -97,7 +97,7 @@ struct IdentityToolkitAPI: Sendable {
 
     /// Adds an operation that acts for the ID token's user or the admin (``Requirement/user``),
     /// resolved from the body (``CarriesIDToken``) and the path, and handed to `handler`.
-    mutating func add<Body: Decodable & Sendable & CarriesIDToken, Answer: Encodable>(
+    mutating func add<Body: Decodable & Sendable & CarriesIDToken, Answer: Encodable & SendableMetatype>(
         _ name: String, on surface: Surface = .accounts, legacy: String? = nil, methods: Set<HTTPRequest.Method> = [.post],
         requires: Set<Requirement>, body: Body.Type,
         _ handler: @escaping @Sendable (Body, RESTCall, Acting) async throws(ActionError) -> Answer

@@ -6,7 +6,6 @@ import Foundation
 extension IdentityToolkitAPI {
     mutating func addImportOperations(_ services: LinkDomainServices) {
         let importer = UserImport(accounts: services.accountStore, store: services.store, clock: services.clock)
-        let tenants = services.tenants
         let signIn = services.signIn
 
         add("batchCreate", legacy: "uploadAccount", requires: [.admin, .enabledTenant], body: BatchCreateRequest.self) {

@@ -9,7 +9,6 @@ extension IdentityToolkitAPI {
         let issuer = services.issuer
         let completer = services.completer
         let accounts = services.accounts
-        let tenants = services.tenants
 
         add("sendOobCode", legacy: "getOobConfirmationCode", requires: [.enabledTenant], body: SendOobCodeRequest.self) {
             fields, call, named throws(ActionError) in
