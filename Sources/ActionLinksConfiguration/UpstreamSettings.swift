@@ -24,6 +24,11 @@ public struct UpstreamSettings: Sendable, Hashable {
     /// How long a call waits for upstream's answer, in seconds, before the page answers 503 and the
     /// proxy 502 (`upstream.answerTimeout`, 10 s).
     public var answerTimeout = 10
+    /// How many exchanges with each of upstream's hosts (Identity Toolkit, the service account's
+    /// token URL, the auth domain) may be in flight at once (`upstream.poolSize`, 32): the size of
+    /// async-http-client's pool of connections per host. One more is refused at once (the page and
+    /// the proxy answer 503) rather than queued behind slow ones.
+    public var poolSize = 32
 
     /// Google's Identity Toolkit.
     public static let googleIdentityToolkit = "https://identitytoolkit.googleapis.com"
@@ -82,7 +87,8 @@ public struct UpstreamServiceAccount: Sendable, Hashable {
 
 extension UpstreamSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case projectId, apiKeys, serviceAccountFile, authDomain, identityToolkitURL, secureTokenURL, connectTimeout, answerTimeout
+        case projectId, apiKeys, serviceAccountFile, authDomain, identityToolkitURL, secureTokenURL, connectTimeout, answerTimeout,
+            poolSize
     }
 
     /// Reads `upstream`; nil when neither the file nor the environment gives any of its keys.
@@ -96,8 +102,9 @@ extension UpstreamSettings {
         let secureToken = try section.string(.secureTokenURL)
         let connectTimeout = try section.duration(.connectTimeout, in: 1...60, kind: "a timeout", examples: "3s")
         let answerTimeout = try section.duration(.answerTimeout, in: 1...600, kind: "a timeout", examples: "10s or 1m")
+        let poolSize = try section.integer(.poolSize, in: 1...1024)
         if projectID == nil, apiKeys.isEmpty, accountFile == nil, authDomain == nil, toolkit == nil, secureToken == nil,
-            connectTimeout == nil, answerTimeout == nil
+            connectTimeout == nil, answerTimeout == nil, poolSize == nil
         {
             return nil
         }
@@ -128,6 +135,7 @@ extension UpstreamSettings {
         settings.secureTokenURL = try Self.origin(secureToken ?? Self.googleSecureToken, section, .secureTokenURL)
         settings.connectTimeout = connectTimeout ?? settings.connectTimeout
         settings.answerTimeout = answerTimeout ?? settings.answerTimeout
+        settings.poolSize = poolSize ?? settings.poolSize
         if let accountFile {
             settings.serviceAccount = try UpstreamServiceAccount.read(accountFile, at: section.codingPath + [CodingKeys.serviceAccountFile])
         }

@@ -11,6 +11,24 @@ import ServiceLifecycle
 
 /// Builds the link domain exactly as `actionlinks serve` runs it, so tests start what production runs.
 public enum LinkDomainServer {
+    /// The suites a TLS 1.2 client may get (`server.tls`): forward secrecy (ECDHE) and an AEAD
+    /// (AES-GCM or ChaCha20-Poly1305) only. TLS 1.3's own suites, all of that kind, are BoringSSL's.
+    static let tls12CipherSuites: [NIOTLSCipher] = [
+        .TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+        .TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, .TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+        .TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    ]
+
+    /// The listener's TLS: NIOSSL's server defaults (which accept TLS 1.0 and 1.1 and suites without
+    /// forward secrecy) narrowed to TLS 1.2 and later with ``tls12CipherSuites``.
+    static func tlsConfiguration(certificateChain: [NIOSSLCertificateSource], privateKey: NIOSSLPrivateKey) -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: certificateChain, privateKey: .privateKey(privateKey))
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.cipherSuiteValues = tls12CipherSuites
+        return configuration
+    }
+
     /// The application for `configuration`, serving the pages and templates in `www`.
     ///
     /// `clock` and `mailTransport` replace the system clock and the configured mail backend (tests
@@ -110,8 +128,7 @@ public enum LinkDomainServer {
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate).map { NIOSSLCertificateSource.certificate($0) }
                 let key = try NIOSSLPrivateKey(file: tls.privateKey, format: .pem)
-                server = try .tls(
-                    guarded, tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+                server = try .tls(guarded, tlsConfiguration: Self.tlsConfiguration(certificateChain: chain, privateKey: key))
             } catch {
                 throw ServerStartError("server.tls: cannot load \(tls.certificate) / \(tls.privateKey): \(error)")
             }

@@ -59,6 +59,7 @@ struct UpstreamSettingsTests {
         #expect(upstream.identityToolkitURL == "https://identitytoolkit.googleapis.com")
         #expect(upstream.secureTokenURL == "https://securetoken.googleapis.com")
         #expect(upstream.connectTimeout == 3 && upstream.answerTimeout == 10, "the issue's deadlines by default")
+        #expect(upstream.poolSize == 32, "32 exchanges in flight with each host by default")
         let account = try #require(upstream.serviceAccount)
         #expect(account.clientEmail == "sender@my-project.iam.gserviceaccount.com" && account.privateKeyID == "0123abcd")
         #expect(account.tokenURI == "https://oauth2.googleapis.com/token" && account.projectID == "my-project")
@@ -78,9 +79,10 @@ struct UpstreamSettingsTests {
                     "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": "http://127.0.0.1:9099/",
                     "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": "http://localhost:9099",
                     "ACTIONLINKS_UPSTREAM_CONNECT_TIMEOUT": "5s", "ACTIONLINKS_UPSTREAM_ANSWER_TIMEOUT": "2m",
+                    "ACTIONLINKS_UPSTREAM_POOL_SIZE": "4",
                 ]
             ).upstream)
-        #expect(upstream.connectTimeout == 5 && upstream.answerTimeout == 120)
+        #expect(upstream.connectTimeout == 5 && upstream.answerTimeout == 120 && upstream.poolSize == 4)
         #expect(upstream.projectID == "demo-upstream" && upstream.apiKeys == ["key-one", "key-two"])
         #expect(upstream.authDomainOrigin == "http://127.0.0.1:9099")
         #expect(upstream.identityToolkitURL == "http://127.0.0.1:9099" && upstream.secureTokenURL == "http://localhost:9099")
@@ -92,6 +94,8 @@ struct UpstreamSettingsTests {
         arguments: [
             ("upstream:\n  projectId: p\n  apiKeys: [k]\n  answerTimeout: 0s\n", "upstream.answerTimeout", "a timeout from"),
             ("upstream:\n  apiKeys: [k]\n", "upstream", "projectId is required"),
+            ("upstream:\n  projectId: p\n  apiKeys: [k]\n  poolSize: 0\n", "upstream.poolSize", "a whole number from 1 to 1024"),
+            ("upstream:\n  projectId: p\n  apiKeys: [k]\n  poolSize: many\n", "upstream.poolSize", "a whole number from 1 to 1024"),
             ("upstream:\n  projectId: My_Project\n  apiKeys: [k]\n", "upstream.projectId", "lower-case letters"),
             ("upstream:\n  projectId: p\n", "upstream.apiKeys", "at least one Web API key"),
             ("upstream:\n  projectId: p\n  apiKeys: [ok, 'a&b']\n", "upstream.apiKeys[1]", "printable ASCII"),
@@ -116,6 +120,17 @@ struct UpstreamSettingsTests {
         #expect(error.key == key, "\(error)")
         #expect(error.message.contains(message), "\(error)")
         #expect(error.file == "t.yaml" && error.line != nil, "\(error)")
+    }
+
+    @Test("poolSize from the file, and its variable over the file")
+    func poolSize() throws {
+        let yaml = "upstream:\n  projectId: p\n  apiKeys: [k]\n  poolSize: 64\n"
+        #expect(try parse(yaml).upstream?.poolSize == 64)
+        #expect(try parse(yaml, environment: ["ACTIONLINKS_UPSTREAM_POOL_SIZE": "2"]).upstream?.poolSize == 2)
+        let alone = try #require(problem("", environment: ["ACTIONLINKS_UPSTREAM_POOL_SIZE": "2"]))
+        #expect(
+            alone.key == "upstream" && alone.message.contains("projectId is required"), "a pool size alone is an upstream section: \(alone)"
+        )
     }
 
     @Test("a bad value from a variable names the variable")

@@ -10,9 +10,24 @@ import Testing
 /// production binary.
 @Suite("Upstream mode: the auth-domain proxy", .timeLimit(.minutes(5)))
 struct UpstreamAuthDomainProxyTests {
-    /// The stand-in: echoes what it got, and answers big, slow and failing paths.
-    static func standIn(slowAnswers released: Locked<Bool>) -> Application<RouterResponder<BasicRequestContext>> {
+    /// Notes the method and target of every request the stand-in gets, whatever its path.
+    struct Recorder: RouterMiddleware {
+        let seen: Locked<[String]>
+        func handle(
+            _ request: Request, context: BasicRequestContext, next: (Request, BasicRequestContext) async throws -> Response
+        ) async throws -> Response {
+            seen.withLock { $0.append("\(request.method) \(request.uri)") }
+            return try await next(request, context)
+        }
+    }
+
+    /// The stand-in: echoes what it got, and answers big, slow and failing paths; `seen` gets every
+    /// request's method and target.
+    static func standIn(
+        slowAnswers released: Locked<Bool>, seen: Locked<[String]> = Locked([])
+    ) -> Application<RouterResponder<BasicRequestContext>> {
         let router = Router()
+        router.add(middleware: Recorder(seen: seen))
         let echo: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             let body = try await request.body.collect(upTo: 1 << 20)
             var seen: [String: String] = [:]
@@ -43,14 +58,18 @@ struct UpstreamAuthDomainProxyTests {
             try await Eventually.wait(for: "the test to release the slow answer", upTo: .seconds(240)) { released.value }
             return Response(status: .ok)
         }
-        // Any other path of the auth domain, however it is spelt.
-        router.get("/**") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "must not be reachable"))) }
+        // Any other path of the auth domain, however it is spelt, and its root.
+        let unreachable: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
+            Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "must not be reachable")))
+        }
+        router.get("/**", use: unreachable)
+        for method in [HTTPRequest.Method.get, .head, .post] { router.on("/", method: method, use: unreachable) }
         return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     }
 
     /// A front proxying `authDomain`, with an answer deadline that is a hang guard by default (the
     /// stand-in runs in this loaded test process) and short where the deadline itself is tested.
-    static func front(authDomain: String?, answerTimeout: String = "120s") async throws -> TestServer {
+    static func front(authDomain: String?, answerTimeout: String = "120s", linkDomains: String? = nil) async throws -> TestServer {
         var environment = [
             "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": String(repeating: "f", count: 40),
             "ACTIONLINKS_UPSTREAM_ANSWER_TIMEOUT": answerTimeout,
@@ -59,7 +78,20 @@ struct UpstreamAuthDomainProxyTests {
             "ACTIONLINKS_SERVER_MAXIMUM_BODY_BYTES": "2048",
         ]
         if let authDomain { environment["ACTIONLINKS_UPSTREAM_AUTH_DOMAIN"] = authDomain }
+        if let linkDomains { environment["ACTIONLINKS_LINK_DOMAINS"] = linkDomains }
         return try await TestServer(environment: environment)
+    }
+
+    /// Sends a request exactly as given (`lines`: the request line and headers) on a connection of
+    /// its own: URLSession would re-encode a target that is not UTF-8 and set `Host` itself.
+    /// `Connection: close` goes first (Hummingbird closes only on a first `Connection` field that is
+    /// exactly `close`) and a `Content-Length` for `body` last. Returns the answer's status, head and body.
+    static func raw(_ front: TestServer, _ lines: [String], body: String = "") async throws -> (status: Int, head: String, body: String) {
+        let head = [lines[0], "Connection: close"] + lines.dropFirst() + ["Content-Length: \(body.utf8.count)"]
+        let request = head.joined(separator: "\r\n") + "\r\n\r\n" + body
+        let text = String(decoding: try await RawHTTP.exchangeOffThread(base: front.base, Array(request.utf8)), as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        return (RawHTTP.status(of: text), parts[0], parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
 
     @Test(
@@ -87,7 +119,8 @@ struct UpstreamAuthDomainProxyTests {
             #expect(seen["cookie"] == "g_state=1", "the auth domain's cookies, not ours")
             #expect(seen["authorization"] == nil)
             #expect(seen["x-forwarded-for"] == "127.0.0.1", "the client as this server sees it, not what the client claimed")
-            #expect(seen["x-forwarded-proto"] == "https" && seen["x-forwarded-host"] == String(front.base.dropFirst("http://".count)))
+            #expect(seen["x-forwarded-proto"] == "https")
+            #expect(seen["x-forwarded-host"] == "links.test.example", "the link domain (the client's Host names none: the first)")
 
             let form = "state=abc&code=xyz&id_token=t.t.t"
             let post = try await front.request(
@@ -125,6 +158,72 @@ struct UpstreamAuthDomainProxyTests {
             // Our own pages stay ours.
             let action = try await front.request("GET", "/__/auth/action?mode=resetPassword&oobCode=x&apiKey=other")
             #expect(action.status == 400 && action.header("X-Served-By") == nil)
+        }
+    }
+
+    @Test(
+        "a path whose escapes are not UTF-8 of unreserved characters is refused (404) and never reaches the auth domain, whatever the method; an escaped unreserved character goes as it came"
+    )
+    func escapesThatAreNotUTF8() async throws {
+        let released = Locked<Bool>(true)
+        let seen = Locked<[String]>([])
+        try await Self.standIn(slowAnswers: released, seen: seen).test(.live) { standIn in
+            let front = try await Self.front(authDomain: "127.0.0.1:\(try #require(standIn.port))")
+            let host = "Host: " + String(front.base.dropFirst("http://".count))
+            for (method, target) in [
+                ("GET", "/__/auth/%ff?next=/admin"), ("POST", "/__/auth/%ff?next=/admin"), ("HEAD", "/__/auth/%ff"),
+                ("GET", "/__/auth/%80"), ("GET", "/__/auth/x%c3"), ("GET", "/__/auth/%c0%ae"), ("GET", "/__/auth/%c0%ae%c0%ae/x"),
+                ("GET", "/__/auth/%c3%a9"), ("GET", "/__/auth/%5c"), ("GET", "/__/auth/%zz"), ("GET", "/__/auth/x%"),
+                ("GET", "/__/auth/a;b"), ("GET", "/__/auth/a@b"),
+            ] {
+                let reply = try await Self.raw(front, ["\(method) \(target) HTTP/1.1", host], body: method == "POST" ? "a=b" : "")
+                #expect(
+                    reply.status == 404 && (method == "HEAD" || reply.body == "Not found.\n"),
+                    "\(method) \(target): \(reply.status) \(reply.body)")
+            }
+            #expect(seen.value.isEmpty, "the auth domain saw \(seen.value)")
+            // An unreserved character may be escaped; what goes out is what came in (whatever the
+            // stand-in's router then makes of it).
+            _ = try await Self.raw(front, ["GET /__/auth/%7Ehandler?x=%7E HTTP/1.1", host])
+            #expect(seen.value == ["GET /__/auth/%7Ehandler?x=%7E"])
+        }
+    }
+
+    @Test(
+        "headers the Connection header names and method or URL overrides are not passed on; X-Forwarded-Host is the link domain the request came in on, never the client's Host"
+    )
+    func forwardedHeaders() async throws {
+        let released = Locked<Bool>(true)
+        try await Self.standIn(slowAnswers: released).test(.live) { standIn in
+            let front = try await Self.front(
+                authDomain: "127.0.0.1:\(try #require(standIn.port))", linkDomains: "links.test.example,auth.test.example")
+            /// The headers the stand-in got for a request with `Host: host` (sent raw), and for one
+            /// with `extra` (through URLSession: Hummingbird keeps a connection alive when its
+            /// `Connection` says more than `close`, so a raw exchange would wait for the idle timeout).
+            func headers(host: String) async throws -> [String: String] {
+                let reply = try await Self.raw(front, ["GET /__/auth/handler HTTP/1.1", "Host: " + host])
+                #expect(reply.status == 200, "\(reply.status) \(reply.body)")
+                let echoed = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]
+                return try #require(echoed?["headers"] as? [String: String])
+            }
+            let reply = try await front.request(
+                "GET", "/__/auth/handler",
+                headers: [
+                    "Connection": "X-Secret-Hop, x-other-hop", "X-Secret-Hop": "1", "X-Other-Hop": "2", "X-Kept": "3",
+                    "X-HTTP-Method-Override": "DELETE", "X-HTTP-Method": "PUT", "X-Method-Override": "PATCH",
+                    "X-Original-URL": "/admin", "X-Rewrite-URL": "/admin",
+                ])
+            let sent = try #require(reply.json["headers"] as? [String: String], "\(reply.status) \(reply.text)")
+            #expect(sent["x-kept"] == "3" && reply.json["method"] as? String == "GET")
+            for name in [
+                "x-secret-hop", "x-other-hop", "x-http-method-override", "x-http-method", "x-method-override", "x-original-url",
+                "x-rewrite-url",
+            ] {
+                #expect(sent[name] == nil, "\(name) was passed on")
+            }
+            #expect(try await headers(host: "auth.test.example")["x-forwarded-host"] == "auth.test.example", "the link domain that matched")
+            #expect(try await headers(host: "AUTH.test.example:443")["x-forwarded-host"] == "auth.test.example")
+            #expect(try await headers(host: "evil.example")["x-forwarded-host"] == "links.test.example", "none matched: the first")
         }
     }
 

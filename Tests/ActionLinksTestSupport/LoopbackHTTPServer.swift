@@ -7,8 +7,9 @@ import Foundation
 /// A minimal HTTP/1.1 server on 127.0.0.1 for tests that need a real peer: it answers each request
 /// from a fixed table of routes and closes the connection, or (``Connections/keptAliveOnce``) keeps
 /// it open after one answer and closes it on reading the next request, unanswered, as a server
-/// whose keep-alive timeout ends just as a client reuses the connection. Nothing leaves the
-/// loopback interface.
+/// whose keep-alive timeout ends just as a client reuses the connection. A route may trickle its
+/// body (``Trickle``): the head at once, then a byte at a time, as a slow upstream does. Nothing
+/// leaves the loopback interface.
 public final class LoopbackHTTPServer: @unchecked Sendable {
     /// What happens to a connection after its first answer.
     public enum Connections: Sendable {
@@ -26,11 +27,29 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public var status: Int = 200
         public var headers: [String: String] = ["Content-Type": "application/json"]
         public var body: Data
+        /// How the body is sent; nil: with the head, at once.
+        public var trickle: Trickle?
 
-        public init(status: Int = 200, headers: [String: String] = ["Content-Type": "application/json"], body: Data) {
+        public init(
+            status: Int = 200, headers: [String: String] = ["Content-Type": "application/json"], body: Data, trickle: Trickle? = nil
+        ) {
             self.status = status
             self.headers = headers
             self.body = body
+            self.trickle = trickle
+        }
+    }
+
+    /// A body sent after its head a byte at a time, one every `interval` (the head's
+    /// `Content-Length` is the whole body's), until `released` says to send the rest at once, or
+    /// until the peer closes the connection (``tricklesCut``).
+    public struct Trickle: Sendable {
+        public var interval: Duration
+        public var released: @Sendable () -> Bool
+
+        public init(every interval: Duration = .seconds(1), releasedWhen released: @escaping @Sendable () -> Bool = { false }) {
+            self.interval = interval
+            self.released = released
         }
     }
 
@@ -47,6 +66,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     public var requestsRead: Int { counter.value.read }
     /// How many requests were read and left unanswered (``Connections/keptAliveOnce``, ``Connections/keptAliveOnceReset``).
     public var requestsDropped: Int { counter.value.dropped }
+    /// How many trickled bodies the peer cut short by closing the connection.
+    public var tricklesCut: Int { counter.value.cut }
 
     /// Starts answering `routes` (paths with their query) at once.
     public init(routes: [String: Route], connections: Connections = .closedAfterEachAnswer) throws {
@@ -126,6 +147,12 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             var head = "HTTP/1.1 \(route.status) Status\r\nContent-Length: \(route.body.count)\r\n"
             head += closing ? "Connection: close\r\n" : "Connection: keep-alive\r\n"
             for (name, value) in route.headers { head += "\(name): \(value)\r\n" }
+            if let trickle = route.trickle {
+                guard write(client, Data((head + "\r\n").utf8)) else { return }
+                guard send(route.body, trickling: trickle, to: client) else { return counter.addCut() }
+                if closing { return }
+                continue
+            }
             guard write(client, Data((head + "\r\n").utf8) + route.body), !closing else { return }
         }
     }
@@ -153,6 +180,18 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         return line.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
     }
 
+    /// Sends `body` as `trickle` says; false when the peer closed the connection first. A byte at a
+    /// time with `MSG_NOSIGNAL`: a write to a closed connection fails instead of raising SIGPIPE.
+    private static func send(_ body: Data, trickling trickle: Trickle, to client: Int32) -> Bool {
+        for (index, byte) in body.enumerated() {
+            if trickle.released() { return write(client, body.dropFirst(index)) }
+            Thread.sleep(
+                forTimeInterval: Double(trickle.interval.components.seconds) + Double(trickle.interval.components.attoseconds) / 1e18)
+            guard withUnsafeBytes(of: byte, { Glibc.send(client, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }) == 1 else { return false }
+        }
+        return true
+    }
+
     private static func write(_ client: Int32, _ data: Data) -> Bool {
         data.withUnsafeBytes { raw in
             var offset = 0
@@ -169,8 +208,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 /// A count shared with the connections' threads.
 private final class RequestCounter: @unchecked Sendable {
     private let lock = NSLock()
-    private var count = (read: 0, dropped: 0)
-    var value: (read: Int, dropped: Int) { lock.withLock { count } }
+    private var count = (read: 0, dropped: 0, cut: 0)
+    var value: (read: Int, dropped: Int, cut: Int) { lock.withLock { count } }
+    func addCut() { lock.withLock { count.cut += 1 } }
     func add(dropped: Bool) {
         lock.withLock {
             count.read += 1

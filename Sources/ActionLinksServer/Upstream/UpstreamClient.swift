@@ -8,8 +8,9 @@ import Synchronization
 import JWTKit
 
 /// The Identity Toolkit of the project this server fronts (`upstream`), over async-http-client:
-/// every call about a code carries the link's API key and tenant, connects within 3 seconds and is
-/// answered within 10. Nothing about a code is kept here; logs never see a code or a password.
+/// every call about a code carries the link's API key and tenant, connects within 3 seconds, is
+/// answered (head and body) within 10, and is refused at once when `upstream.poolSize` calls to its
+/// host are in flight. Nothing about a code is kept here; logs never see a code or a password.
 final class UpstreamClient: Service, Sendable {
     /// Why a call did not get an answer from upstream's accounts, or upstream's refusal.
     enum Failure: Error, Sendable {
@@ -33,14 +34,18 @@ final class UpstreamClient: Service, Sendable {
     /// How long a call waits for upstream's answer (`upstream.answerTimeout`).
     let answerTimeout: TimeAmount
     let client: HTTPClient
+    /// The exchanges in flight with each host (`upstream.poolSize`).
+    let slots: ExchangeSlots
     private let token = Mutex<(value: String, until: Int64)?>(nil)
 
     init(settings: UpstreamSettings) {
         self.settings = settings
         answerTimeout = .seconds(Int64(settings.answerTimeout))
-        let configuration = HTTPClient.Configuration(
+        var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(Int64(settings.connectTimeout)), read: answerTimeout))
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = settings.poolSize
+        slots = ExchangeSlots(capacity: settings.poolSize)
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
 
@@ -124,12 +129,18 @@ final class UpstreamClient: Service, Sendable {
         throw .refused(code: parts[0], detail: parts.count > 1 ? parts.dropFirst().joined(separator: " : ") : nil)
     }
 
+    /// One exchange, head and body within `upstream.answerTimeout` (``exchange(_:upTo:)``); a host
+    /// whose slots are all taken is `.unreachable` at once (nothing was sent).
     private func send(_ request: HTTPClientRequest) async throws(Failure) -> (UInt, Data) {
-        do {
-            let response = try await client.execute(request, timeout: answerTimeout)
-            return (response.status.code, Data(buffer: try await response.body.collect(upTo: 1 << 20)))
+        do throws(ExchangeFailure) {
+            let answer = try await exchange(request, upTo: 1 << 20)
+            return (answer.status, Data(buffer: answer.body))
+        } catch .busy {
+            throw .unreachable
+        } catch .failed(let error) where Self.isConnectFailure(error) {
+            throw .unreachable
         } catch {
-            throw Self.isConnectFailure(error) ? .unreachable : .noAnswer
+            throw .noAnswer
         }
     }
 
