@@ -63,6 +63,22 @@ extension HeavyTests {
             }
         }
 
+        @Test("the daily quota of sign-in mail counts sends on both instances together")
+        func sharedQuota() async throws {
+            let (a, b, shared, _) = try await Self.pair(extra: ["ACTIONLINKS_LIMITS_DAILY_QUOTAS_SIGN_IN": "3"])
+            defer { try? FileManager.default.removeItem(at: shared) }
+            func send(_ server: TestServer, _ index: Int) async throws -> HTTPReply {
+                try await server.api(
+                    "sendOobCode",
+                    ["requestType": "EMAIL_SIGNIN", "email": "quota\(index)@example.com", "continueUrl": "https://app.example.com/"])
+            }
+            for (index, server) in [a, b, a].enumerated() { #expect(try await send(server, index).status == 200) }
+            for (index, server) in [b, a].enumerated() {
+                let refused = try await send(server, 3 + index)
+                #expect(refused.errorMessage == "QUOTA_EXCEEDED : Exceeded daily quota for email sign-in.", "\(refused.text)")
+            }
+        }
+
         /// What the load generator saw for one code.
         struct Issued: Sendable {
             var code: String

@@ -1,3 +1,4 @@
+import ActionLinks
 import ActionLinksConfiguration
 import ActionLinksTestSupport
 import Foundation
@@ -22,11 +23,13 @@ struct TokenRefreshFastPathTests {
         let database: SQLiteDatabase
         let templates: PageTemplates
 
-        init() async throws {
+        /// `configure` changes the shipped configuration first.
+        init(_ configure: (inout ActionLinksConfiguration) -> Void = { _ in }) async throws {
             let directory = TestProject.temporaryDirectory("token-fast-path")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let configuration = try ActionLinksConfiguration.load(
+            var configuration = try ActionLinksConfiguration.load(
                 file: Repository.configFile, environment: TestProject.overrides(dataDirectory: directory))
+            configure(&configuration)
             database = try SQLiteDatabase(path: directory.appendingPathComponent("actionlinks.sqlite").path)
             let logger = Logger(label: "token-fast-path-tests")
             templates = try await PageTemplates(www: Repository.www)
@@ -215,6 +218,50 @@ struct TokenRefreshFastPathTests {
         let channel = try server.channel()
         try Self.send(channel, body: body)
         #expect(try Self.answered(channel).map { $0.json["user_id"] as? String } == localID)
+    }
+
+    @Test(
+        "on a production server a key is taken here only as the route takes it: one of the project's, with its app's headers when it is restricted"
+    )
+    func restrictedKeys() async throws {
+        let server = try await Server { configuration in
+            configuration.service.server.development = false
+            configuration.service.project.apiKeys = [
+                APIKey("open-key"), APIKey("ios-key", restriction: .iosApps(["com.example.app"])),
+                APIKey("web-key", restriction: .httpReferrers([try! HTTPReferrerPattern("app.example.com/*")])),
+            ]
+        }
+        let (refreshToken, localID) = try await server.signUp()
+        _ = try await server.services.signIn.refresh(grantType: "refresh_token", refreshToken: refreshToken)
+        let body = Self.body(refreshToken)
+        let answered: [(String, HTTPFields)] = [
+            ("/v1/token?key=open-key", Self.form),
+            ("/v1/token?key=ios-key", Self.form + [.iosBundleIdentifier: "com.example.app"]),
+            ("/v1/token?key=web-key", Self.form + [.referer: "https://app.example.com/"]),
+            ("/v1/token", Self.form + [.googAPIKey: "ios-key", .iosBundleIdentifier: "com.example.app"]),
+        ]
+        for (target, headers) in answered {
+            let channel = try server.channel()
+            try Self.send(channel, target: target, headers: headers, body: body)
+            #expect(try Self.forwarded(channel) == nil, "\(target)")
+            #expect(try Self.answered(channel).map { $0.json["user_id"] as? String } == localID, "\(target)")
+        }
+        let refused: [(String, HTTPFields, key: String)] = [
+            ("/v1/token?key=k", Self.form, "k"),
+            ("/v1/token?key=demo-api-key", Self.form, "demo-api-key"),
+            ("/v1/token?key=ios-key", Self.form, "ios-key"),
+            ("/v1/token?key=ios-key", Self.form + [.iosBundleIdentifier: "com.example.other"], "ios-key"),
+            ("/v1/token?key=web-key", Self.form + [.referer: "https://evil.example.net/"], "web-key"),
+            ("/v1/token", Self.form + [.googAPIKey: "web-key"], "web-key"),
+        ]
+        for (target, headers, key) in refused {
+            let channel = try server.channel()
+            try Self.send(channel, target: target, headers: headers, body: body)
+            #expect(try Self.forwarded(channel)?.body == body, "\(target)")
+            #expect(try Self.answered(channel) == nil, "\(target)")
+            // The route's own check refuses exactly these.
+            #expect(!APIAuthenticationMiddleware.accepts(key: key, headers: headers, server.services.settings), "\(target)")
+        }
     }
 
     @Test("the landing page's fast path counts a request a later fast path answered below the codec, and answers again")
