@@ -32,7 +32,8 @@ public struct APIKey: Sendable, Hashable {
         }
     }
 
-    /// What a request says about the application that sent it, from its headers.
+    /// What a request says about the application that sent it, from its headers
+    /// (``init(header:)``).
     public struct Client: Sendable, Hashable {
         /// `X-Ios-Bundle-Identifier` (the iOS SDK sends it on every call).
         public var iosBundleID: String?
@@ -42,14 +43,6 @@ public struct APIKey: Sendable, Hashable {
         public var androidCert: String?
         /// `Referer`.
         public var referrer: String?
-
-        /// A client with what its headers said.
-        public init(iosBundleID: String? = nil, androidPackage: String? = nil, androidCert: String? = nil, referrer: String? = nil) {
-            self.iosBundleID = iosBundleID
-            self.androidPackage = androidPackage
-            self.androidCert = androidCert
-            self.referrer = referrer
-        }
     }
 
     /// The key as clients send it (`?key=`, `X-Goog-Api-Key`) and links carry it (`apiKey=`).
@@ -94,6 +87,15 @@ public struct APIKey: Sendable, Hashable {
     /// Whether `key` can be a key: printable ASCII without spaces, `&` or `#` (it goes into links' queries).
     static func isWellFormed(_ key: String) -> Bool {
         !key.isEmpty && key.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "&") && $0 != UInt8(ascii: "#") }
+    }
+}
+
+extension APIKey.Client {
+    /// The client a request's headers name: `header` gives a header's value by its name.
+    public init(header: (String) -> String?) {
+        self.init(
+            iosBundleID: header("X-Ios-Bundle-Identifier"), androidPackage: header("X-Android-Package"),
+            androidCert: header("X-Android-Cert"), referrer: header("Referer"))
     }
 }
 

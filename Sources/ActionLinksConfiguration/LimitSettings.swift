@@ -30,14 +30,6 @@ public struct DailyQuotas: Sendable, Hashable {
     public var verifyEmail: Int?
     /// Verify-and-change-email links.
     public var verifyAndChangeEmail: Int?
-
-    /// No quota for any mode.
-    public init(signIn: Int? = nil, resetPassword: Int? = nil, verifyEmail: Int? = nil, verifyAndChangeEmail: Int? = nil) {
-        self.signIn = signIn
-        self.resetPassword = resetPassword
-        self.verifyEmail = verifyEmail
-        self.verifyAndChangeEmail = verifyAndChangeEmail
-    }
 }
 
 extension DailyQuotas: Decodable {

@@ -77,43 +77,29 @@ extension ServiceSectionTests {
             overridden.apiKeys[2].admits(.init(androidPackage: "com.example.app", androidCert: String(repeating: "0", count: 39) + "1")))
         #expect(overridden.apiKeys[4].key == "server-key-2")
 
-        let cases: [(String, String, String)] = [
-            ("project:\n  apiKeys:\n    - {iosBundleIds: [com.x]}\n", "project.apiKeys[0]", "key is required"),
-            ("project:\n  apiKeys:\n    - {key: 'a b'}\n", "project.apiKeys[0].key", "printable ASCII"),
-            (
-                "project:\n  apiKeys:\n    - {key: k, iosBundleIds: [com.x], httpReferrers: [a.com]}\n", "project.apiKeys[0].httpReferrers",
-                "one application restriction"
-            ),
-            ("project:\n  apiKeys:\n    - {key: k, iosBundleIds: []}\n", "project.apiKeys[0].iosBundleIds", "at least one bundle ID"),
-            (
-                "project:\n  apiKeys:\n    - {key: k, iosBundleIds: [com.x, 'no spaces']}\n", "project.apiKeys[0].iosBundleIds[1]",
-                "iOS bundle ID"
-            ),
-            (
-                "project:\n  apiKeys:\n    - {key: k, androidApps: [{packageName: app, sha1: x}]}\n",
-                "project.apiKeys[0].androidApps[0].packageName", "package name"
-            ),
-            (
-                "project:\n  apiKeys:\n    - {key: k, androidApps: [{packageName: com.x, sha1: 'AB:CD'}]}\n",
-                "project.apiKeys[0].androidApps[0].sha1", "SHA-1"
-            ),
-            ("project:\n  apiKeys:\n    - {key: k, androidApps: []}\n", "project.apiKeys[0].androidApps", "at least one app"),
-            (
-                "project:\n  apiKeys:\n    - {key: k, httpReferrers: [a.com, '*']}\n", "project.apiKeys[0].httpReferrers[1]",
-                "'*' may stand only"
-            ),
-            (
-                "project:\n  apiKeys:\n    - {key: k, iosBundleId: [com.x]}\n", "project.apiKeys[0].iosBundleId",
-                "did you mean 'iosBundleIds'"
-            ),
-            ("project:\n  apiKey: k\n  apiKeys:\n    - {key: k, iosBundleIds: [com.x]}\n", "project.apiKeys[0].key", "already listed"),
-            ("project:\n  apiKeys:\n    - {key: a}\n    - {key: a}\n", "project.apiKeys[1].key", "already listed"),
+        // Each entry of apiKeys alone (or after project.apiKey: k), the key the problem names
+        // under project.apiKeys, and what its message says.
+        let entries: [(entries: [String], at: String, says: String)] = [
+            (["{iosBundleIds: [com.x]}"], "[0]", "key is required"),
+            (["{key: 'a b'}"], "[0].key", "printable ASCII"),
+            (["{key: k, iosBundleIds: [com.x], httpReferrers: [a.com]}"], "[0].httpReferrers", "one application restriction"),
+            (["{key: k, iosBundleIds: []}"], "[0].iosBundleIds", "at least one bundle ID"),
+            (["{key: k, iosBundleIds: [com.x, 'no spaces']}"], "[0].iosBundleIds[1]", "iOS bundle ID"),
+            (["{key: k, androidApps: [{packageName: app, sha1: x}]}"], "[0].androidApps[0].packageName", "package name"),
+            (["{key: k, androidApps: [{packageName: com.x, sha1: 'AB:CD'}]}"], "[0].androidApps[0].sha1", "SHA-1"),
+            (["{key: k, androidApps: []}"], "[0].androidApps", "at least one app"),
+            (["{key: k, httpReferrers: [a.com, '*']}"], "[0].httpReferrers[1]", "'*' may stand only"),
+            (["{key: k, iosBundleId: [com.x]}"], "[0].iosBundleId", "did you mean 'iosBundleIds'"),
+            (["APIKEY", "{key: k, iosBundleIds: [com.x]}"], "[0].key", "already listed"),
+            (["{key: a}", "{key: a}"], "[1].key", "already listed"),
         ]
-        for (yaml, key, message) in cases {
+        for (list, at, says) in entries {
+            var yaml = "project:\n"
+            if list.first == "APIKEY" { yaml += "  apiKey: k\n" }
+            yaml += "  apiKeys:\n" + list.filter { $0 != "APIKEY" }.map { "    - \($0)\n" }.joined()
             let problem = try #require(error(yaml), "\(yaml)")
-            #expect(problem.file == "t.yaml" && problem.key == key, "\(problem)")
-            #expect(problem.message.contains(message), "\(problem)")
-            #expect(problem.line != nil, "\(problem)")
+            #expect(problem.file == "t.yaml" && problem.key == "project.apiKeys" + at && problem.line != nil, "\(problem)")
+            #expect(problem.message.contains(says), "\(problem)")
         }
         let fromEnvironment = try #require(
             error(Self.keys, environment: ["ACTIONLINKS_PROJECT_API_KEYS_2_HTTP_REFERRERS": "ok.com,bad.*.com"]))

@@ -236,9 +236,9 @@ struct TokenRefreshFastPathTests {
         let body = Self.body(refreshToken)
         let answered: [(String, HTTPFields)] = [
             ("/v1/token?key=open-key", Self.form),
-            ("/v1/token?key=ios-key", Self.form + [.iosBundleIdentifier: "com.example.app"]),
+            ("/v1/token?key=ios-key", Self.form + [HTTPField.Name("X-Ios-Bundle-Identifier")!: "com.example.app"]),
             ("/v1/token?key=web-key", Self.form + [.referer: "https://app.example.com/"]),
-            ("/v1/token", Self.form + [.googAPIKey: "ios-key", .iosBundleIdentifier: "com.example.app"]),
+            ("/v1/token", Self.form + [.googAPIKey: "ios-key", HTTPField.Name("X-Ios-Bundle-Identifier")!: "com.example.app"]),
         ]
         for (target, headers) in answered {
             let channel = try server.channel()
@@ -250,7 +250,7 @@ struct TokenRefreshFastPathTests {
             ("/v1/token?key=k", Self.form, "k"),
             ("/v1/token?key=demo-api-key", Self.form, "demo-api-key"),
             ("/v1/token?key=ios-key", Self.form, "ios-key"),
-            ("/v1/token?key=ios-key", Self.form + [.iosBundleIdentifier: "com.example.other"], "ios-key"),
+            ("/v1/token?key=ios-key", Self.form + [HTTPField.Name("X-Ios-Bundle-Identifier")!: "com.example.other"], "ios-key"),
             ("/v1/token?key=web-key", Self.form + [.referer: "https://evil.example.net/"], "web-key"),
             ("/v1/token", Self.form + [.googAPIKey: "web-key"], "web-key"),
         ]

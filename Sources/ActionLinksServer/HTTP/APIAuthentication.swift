@@ -83,9 +83,8 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
     static func check(key: String, headers: HTTPFields, _ settings: ServiceSettings) throws(ActionError) {
         if settings.server.development { return }
         guard let found = settings.project.apiKey(matching: key) else { throw ActionError(.invalidAPIKey) }
-        let client = APIKey.Client(
-            iosBundleID: headers[.iosBundleIdentifier], androidPackage: headers[.androidPackage],
-            androidCert: headers[.androidCert], referrer: headers[.referer])
+        guard found.isRestricted else { return }
+        let client = APIKey.Client { name in HTTPField.Name(name).flatMap { headers[$0] } }
         guard !found.admits(client) else { return }
         throw blocked(found.restriction, client, projectID: settings.project.id)
     }

@@ -148,9 +148,4 @@ extension HTTPField.Name {
     static let googAPIKey = Self("x-goog-api-key")!
     static let firebaseLocale = Self("X-Firebase-Locale")!
     static let secFetchSite = Self("Sec-Fetch-Site")!
-    /// The iOS SDK's app on every call (an iOS-restricted API key needs it).
-    static let iosBundleIdentifier = Self("X-Ios-Bundle-Identifier")!
-    /// The Android SDK's app and its signing certificate's SHA-1 (an Android-restricted key needs both).
-    static let androidPackage = Self("X-Android-Package")!
-    static let androidCert = Self("X-Android-Cert")!
 }
