@@ -23,8 +23,9 @@ struct TokenRefreshFastPathTests {
         let database: SQLiteDatabase
         let templates: PageTemplates
 
-        /// `configure` changes the shipped configuration first.
-        init(_ configure: (inout ActionLinksConfiguration) -> Void = { _ in }) async throws {
+        /// `configure` changes the shipped configuration first; the services read `clock`.
+        init(clock: any ServiceClock = SystemServiceClock(), _ configure: (inout ActionLinksConfiguration) -> Void = { _ in }) async throws
+        {
             let directory = TestProject.temporaryDirectory("token-fast-path")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             var configuration = try ActionLinksConfiguration.load(
@@ -36,7 +37,7 @@ struct TokenRefreshFastPathTests {
             services = LinkDomainServices(
                 configuration: configuration, codes: database.codes, accounts: database.accounts, tenants: database.tenants,
                 flows: database.federatedFlows, keys: try ServerKeys(directory: directory.path),
-                mailer: Mailer(settings: configuration.service.mail, templates: templates, logger: logger), logger: logger)
+                mailer: Mailer(settings: configuration.service.mail, templates: templates, logger: logger), clock: clock, logger: logger)
         }
 
         /// A channel with the fast path alone (no connection guard: answers go out as response parts).
@@ -224,7 +225,8 @@ struct TokenRefreshFastPathTests {
         "on a production server a key is taken here only as the route takes it: one of the project's, with its app's headers when it is restricted"
     )
     func restrictedKeys() async throws {
-        let server = try await Server { configuration in
+        // A clock that stands still: a refresh writes lastRefreshAt once a minute (the route's), however slow the machine.
+        let server = try await Server(clock: ManualClock()) { configuration in
             configuration.service.server.development = false
             configuration.service.project.apiKeys = [
                 APIKey("open-key"), APIKey("ios-key", restriction: .iosApps(["com.example.app"])),
