@@ -137,6 +137,13 @@ private struct ConfigurationFile: Decodable {
             service.linkDomains = parsed
             service.linkDomainsConfigured = true
         }
+        if case .domain(let mobile) = service.project.mobileLinks,
+            !service.linkDomains.contains(where: { $0.host == mobile.host && $0.port == mobile.port })
+        {
+            throw DecodingProblem(
+                file.codingPath + [CodingKeys.project, ProjectSettings.CodingKeys.mobileLinkDomain],
+                "expected one of linkDomains (\(service.linkDomains.map(\.description).joined(separator: ", "))), or none; got '\(mobile)'")
+        }
         service.codes = try file.decode(CodeSettings.self, forKey: .codes)
         service.dataDirectory = try file.string(.dataDirectory) ?? service.dataDirectory
         service.store = .sqlite(path: (service.dataDirectory as NSString).appendingPathComponent("actionlinks.sqlite"))

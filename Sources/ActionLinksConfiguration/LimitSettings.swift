@@ -10,11 +10,49 @@ public struct LimitSettings: Sendable, Hashable {
     public var signInFailuresPerAccountPerHour = 10
     /// Failed sign-ins from one client IP per hour, whatever the account.
     public var signInFailuresPerIPPerHour = 100
+    /// The project's daily quota of mailed links per mode (`limits.dailyQuotas`), as Firebase's
+    /// (Spark: 5 sign-in links, 150 resets, 1,000 verifications and address changes a day); none by
+    /// default.
+    public var dailyQuotas = DailyQuotas()
+    /// The project's daily quota of links returned to the admin (`returnOobLink`) per mode
+    /// (`limits.dailyLinkQuotas`; Spark: 20,000 sign-in, 1,500 reset, 10,000 verification links);
+    /// none by default.
+    public var dailyLinkQuotas = DailyQuotas()
+}
+
+/// How many links of each mode the project may send (or generate) in a UTC day; `nil`: no quota.
+public struct DailyQuotas: Sendable, Hashable {
+    /// Email sign-in links.
+    public var signIn: Int?
+    /// Password reset links.
+    public var resetPassword: Int?
+    /// Email verification links.
+    public var verifyEmail: Int?
+    /// Verify-and-change-email links.
+    public var verifyAndChangeEmail: Int?
+}
+
+extension DailyQuotas: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case signIn, resetPassword, verifyEmail, verifyAndChangeEmail
+    }
+
+    /// Reads `limits.dailyQuotas` or `limits.dailyLinkQuotas`: whole numbers from 0 (nothing may
+    /// be sent) to a billion.
+    public init(from decoder: any Decoder) throws {
+        let quotas = try decoder.container(keyedBy: CodingKeys.self)
+        let range = 0...1_000_000_000
+        signIn = try quotas.integer(.signIn, in: range)
+        resetPassword = try quotas.integer(.resetPassword, in: range)
+        verifyEmail = try quotas.integer(.verifyEmail, in: range)
+        verifyAndChangeEmail = try quotas.integer(.verifyAndChangeEmail, in: range)
+    }
 }
 
 extension LimitSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case sendsPerAddressPerHour, sendsPerIPPerHour, signInFailuresPerAccountPerHour, signInFailuresPerIPPerHour
+        case dailyQuotas, dailyLinkQuotas
     }
 
     /// Reads `limits`.
@@ -25,5 +63,7 @@ extension LimitSettings: Decodable {
         signInFailuresPerAccountPerHour =
             try limits.integer(.signInFailuresPerAccountPerHour, in: 1...1_000_000) ?? signInFailuresPerAccountPerHour
         signInFailuresPerIPPerHour = try limits.integer(.signInFailuresPerIPPerHour, in: 1...100_000_000) ?? signInFailuresPerIPPerHour
+        dailyQuotas = try limits.decode(DailyQuotas.self, forKey: .dailyQuotas)
+        dailyLinkQuotas = try limits.decode(DailyQuotas.self, forKey: .dailyLinkQuotas)
     }
 }

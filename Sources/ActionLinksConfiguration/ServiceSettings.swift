@@ -46,6 +46,16 @@ public struct ServiceSettings: Sendable {
             }
     }
 
+    /// The link domain that wraps mobile links (`project.mobileLinkDomain`), or `nil` when the
+    /// project has none (`none`).
+    public var mobileLinkDomain: LinkDomain? {
+        switch project.mobileLinks {
+        case .firstLinkDomain: linkDomains.first
+        case .domain(let domain): linkDomains.first { $0.host == domain.host && $0.port == domain.port } ?? domain
+        case .notActivated: nil
+        }
+    }
+
     /// Whether people may create their own accounts (`users.selfServiceSignUp`).
     public var signUpAllowed: Bool {
         get { users.selfServiceSignUp }

@@ -115,6 +115,10 @@ struct DocumentedVariableTests {
                 - {teamId: ABCDE12345, bundleId: com.example.two}
             providers:
               - {id: yahoo.com, preset: yahoo, clientId: c, clientSecret: s}
+            project:
+              apiKeys:
+                - {key: k0}
+                - {key: k1, androidApps: [{packageName: com.example.app, sha1: "DA39A3EE5E6B4B0D3255BFEF95601890AFD80709"}]}
 
             """
         do {

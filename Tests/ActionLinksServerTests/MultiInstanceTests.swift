@@ -63,6 +63,25 @@ extension HeavyTests {
             }
         }
 
+        @Test("the daily quota of sign-in mail counts sends on both instances together")
+        func sharedQuota() async throws {
+            let (a, b, shared, _) = try await Self.pair(extra: ["ACTIONLINKS_LIMITS_DAILY_QUOTAS_SIGN_IN": "3"])
+            defer { try? FileManager.default.removeItem(at: shared) }
+            func send(_ server: TestServer, _ index: Int) async throws -> HTTPReply {
+                try await server.api(
+                    "sendOobCode",
+                    ["requestType": "EMAIL_SIGNIN", "email": "quota\(index)@example.com", "continueUrl": "https://app.example.com/"])
+            }
+            let day = StrictUpstreamTests.utcDay()
+            for (index, server) in [a, b, a].enumerated() { #expect(try await send(server, index).status == 200) }
+            let refused = [try await send(b, 3), try await send(a, 4)]
+            // The quota is per UTC day: a run that crossed midnight has nothing left to check.
+            guard StrictUpstreamTests.utcDay() == day else { return }
+            for reply in refused {
+                #expect(reply.errorMessage == "QUOTA_EXCEEDED : Exceeded daily quota for email sign-in.", "\(reply.text)")
+            }
+        }
+
         /// What the load generator saw for one code.
         struct Issued: Sendable {
             var code: String

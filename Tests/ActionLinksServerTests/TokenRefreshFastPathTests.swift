@@ -1,3 +1,4 @@
+import ActionLinks
 import ActionLinksConfiguration
 import ActionLinksTestSupport
 import Foundation
@@ -22,18 +23,21 @@ struct TokenRefreshFastPathTests {
         let database: SQLiteDatabase
         let templates: PageTemplates
 
-        init() async throws {
+        /// `configure` changes the shipped configuration first; the services read `clock`.
+        init(clock: any ServiceClock = SystemServiceClock(), _ configure: (inout ActionLinksConfiguration) -> Void = { _ in }) async throws
+        {
             let directory = TestProject.temporaryDirectory("token-fast-path")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let configuration = try ActionLinksConfiguration.load(
+            var configuration = try ActionLinksConfiguration.load(
                 file: Repository.configFile, environment: TestProject.overrides(dataDirectory: directory))
+            configure(&configuration)
             database = try SQLiteDatabase(path: directory.appendingPathComponent("actionlinks.sqlite").path)
             let logger = Logger(label: "token-fast-path-tests")
             templates = try await PageTemplates(www: Repository.www)
             services = LinkDomainServices(
                 configuration: configuration, codes: database.codes, accounts: database.accounts, tenants: database.tenants,
                 flows: database.federatedFlows, keys: try ServerKeys(directory: directory.path),
-                mailer: Mailer(settings: configuration.service.mail, templates: templates, logger: logger), logger: logger)
+                mailer: Mailer(settings: configuration.service.mail, templates: templates, logger: logger), clock: clock, logger: logger)
         }
 
         /// A channel with the fast path alone (no connection guard: answers go out as response parts).
@@ -215,6 +219,51 @@ struct TokenRefreshFastPathTests {
         let channel = try server.channel()
         try Self.send(channel, body: body)
         #expect(try Self.answered(channel).map { $0.json["user_id"] as? String } == localID)
+    }
+
+    @Test(
+        "on a production server a key is taken here only as the route takes it: one of the project's, with its app's headers when it is restricted"
+    )
+    func restrictedKeys() async throws {
+        // A clock that stands still: a refresh writes lastRefreshAt once a minute (the route's), however slow the machine.
+        let server = try await Server(clock: ManualClock()) { configuration in
+            configuration.service.server.development = false
+            configuration.service.project.apiKeys = [
+                APIKey("open-key"), APIKey("ios-key", restriction: .iosApps(["com.example.app"])),
+                APIKey("web-key", restriction: .httpReferrers([try! HTTPReferrerPattern("app.example.com/*")])),
+            ]
+        }
+        let (refreshToken, localID) = try await server.signUp()
+        _ = try await server.services.signIn.refresh(grantType: "refresh_token", refreshToken: refreshToken)
+        let body = Self.body(refreshToken)
+        let answered: [(String, HTTPFields)] = [
+            ("/v1/token?key=open-key", Self.form),
+            ("/v1/token?key=ios-key", Self.form + [HTTPField.Name("X-Ios-Bundle-Identifier")!: "com.example.app"]),
+            ("/v1/token?key=web-key", Self.form + [.referer: "https://app.example.com/"]),
+            ("/v1/token", Self.form + [.googAPIKey: "ios-key", HTTPField.Name("X-Ios-Bundle-Identifier")!: "com.example.app"]),
+        ]
+        for (target, headers) in answered {
+            let channel = try server.channel()
+            try Self.send(channel, target: target, headers: headers, body: body)
+            #expect(try Self.forwarded(channel) == nil, "\(target)")
+            #expect(try Self.answered(channel).map { $0.json["user_id"] as? String } == localID, "\(target)")
+        }
+        let refused: [(String, HTTPFields, key: String)] = [
+            ("/v1/token?key=k", Self.form, "k"),
+            ("/v1/token?key=demo-api-key", Self.form, "demo-api-key"),
+            ("/v1/token?key=ios-key", Self.form, "ios-key"),
+            ("/v1/token?key=ios-key", Self.form + [HTTPField.Name("X-Ios-Bundle-Identifier")!: "com.example.other"], "ios-key"),
+            ("/v1/token?key=web-key", Self.form + [.referer: "https://evil.example.net/"], "web-key"),
+            ("/v1/token", Self.form + [.googAPIKey: "web-key"], "web-key"),
+        ]
+        for (target, headers, key) in refused {
+            let channel = try server.channel()
+            try Self.send(channel, target: target, headers: headers, body: body)
+            #expect(try Self.forwarded(channel)?.body == body, "\(target)")
+            #expect(try Self.answered(channel) == nil, "\(target)")
+            // The route's own check refuses exactly these.
+            #expect(!APIAuthenticationMiddleware.accepts(key: key, headers: headers, server.services.settings), "\(target)")
+        }
     }
 
     @Test("the landing page's fast path counts a request a later fast path answered below the codec, and answers again")

@@ -40,9 +40,10 @@ extension LinkDomainClient {
         try await request(method, path, body: body, headers: headers)
     }
 
-    /// A REST call: as the admin (`Bearer owner`), or as a client with the API key.
+    /// A REST call: as the admin (`Bearer <adminToken>`), or as a client with the API key `key`.
     public func api(
-        _ operation: String, _ fields: [String: Any], admin: Bool = false, tenant: String? = nil, headers: [String: String] = [:]
+        _ operation: String, _ fields: [String: Any], admin: Bool = false, tenant: String? = nil, headers: [String: String] = [:],
+        key: String = TestProject.apiKey, adminToken: String = TestProject.adminToken
     )
         async throws -> HTTPReply
     {
@@ -57,9 +58,9 @@ extension LinkDomainClient {
             fields["tenantId"] = tenant
         }
         path += operation == "create" ? "accounts" : "accounts:" + operation
-        if !admin { path += "?key=" + TestProject.apiKey }
+        if !admin { path += "?key=" + key }
         var all = ["Content-Type": "application/json"]
-        if admin { all["Authorization"] = "Bearer \(TestProject.adminToken)" }
+        if admin { all["Authorization"] = "Bearer \(adminToken)" }
         for (name, value) in headers { all[name] = value }
         return try await request("POST", path, body: try JSONSerialization.data(withJSONObject: fields), headers: all)
     }

@@ -90,12 +90,13 @@ public final class TestApp: LinkDomainClient {
         }
     }
 
-    /// Runs `body` against the app, requests going straight to its responder.
+    /// Runs `body` against the app, requests going straight to its responder. `config` is another
+    /// configuration file than the shipped one (``StrictUpstream/configFile(_:)``).
     public static func router<Value: Sendable>(
         environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(), mail: MailDelivery = .mailbox,
-        dataDirectory: URL? = nil, _ body: @Sendable (TestApp) async throws -> Value
+        dataDirectory: URL? = nil, config: URL? = nil, _ body: @Sendable (TestApp) async throws -> Value
     ) async throws -> Value {
-        let setup = try await Setup(environment: environment, clock: clock, mail: mail, dataDirectory: dataDirectory)
+        let setup = try await Setup(environment: environment, clock: clock, mail: mail, dataDirectory: dataDirectory, config: config)
         defer { setup.removeDataDirectory() }
         let application = try await setup.build(onRunning: { _ in })
         return try await application.test(.router) { client in
@@ -106,9 +107,9 @@ public final class TestApp: LinkDomainClient {
     /// Runs `body` while the app serves on a free loopback port; stops it gracefully afterwards.
     public static func live<Value: Sendable>(
         environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(), mail: MailDelivery = .mailbox,
-        dataDirectory: URL? = nil, _ body: @Sendable (TestApp) async throws -> Value
+        dataDirectory: URL? = nil, config: URL? = nil, _ body: @Sendable (TestApp) async throws -> Value
     ) async throws -> Value {
-        let setup = try await Setup(environment: environment, clock: clock, mail: mail, dataDirectory: dataDirectory)
+        let setup = try await Setup(environment: environment, clock: clock, mail: mail, dataDirectory: dataDirectory, config: config)
         defer { setup.removeDataDirectory() }
         let (running, continuation) = AsyncThrowingStream.makeStream(of: String.self)
         let application = try await setup.build(onRunning: { continuation.yield($0) })
@@ -167,15 +168,16 @@ public final class TestApp: LinkDomainClient {
         let mailbox = Mailbox()
         let logs = CapturedLogs()
 
-        init(environment: [String: String], clock: any ServiceClock, mail: MailDelivery, dataDirectory: URL?) async throws {
+        init(environment: [String: String], clock: any ServiceClock, mail: MailDelivery, dataDirectory: URL?, config: URL?) async throws {
             ProcessSetup.prepare()  // as `serve` does
             let directory = dataDirectory ?? TestProject.temporaryDirectory("actionlinks-app")
             if dataDirectory == nil { try await SharedSigningKey.install(in: directory, now: clock.now) }
             var overrides = TestProject.overrides(dataDirectory: directory)
             for (key, value) in environment { overrides[key] = value }
             // As `serve` reads it: the file, the overrides, then what only a server needs.
-            configuration = try ActionLinksConfiguration.load(file: Repository.configFile, environment: overrides)
-            try configuration.service.checkServable(file: Repository.configFile)
+            let file = config?.path ?? Repository.configFile
+            configuration = try ActionLinksConfiguration.load(file: file, environment: overrides)
+            try configuration.service.checkServable(file: file)
             self.dataDirectory = directory
             ownsDataDirectory = dataDirectory == nil
             self.clock = clock

@@ -16,6 +16,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         case duplicateEmail = "DUPLICATE_EMAIL"
         case duplicateLocalID = "DUPLICATE_LOCAL_ID"
         case duplicateRawID = "DUPLICATE_RAW_ID"
+        case dynamicLinkNotActivated = "DYNAMIC_LINK_NOT_ACTIVATED"
         case emailExists = "EMAIL_EXISTS"
         case emailNotFound = "EMAIL_NOT_FOUND"
         case expiredOOBCode = "EXPIRED_OOB_CODE"
@@ -77,6 +78,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         case phoneNumberExists = "PHONE_NUMBER_EXISTS"
         case projectDisabled = "PROJECT_DISABLED"
         case projectNotFound = "PROJECT_NOT_FOUND"
+        case quotaExceeded = "QUOTA_EXCEEDED"
         case tenantIDMismatch = "TENANT_ID_MISMATCH"
         case tenantNotFound = "TENANT_NOT_FOUND"
         case tokenExpired = "TOKEN_EXPIRED"
@@ -124,9 +126,11 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
             }
         }
 
-        /// The `reason` of the error body's `errors` item.
+        /// The `reason` of the error body's `errors` item (Google's API front end answers an
+        /// unknown key with `badRequest`).
         var reason: String {
-            switch status {
+            if self == .invalidAPIKey { return "badRequest" }
+            return switch status {
             case .forbidden: "forbidden"
             case .notFound: "notFound"
             case .unauthorized: "authError"
@@ -142,12 +146,29 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
     public let detail: String?
     /// The error that led to this one, for the log (never sent to a client).
     public let cause: (any Error)?
+    /// The `google.rpc.ErrorInfo` of Google's API front end (a refused API key), if any.
+    public let errorInfo: ErrorInfo?
 
     /// An error with a code, an optional detail and an optional cause.
-    public init(_ code: Code, _ detail: String? = nil, cause: (any Error)? = nil) {
+    public init(_ code: Code, _ detail: String? = nil, cause: (any Error)? = nil, errorInfo: ErrorInfo? = nil) {
         self.code = code
         self.detail = detail
         self.cause = cause
+        self.errorInfo = errorInfo
+    }
+
+    /// What Google's API front end adds to a refusal it makes itself (an API key that is unknown or
+    /// whose application restriction the request does not satisfy): the body's `details` get a
+    /// `google.rpc.ErrorInfo` with this reason, domain `googleapis.com` and this metadata, and a
+    /// `google.rpc.LocalizedMessage` with the message.
+    public struct ErrorInfo: Sendable, Hashable {
+        /// `API_KEY_INVALID`, `API_KEY_IOS_APP_BLOCKED`, ...
+        public var reason: String
+        /// `service`, `consumer` (and `httpReferrer` for a referrer refusal).
+        public var metadata: [String: String]
+
+        /// The service every refusal here names.
+        static let service = "identitytoolkit.googleapis.com"
     }
 
     /// `CODE : detail`, Firebase's `message`; Google's own refusals (a missing key, bad
@@ -167,11 +188,21 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         hasher.combine(detail)
     }
 
-    /// Firebase's error body.
+    /// Firebase's error body; an unknown API key's always has its `ErrorInfo` (`API_KEY_INVALID`).
     public var body: Data {
         let item = ErrorBody.Detail.Item(message: message, reason: code.reason)
+        var details: [ErrorBody.Detail.GoogleDetail]?
+        let info =
+            errorInfo ?? (code == .invalidAPIKey ? ErrorInfo(reason: "API_KEY_INVALID", metadata: ["service": ErrorInfo.service]) : nil)
+        if let info {
+            details = [
+                .errorInfo(reason: info.reason, domain: "googleapis.com", metadata: info.metadata),
+                .localizedMessage(locale: "en-US", message: message),
+            ]
+        }
         return IdentityToolkitJSON.encode(
-            ErrorBody(error: .init(code: Int(code.status.code), message: message, errors: [item], status: code.statusName)))
+            ErrorBody(
+                error: .init(code: Int(code.status.code), message: message, errors: [item], status: code.statusName, details: details)))
     }
 
     static func invalidArgument(_ detail: String) -> ActionError { ActionError(.invalidArgument, detail) }

@@ -8,6 +8,8 @@ struct Caller: Sendable {
     var clientAddress: String?
     /// `X-Firebase-Locale`: the language of the links and mail a call sends.
     var locale: String?
+    /// The API key a client called with (`nil` for the admin): the key the links it asks for carry.
+    var apiKey: String?
 
     /// Who consumed a code, for the store.
     var consumer: String { "api " + (clientAddress ?? "?") }

@@ -70,6 +70,8 @@ public final class CodeIssuer: Sendable {
         public var returnLink = false
         /// The client's address, for the per-IP send limit.
         public var clientAddress: String?
+        /// The API key the client asked with: the link carries it, as Firebase's do (``linkKey(_:)``).
+        public var apiKey: String?
 
         /// A request for a `mode` link in `tenant`.
         public init(mode: ActionCodeLink.Mode, tenant: TenantPolicy) {
@@ -94,13 +96,24 @@ public final class CodeIssuer: Sendable {
     /// Issues a code and returns the link (`returnLink`) or emails it. An address with no account
     /// is `EMAIL_NOT_FOUND` for the admin and, without email-enumeration protection, for a client;
     /// with it, nothing is sent (``IssuedLink/delivered`` is `false`) and the caller answers exactly
-    /// as if it had been.
+    /// as if it had been. The checks, in order: the continue URL, the mobile settings, the link
+    /// domain, the addresses, the hourly send limits (clients), the daily quota of the mode.
     public func issue(_ request: IssueRequest) async throws(ActionError) -> IssuedLink {
         let now = clock.now
         let tenantID = request.tenant.tenantID
-        let domain = try linkDomain(request.linkDomain)
-        // A development server, like Firebase's emulator, needs no continue URL for a sign-in link.
-        let continueURL = try checkedContinueURL(request.continueURL, required: request.mode == .signIn && !settings.server.development)
+        // A development server, like Firebase's emulator, needs no continue URL for a sign-in link;
+        // Firebase production needs one from a client, not from the admin (OAuth).
+        let continueURL = try checkedContinueURL(
+            request.continueURL, required: request.mode == .signIn && !settings.server.development && !request.isAdmin)
+        // Firebase production refuses an app's bundle or package (the iOS SDK always sends its bundle)
+        // where the project has no mobile link domain; its emulator ignores them.
+        let namesApp = !(request.iOSBundleID ?? "").isEmpty || !(request.androidPackageName ?? "").isEmpty
+        let mobileDomain = settings.mobileLinkDomain
+        if namesApp, mobileDomain == nil, !settings.server.development {
+            throw ActionError(.dynamicLinkNotActivated, "FDL domain is not configured")
+        }
+        let mobile = request.canHandleCodeInApp && namesApp && mobileDomain != nil
+        let domain = try linkDomain(request.linkDomain, default: mobile ? mobileDomain : nil)
         var email: String
         var newEmail: String?
         var account = request.user
@@ -131,6 +144,7 @@ public final class CodeIssuer: Sendable {
         if !request.isAdmin {
             try await checkSendLimits(addresses: [email] + (newEmail.map { [$0] } ?? []), clientAddress: request.clientAddress, now: now)
         }
+        try await checkDailyQuota(request.mode, returnLink: request.returnLink, now: now)
 
         var appSettings = AppSettings()
         appSettings.iOSBundleId = request.iOSBundleID
@@ -191,9 +205,8 @@ public final class CodeIssuer: Sendable {
         metrics.codeIssued(request.mode)
 
         let action = ActionCodeLink(
-            mode: request.mode, oobCode: code, apiKey: settings.project.apiKey, continueURL: continueURL,
+            mode: request.mode, oobCode: code, apiKey: linkKey(request.apiKey), continueURL: continueURL,
             languageCode: request.languageCode, tenantID: tenantID.isEmpty ? nil : tenantID)
-        let mobile = request.canHandleCodeInApp && (request.iOSBundleID != nil || request.androidPackageName != nil)
         let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
         let recipient = newEmail ?? email
         guard deliver else {
@@ -209,6 +222,14 @@ public final class CodeIssuer: Sendable {
         return IssuedLink(link: link, code: code, email: email, delivered: true)
     }
 
+    /// The key a link carries: the key of the client that asked for it when that is one of the
+    /// project's (a development server takes any key, and a link with a key that is not the
+    /// project's would not open its page), else (the admin, the server's own mail) the project's
+    /// first unrestricted key (``ProjectSettings/apiKey``).
+    func linkKey(_ asked: String?) -> String {
+        asked.flatMap { settings.project.apiKey(matching: $0)?.key } ?? settings.project.apiKey
+    }
+
     /// The `recoverEmail` code for an email change (its hash, stored by the caller in the change's
     /// transaction, and the code to announce afterwards).
     func recoveryCode(now: Timestamp) -> (code: String, hash: Data, expiresAt: Timestamp) {
@@ -221,7 +242,7 @@ public final class CodeIssuer: Sendable {
     func announceRecovery(code: String, for change: ActionCodeRecord) async {
         metrics.codeIssued(.recoverEmail)
         let link = ActionCodeLink(
-            mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: change.languageCode,
+            mode: .recoverEmail, oobCode: code, apiKey: linkKey(nil), languageCode: change.languageCode,
             tenantID: change.tenantID.isEmpty ? nil : change.tenantID
         ).webLink(on: settings.linkDomains[0])
         listing?.record(
@@ -230,8 +251,10 @@ public final class CodeIssuer: Sendable {
             mode: .recoverEmail, to: change.email, link: link, languageCode: change.languageCode, appName: settings.project.appName)
     }
 
-    func linkDomain(_ requested: String?) throws(ActionError) -> LinkDomain {
-        guard let requested, !requested.isEmpty else { return settings.linkDomains[0] }
+    /// The link domain `requested` names (one of `linkDomains`, else `INVALID_HOSTING_LINK_DOMAIN`),
+    /// or `fallback`, or the first link domain.
+    func linkDomain(_ requested: String?, default fallback: LinkDomain? = nil) throws(ActionError) -> LinkDomain {
+        guard let requested, !requested.isEmpty else { return fallback ?? settings.linkDomains[0] }
         guard let domain = try? LinkDomain(requested),
             let known = settings.linkDomains.first(where: { $0.host == domain.host && $0.port == domain.port })
         else {
@@ -240,11 +263,18 @@ public final class CodeIssuer: Sendable {
         return known
     }
 
-    /// The re-serialised, allow-listed continue URL; `nil` when none was given.
+    /// The re-serialised, allow-listed continue URL; `nil` when none was given. The allow-list
+    /// (`continueUrls.allow`) is the project's authorized domains: a URL none allows is
+    /// `UNAUTHORIZED_DOMAIN : Domain not allowlisted by project`. A production server takes only an
+    /// absolute URL with a scheme and a host, as Firebase production does (`INVALID_CONTINUE_URI`, no
+    /// detail); a development server resolves a path against `continueUrls.defaultOrigin`.
     func checkedContinueURL(_ given: String?, required: Bool) throws(ActionError) -> String? {
         guard let given, !given.isEmpty else {
             if required { throw ActionError(.missingContinueURI, "A continue URL must be provided in the request.") }
             return nil
+        }
+        if !settings.server.development {
+            guard let parts = try? URLParts(given), let host = parts.host, !host.isEmpty else { throw ActionError(.invalidContinueURI) }
         }
         switch policy.evaluate(given) {
         case .allowed(let url): return url
@@ -254,6 +284,47 @@ public final class CodeIssuer: Sendable {
             }
             throw ActionError(.invalidContinueURI, "The continue URL provided in the request is invalid: \(rejection.message)")
         }
+    }
+
+    /// Counts a link against the project's daily quota of its mode (`limits.dailyQuotas` for mail,
+    /// `limits.dailyLinkQuotas` for links returned to the admin), per UTC day in the store, shared by
+    /// every instance, and refuses it beyond: `QUOTA_EXCEEDED` with Google's detail for the quota.
+    /// Every accepted request counts, whether or not its address has an account (so the count tells
+    /// nothing about addresses).
+    func checkDailyQuota(_ mode: ActionCodeLink.Mode, returnLink: Bool, now: Timestamp) async throws(ActionError) {
+        let quotas = returnLink ? settings.limits.dailyLinkQuotas : settings.limits.dailyQuotas
+        let quota: Int?
+        switch mode {
+        case .signIn: quota = quotas.signIn
+        case .resetPassword: quota = quotas.resetPassword
+        case .verifyEmail: quota = quotas.verifyEmail
+        case .verifyAndChangeEmail: quota = quotas.verifyAndChangeEmail
+        default: quota = nil
+        }
+        guard let quota else { return }
+        let key = (returnLink ? "quota:links:" : "quota:mail:") + mode.rawValue
+        let day = now.roundedDown(to: .seconds(86400))
+        let counts = try await store.call { try await self.codes.countEvents(keys: [key], windowStart: day) }
+        if let count = counts.first, count > quota { throw Self.quotaExceeded(mode, links: returnLink) }
+    }
+
+    /// `QUOTA_EXCEEDED` with the detail Google gives for the quota. Two are public: sign-in mail
+    /// ("Exceeded daily quota for email sign-in.", seen on the wire) and reset mail ("Exceeded quota
+    /// for sending password reset email.", from a public test fixture). The others are written
+    /// here in the same form; Google's wording for them is not public.
+    static func quotaExceeded(_ mode: ActionCodeLink.Mode, links: Bool) -> ActionError {
+        let detail: String
+        switch (mode, links) {
+        case (.signIn, false): detail = "Exceeded daily quota for email sign-in."
+        case (.resetPassword, false): detail = "Exceeded quota for sending password reset email."
+        case (.verifyEmail, false): detail = "Exceeded quota for sending verification email."
+        case (_, false): detail = "Exceeded quota for sending email change verification email."
+        case (.signIn, true): detail = "Exceeded daily quota for generating email sign-in links."
+        case (.resetPassword, true): detail = "Exceeded daily quota for generating password reset links."
+        case (.verifyEmail, true): detail = "Exceeded daily quota for generating email verification links."
+        case (_, true): detail = "Exceeded daily quota for generating email change links."
+        }
+        return ActionError(.quotaExceeded, detail)
     }
 
     /// Counts a send against every address it involves (the requester's and the recipient's, in

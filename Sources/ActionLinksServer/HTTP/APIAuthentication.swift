@@ -6,21 +6,24 @@ import Hummingbird
 import HummingbirdCore
 
 /// Who is calling the REST API.
-public enum APICaller: Sendable {
+public enum APICaller: Sendable, Equatable {
     /// The admin credential: Firebase's "privileged" request (`Authorization: Bearer owner` on a
     /// development server, else the admin token).
     case admin
-    /// A client with the project's API key.
-    case client
+    /// A client with one of the project's API keys (on a development server, any key): the key it
+    /// sent, which the links it asks for carry.
+    case client(apiKey: String)
 }
 
 /// The REST API's gate, before any handler, with Firebase's rules: a project in the path must be
 /// ours; a `Bearer` token (scheme and, on a development server, `owner` in any case) claims the
 /// admin credential and must be it (`401 UNAUTHENTICATED`); any other `Authorization` scheme (a
 /// browser's `Basic`) is no claim at all; without the admin credential an API key is needed
-/// (`403 PERMISSION_DENIED`). A browser page on an origin we do not know never gets to use the
-/// admin credential (on a developer's machine, `Bearer owner` would otherwise be one fetch away).
-/// A preflight passes untouched.
+/// (`403 PERMISSION_DENIED`), and on a production server it must be one of the project's with its
+/// application restriction met (``check(key:headers:_:)``: Google's API front end's refusals). A
+/// browser page on an origin we do not know never gets to use the admin credential (on a
+/// developer's machine, `Bearer owner` would otherwise be one fetch away). A preflight passes
+/// untouched.
 struct APIAuthenticationMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let settings: ServiceSettings
@@ -51,8 +54,8 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
         guard let key = Self.clientKey(uri: request.uri, headers: request.headers), !key.isEmpty else {
             throw ActionError(.permissionDenied, "The request is missing a valid API key.")
         }
-        guard Self.accepts(key: key, settings) else { throw ActionError(.invalidAPIKey) }
-        return .client
+        try Self.check(key: key, headers: request.headers, settings)
+        return .client(apiKey: key)
     }
 
     /// A client's API key: the query's `key`, else the `X-Goog-Api-Key` header.
@@ -60,10 +63,49 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
         uri.queryParameters["key"].map(String.init) ?? headers[.googAPIKey]
     }
 
-    /// Whether this server takes a client's API key: Firebase's emulator takes any key, production
-    /// only the project's (compared in constant time).
-    static func accepts(key: String, _ settings: ServiceSettings) -> Bool {
-        settings.server.development || ConstantTime.equal(Array(key.utf8), Array(settings.project.apiKey.utf8))
+    /// Whether this server takes a client's API key with the request's `headers`
+    /// (``check(key:headers:_:)`` without its error).
+    static func accepts(key: String, headers: HTTPFields, _ settings: ServiceSettings) -> Bool {
+        (try? check(key: key, headers: headers, settings)) != nil
+    }
+
+    /// Takes a client's API key as Google's API front end does, or throws its refusal: Firebase's
+    /// emulator (a development server) takes any key; production only one of the project's
+    /// (compared in constant time; else `400 API key not valid`, ErrorInfo `API_KEY_INVALID`), and a
+    /// restricted one only from a request that satisfies its restriction (else `403
+    /// PERMISSION_DENIED` with Google's message and ErrorInfo: `API_KEY_IOS_APP_BLOCKED`,
+    /// `API_KEY_ANDROID_APP_BLOCKED` or `API_KEY_HTTP_REFERRER_BLOCKED`).
+    static func check(key: String, headers: HTTPFields, _ settings: ServiceSettings) throws(ActionError) {
+        if settings.server.development { return }
+        guard let found = settings.project.apiKey(matching: key) else { throw ActionError(.invalidAPIKey) }
+        guard found.isRestricted else { return }
+        let client = APIKey.Client { name in HTTPField.Name(name).flatMap { headers[$0] } }
+        guard !found.admits(client) else { return }
+        throw blocked(found.restriction, client, projectID: settings.project.id)
+    }
+
+    /// Google's 403 for a request that does not satisfy its key's restriction: the value the
+    /// request sent, or `<empty>`, in Google's sentence, and the ErrorInfo naming the restriction
+    /// (the `consumer` is `projects/<number>` at Google; this server has no project number and names
+    /// the project's ID).
+    static func blocked(_ restriction: APIKey.Restriction, _ client: APIKey.Client, projectID: String) -> ActionError {
+        func shown(_ value: String?) -> String { value.flatMap { $0.isEmpty ? nil : String($0.prefix(200)) } ?? "<empty>" }
+        var metadata = ["service": ActionError.ErrorInfo.service, "consumer": "projects/" + projectID]
+        let message: String
+        let reason: String
+        switch restriction {
+        case .iosApps:
+            message = "Requests from this iOS client application \(shown(client.iosBundleID)) are blocked."
+            reason = "API_KEY_IOS_APP_BLOCKED"
+        case .androidApps:
+            message = "Requests from this Android client application \(shown(client.androidPackage)) are blocked."
+            reason = "API_KEY_ANDROID_APP_BLOCKED"
+        case .httpReferrers, .none:
+            message = "Requests from referer \(shown(client.referrer)) are blocked."
+            reason = "API_KEY_HTTP_REFERRER_BLOCKED"
+            metadata["httpReferrer"] = shown(client.referrer)
+        }
+        return ActionError(.permissionDenied, message, errorInfo: .init(reason: reason, metadata: metadata))
     }
 
     /// Nothing if a bearer token is the admin credential, else Google's refusal: an access token
@@ -95,5 +137,14 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
         if settings.development, bearer.lowercased() == "owner" || bearer.hasPrefix("ya29.") { return true }
         if accessTokens.standing(of: bearer) == .admin { return true }
         return settings.adminToken.map { ConstantTime.equal(Array(bearer.utf8), Array($0.utf8)) } ?? false
+    }
+}
+
+extension ProjectSettings {
+    /// The project's API key that `key` is (every key compared in constant time), or `nil`.
+    func apiKey(matching key: some StringProtocol) -> APIKey? {
+        var found: APIKey?
+        for candidate in apiKeys where ConstantTime.equal(key.utf8, candidate.key.utf8) { found = candidate }
+        return found
     }
 }

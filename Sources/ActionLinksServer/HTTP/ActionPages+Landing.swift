@@ -39,7 +39,7 @@ extension ActionPages {
     func landingStart(uri: URI, acceptLanguage: String?) -> LandingStart {
         let language = templates.language(requested: uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
         guard let link = ActionCodeLink.parse("https://link.invalid" + uri.string),
-            link.apiKey == nil || link.apiKey == settings.project.apiKey
+            link.apiKey.map({ settings.project.apiKey(matching: $0) != nil }) ?? true
         else { return .page(outcomePage(.invalid, language)) }
         return .lookUp(link, language: language)
     }
@@ -63,7 +63,9 @@ extension ActionPages {
         if record.mode == .signIn, settings.pages.signIn == .redirect, let stored = record.continueURL,
             let url = policy.evaluate(stored).url
         {
-            var items = [("apiKey", settings.project.apiKey), ("oobCode", link.oobCode), ("mode", "signIn"), ("lang", pageLanguage)]
+            // The link's own key (any of the project's: the one of the client that asked for it).
+            let apiKey = link.apiKey ?? settings.project.apiKey
+            var items = [("apiKey", apiKey), ("oobCode", link.oobCode), ("mode", "signIn"), ("lang", pageLanguage)]
             if !record.tenantID.isEmpty { items.append(("tenantId", record.tenantID)) }
             return PageAnswer(status: .seeOther, headers: [.location: URLText.url(url, adding: items)], body: nil)
         }

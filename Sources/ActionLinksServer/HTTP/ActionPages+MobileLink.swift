@@ -36,9 +36,11 @@ extension ActionPages {
         guard record.mode == link.mode else { return outcome(.invalid, pageLanguage) }
         let appSettings = AppSettings(json: record.appSettings)
         // Every URL on this page is rebuilt from what was stored with the code: the wrapper's own
-        // parameters (a continueUrl appended to the link, say) never reach the page.
+        // parameters (a continueUrl appended to the link, say) never reach the page. The inner
+        // link's key stays when it is one of the project's (the key of the client that asked).
         let webLink = ActionCodeLink(
-            mode: record.mode, oobCode: link.oobCode, apiKey: settings.project.apiKey,
+            mode: record.mode, oobCode: link.oobCode,
+            apiKey: link.apiKey.flatMap { settings.project.apiKey(matching: $0)?.key } ?? settings.project.apiKey,
             continueURL: record.continueURL.flatMap { policy.evaluate($0).url }, languageCode: record.languageCode,
             tenantID: record.tenantID
         ).webLink(on: domain)

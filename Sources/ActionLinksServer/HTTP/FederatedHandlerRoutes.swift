@@ -60,7 +60,7 @@ struct FederatedHandlerRoutes {
     func start(_ request: Request, query: [String: String], context: ServerRequestContext) async -> Response {
         let settings = services.settings
         let language = query["hl"].flatMap { $0.utf8.count <= 35 && $0.utf8.allSatisfy(Self.isTagByte) ? $0 : nil }
-        guard let apiKey = query["apiKey"], ConstantTime.equal(Array(apiKey.utf8), Array(settings.project.apiKey.utf8)),
+        guard let apiKey = query["apiKey"], settings.project.apiKey(matching: apiKey) != nil,
             let providerID = query["providerId"], (1...128).contains(providerID.utf8.count),
             let authType = query["authType"], (1...40).contains(authType.utf8.count), authType.utf8.allSatisfy(Self.isTagByte)
         else { return errorPage(request, language: language) }

@@ -120,10 +120,36 @@ struct ErrorBody: Encodable, Sendable {
             var domain = "global"
             var reason: String
         }
+        /// An item of `details`, as Google's API front end writes them (`@type` names the kind).
+        enum GoogleDetail: Encodable, Sendable {
+            case errorInfo(reason: String, domain: String, metadata: [String: String])
+            case localizedMessage(locale: String, message: String)
+
+            enum CodingKeys: String, CodingKey {
+                case type = "@type"
+                case reason, domain, metadata, locale, message
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                switch self {
+                case .errorInfo(let reason, let domain, let metadata):
+                    try container.encode("type.googleapis.com/google.rpc.ErrorInfo", forKey: .type)
+                    try container.encode(reason, forKey: .reason)
+                    try container.encode(domain, forKey: .domain)
+                    try container.encode(metadata, forKey: .metadata)
+                case .localizedMessage(let locale, let message):
+                    try container.encode("type.googleapis.com/google.rpc.LocalizedMessage", forKey: .type)
+                    try container.encode(locale, forKey: .locale)
+                    try container.encode(message, forKey: .message)
+                }
+            }
+        }
         var code: Int
         var message: String
         var errors: [Item]
         var status: String?
+        var details: [GoogleDetail]?
     }
     var error: Detail
 }

@@ -22,7 +22,8 @@ import NIOHTTPTypes
 /// Hummingbird adds it, and the request counted in the metrics as the route's. Everything else goes
 /// on to the router untouched, with its body: other paths and methods; a request with `Origin`
 /// (CORS is the middleware's), `Authorization` (the admin's), `Connection`, or a body that is
-/// neither a plain form nor JSON or is over 8 KiB; a key the route would refuse; and any refresh that needs more than a
+/// neither a plain form nor JSON or is over 8 KiB; a key the route would refuse (unknown, or restricted to apps or
+/// websites the request's headers do not name: the route's own check decides); and any refresh that needs more than a
 /// read and a signature (no such session, a stored tenant, a refusal, `lastRefreshAt` to write),
 /// so every error and every write is the route's. A request that arrives while an earlier one on
 /// the connection is still with the router goes there too (pipelined answers stay in order).
@@ -82,7 +83,7 @@ final class TokenRefreshFastPath: FastPathHandler {
         func answer(target: String, headers: HTTPFields, body: ByteBuffer) -> Data? {
             // The key as the route's authentication takes it (``APIAuthenticationMiddleware``).
             guard let key = APIAuthenticationMiddleware.clientKey(uri: URI(target), headers: headers), !key.isEmpty,
-                APIAuthenticationMiddleware.accepts(key: key, settings),
+                APIAuthenticationMiddleware.accepts(key: key, headers: headers, settings),
                 let type = headers[.contentType].flatMap({ MediaType($0) }), !RESTCall.mayNameTarget(body),
                 let request = Self.request(
                     body, isForm: type.matches("application", "x-www-form-urlencoded"), isJSON: type.matches("application", "json"))

@@ -133,6 +133,23 @@ extension FirebaseSpecs {
             }
         }
 
+        @Test("should error when continueUrl is invalid (production: INVALID_CONTINUE_URI with no detail, as Google answers)")
+        func invalidContinueURLProduction() async throws {
+            try await TestApp.router(config: try StrictUpstream.configFile()) { app in
+                let key = StrictUpstream.iosKey
+                let headers = StrictUpstream.headers(for: key)
+                let user = try await app.api(
+                    "signUp", ["email": "alice@example.com", "password": "notasecret", "returnSecureToken": true], headers: headers,
+                    key: key)
+                let idToken = try #require(user.json["idToken"] as? String, "\(user.text)")
+                let reply = try await app.api(
+                    "sendOobCode", ["idToken": idToken, "requestType": "VERIFY_EMAIL", "continueUrl": "noSchemeOrHost"], headers: headers,
+                    key: key)
+                #expect(reply.status == 400 && reply.errorMessage == "INVALID_CONTINUE_URI", "\(reply.text)")
+                #expect(app.mailbox.messages.isEmpty)
+            }
+        }
+
         @Test("should error if auth is disabled")
         func authDisabled() async throws {
             try await TestApp.router { app in
@@ -147,6 +164,20 @@ extension FirebaseSpecs {
             try await TestApp.router { app in
                 let tenant = try await app.registerTenant(["disableAuth": false, "enableEmailLinkSignin": false])
                 let reply = try await app.api("sendOobCode", ["email": "bob@example.com", "requestType": "EMAIL_SIGNIN"], tenant: tenant)
+                #expect(reply.isError("OPERATION_NOT_ALLOWED"), "\(reply.text)")
+            }
+        }
+
+        @Test("should error for email sign in if not enabled (production: before the continue URL it would need, as Google answers)")
+        func emailSignInDisabledProduction() async throws {
+            try await TestApp.router(config: try StrictUpstream.configFile()) { app in
+                let made = try await app.post(
+                    "/v2/projects/\(TestProject.id)/tenants", ["disableAuth": false, "enableEmailLinkSignin": false],
+                    headers: ["Authorization": "Bearer \(StrictUpstream.adminToken)"])
+                let tenant = try #require(made.json["tenantId"] as? String, "\(made.text)")
+                let reply = try await app.api(
+                    "sendOobCode", ["tenantId": tenant, "email": "bob@example.com", "requestType": "EMAIL_SIGNIN"],
+                    key: StrictUpstream.unrestrictedKey)
                 #expect(reply.isError("OPERATION_NOT_ALLOWED"), "\(reply.text)")
             }
         }

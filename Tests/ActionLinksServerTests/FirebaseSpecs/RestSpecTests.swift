@@ -119,6 +119,33 @@ extension FirebaseSpecs {
             }
         }
 
+        @Test(
+            "should accept API key as a query parameter (production: one of the project's keys, a restricted one only with its app's headers)"
+        )
+        func keyInQueryProduction() async throws {
+            try await TestApp.router(config: try StrictUpstream.configFile()) { app in
+                for key in [StrictUpstream.unrestrictedKey, StrictUpstream.iosKey, StrictUpstream.androidKey, StrictUpstream.webKey] {
+                    let reply = try await app.post(Self.signUp + "?key=\(key)", [:], headers: StrictUpstream.headers(for: key))
+                    #expect(reply.status == 200 && reply.json["error"] == nil, "\(key): \(reply.text)")
+                    if key != StrictUpstream.unrestrictedKey {
+                        #expect(try await app.post(Self.signUp + "?key=\(key)", [:]).status == 403, "\(key)")
+                    }
+                }
+                #expect(try await app.post(Self.signUp + "?key=demo-api-key", [:]).status == 400)
+            }
+        }
+
+        @Test("should accept API key in HTTP Header x-goog-api-key (production: a restricted one only with its app's headers)")
+        func keyInHeaderProduction() async throws {
+            try await TestApp.router(config: try StrictUpstream.configFile()) { app in
+                let key = StrictUpstream.androidKey
+                let reply = try await app.post(
+                    Self.signUp, [:], headers: StrictUpstream.headers(for: key).merging(["x-goog-api-key": key]) { $1 })
+                #expect(reply.status == 200 && reply.json["error"] == nil, "\(reply.text)")
+                #expect(try await app.post(Self.signUp, [:], headers: ["x-goog-api-key": key]).status == 403)
+            }
+        }
+
         @Test("should ignore non-Bearer Authorization headers")
         func basicIgnored() async throws {
             try await TestApp.router { app in

@@ -87,9 +87,11 @@ struct IdentityToolkitRoutes {
                 let (surface, operation) = name(&parameters)
                 var query: [String: String] = [:]
                 for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
+                var apiKey: String?
+                if case .client(let key) = caller { apiKey = key }
                 let who = Caller(
                     isAdmin: caller == .admin, pathTenant: parameters.tenant, clientAddress: context.clientAddress,
-                    locale: request.firebaseLocale)
+                    locale: request.firebaseLocale, apiKey: apiKey)
                 let call = RESTCall(
                     caller: who, namesProject: parameters.project != nil, body: context.body, query: query, parameters: parameters.values,
                     method: request.method, isForm: isForm)

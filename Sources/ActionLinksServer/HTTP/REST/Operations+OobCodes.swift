@@ -55,6 +55,7 @@ extension IdentityToolkitAPI {
             issue.isAdmin = call.isAdmin
             issue.returnLink = returnLink
             issue.clientAddress = call.caller.clientAddress
+            issue.apiKey = call.caller.apiKey
             let issued = try await issuer.issue(issue)
             // The same bytes whether or not the address has an account: the canonical address either way.
             let returned = returnLink && issued.delivered
