@@ -10,7 +10,8 @@ import Testing
 
 /// The pages in headless Chromium (Debian's `chromium` and `chromium-driver`, Selenium and axe-core
 /// from pip: Tests/Browser/requirements.txt), driven by Tests/Browser/pages_test.py against the real
-/// server: every flow by clicking, in every language, at 320 px, with JavaScript off; axe on every
+/// server (and one that enforces a password policy): every flow by clicking, in every language, at
+/// 320 px, with JavaScript off; axe on every
 /// page; screenshots in English and Arabic written to `.build/browser-screenshots` (or
 /// `$BROWSER_SCREENSHOTS_DIR`).
 @Suite("Pages in a real browser", .timeLimit(.minutes(20)))
@@ -56,14 +57,19 @@ struct BrowserTests {
         try await Self.checkDependencies()
         let (server, origin) = try await Self.server()
         let (expiring, expiringOrigin) = try await Self.server(["ACTIONLINKS_CODES_LIFETIMES_VERIFY_EMAIL": "1s"])
+        let (policy, policyOrigin) = try await Self.server([
+            "ACTIONLINKS_PASSWORDS_ENFORCEMENT": "enforce", "ACTIONLINKS_PASSWORDS_MINIMUM_LENGTH": "10",
+            "ACTIONLINKS_PASSWORDS_REQUIRE_UPPERCASE": "true", "ACTIONLINKS_PASSWORDS_REQUIRE_NUMERIC": "true",
+        ])
         let screenshots =
             ProcessInfo.processInfo.environment["BROWSER_SCREENSHOTS_DIR"]
             ?? Repository.root.appendingPathComponent(".build/browser-screenshots").path
 
         let (status, text) = try await Self.python([
-            Self.script, "--origin", origin, "--expiring-origin", expiringOrigin, "--screenshots", screenshots,
+            Self.script, "--origin", origin, "--expiring-origin", expiringOrigin, "--policy-origin", policyOrigin, "--screenshots",
+            screenshots,
         ])
-        withExtendedLifetime((server, expiring)) {}
+        withExtendedLifetime((server, expiring, policy)) {}
         if status == 3 { throw TestSupportError(Self.install + "\n" + text) }
         #expect(status == 0, "pages_test.py failed (exit \(status)):\n\(text)")
         #expect(text.contains(" passed, 0 failed"), "\(text)")
@@ -72,16 +78,22 @@ struct BrowserTests {
     }
 
     @Test(
-        "the real Firebase JS SDK from a web app's own origin: email-link sign-in in the app and on the web (through the link's 303), password accounts, refresh, profile, verification, reset, anonymous upgrade, custom tokens, deletion"
+        "the real Firebase JS SDK from a web app's own origin: email-link sign-in in the app and on the web (through the link's 303), password accounts, refresh, profile, verification, reset, anonymous upgrade, custom tokens, deletion; validatePassword against the served policy"
     )
     func firebaseJSSDK() async throws {
         try await Self.checkDependencies()
         // The app's pages are on http://127.0.0.1:<another port>: a loopback origin, which a development
         // server's CORS and continue-URL list accept.
         let (server, origin) = try await Self.server(["ACTIONLINKS_CONTINUE_URLS_ALLOW": "https://app.example.com/,http://127.0.0.1"])
+        // A second project that enforces a password policy, for validatePassword (js_sdk_test.py's run_password_policy).
+        let (policyServer, policyOrigin) = try await Self.server([
+            "ACTIONLINKS_PASSWORDS_ENFORCEMENT": "enforce", "ACTIONLINKS_PASSWORDS_MINIMUM_LENGTH": "10",
+            "ACTIONLINKS_PASSWORDS_MAXIMUM_LENGTH": "30", "ACTIONLINKS_PASSWORDS_REQUIRE_UPPERCASE": "true",
+            "ACTIONLINKS_PASSWORDS_REQUIRE_NUMERIC": "true", "ACTIONLINKS_PASSWORDS_REQUIRE_NON_ALPHANUMERIC": "true",
+        ])
         let sdk = Repository.firebaseJSSDK.path
-        let (status, text) = try await Self.python([Self.sdkScript, "--server", origin, "--sdk", sdk])
-        withExtendedLifetime(server) {}
+        let (status, text) = try await Self.python([Self.sdkScript, "--server", origin, "--sdk", sdk, "--policy-server", policyOrigin])
+        withExtendedLifetime((server, policyServer)) {}
         if status == 3 { throw TestSupportError(Self.install + "\n" + text) }
         #expect(status == 0 && text.contains(", 0 failed"), "js_sdk_test.py failed (exit \(status)):\n\(text)")
     }

@@ -42,7 +42,10 @@ struct CompiledPageTests {
             var passwordFields: [ActionFormView.PasswordFields?] = [nil]
             for error in optionals {
                 for again in optionals {
-                    passwordFields.append(.init(label: value, help: "H", againLabel: "A", error: error, againError: again))
+                    for rules in optionals {
+                        passwordFields.append(
+                            .init(label: value, help: "H", againLabel: "A", error: error, againError: again, rules: rules))
+                    }
                 }
             }
             for emailField in emailFields {

@@ -69,6 +69,33 @@ struct PageCacheTests {
         #expect(pages.cache.counts.forms == 5 * 4 * 2 * 2, "one program per mode, language, remembered and new address")
     }
 
+    @Test("a new-password form is kept per password policy: each policy's form is its own rendering, in every language")
+    func formsPerPolicy() async throws {
+        let pages = try await Self.pages()
+        let policies = [
+            PasswordSettings(),
+            PasswordSettings(
+                minimumLength: 12, maximumLength: 64, requireUppercase: true, requireNonAlphanumeric: true, enforcement: .enforce),
+            PasswordSettings(minimumLength: 10, requireLowercase: true, requireNumeric: true, enforcement: .off),
+        ]
+        for language in pages.templates.strings.keys.sorted() {
+            for passwords in policies {
+                let values = FormValues(
+                    code: "AbC-_1", formToken: "123.x", email: "ann@example.com", shownEmail: "ann@example.com", shownNewEmail: nil)
+                let state = ActionPages.FormState()
+                let expected = pages.templates.render(
+                    pages.formView(mode: .resetPassword, values: values, language: language, state: state, passwords: passwords))
+                let cached = try #require(
+                    pages.cachedForm(mode: .resetPassword, language: language, remembered: false, passwords: passwords, values: values))
+                #expect(cached == expected, "\(language) \(passwords)")
+                let text = String(buffer: cached)
+                #expect(text.contains(#"id="password-rules""#) == (passwords.enforcement == .enforce), "\(language): \(text)")
+                #expect(text.contains(#"minlength="\#(passwords.minimumLength)""#))
+            }
+        }
+        #expect(pages.cache.counts.forms == pages.templates.strings.count * policies.count)
+    }
+
     @Test("a form shown again with what was typed and what was wrong is rendered for that request, not taken from the cache")
     func formsWithStateAreRendered() async throws {
         let pages = try await Self.pages()

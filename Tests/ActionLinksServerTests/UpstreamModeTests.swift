@@ -381,6 +381,85 @@ struct UpstreamModeTests {
         let pageFields = try Self.form(page)
         #expect(page.status == 200 && pageFields["continueUrl"] == "https://app.example.com/verified", "\(page.text)")
     }
+
+    @Test(
+        "a production upstream that enforces a password policy: the front states it, refuses a weak password with what is missing (and maps upstream's own refusal when the policy changed since it was read), the code stays usable, a compliant one works upstream"
+    )
+    func passwordPolicy() async throws {
+        let upstreamAdmin = String(repeating: "u", count: 40)
+        let upstream = try await TestServer(environment: [
+            "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": upstreamAdmin,
+            "ACTIONLINKS_PASSWORDS_ENFORCEMENT": "enforce", "ACTIONLINKS_PASSWORDS_MINIMUM_LENGTH": "10",
+            "ACTIONLINKS_PASSWORDS_REQUIRE_UPPERCASE": "true", "ACTIONLINKS_PASSWORDS_REQUIRE_NUMERIC": "true",
+        ])
+        let front = try await Self.front(for: upstream)
+        let admin = ["Authorization": "Bearer " + upstreamAdmin]
+        func resetLink(_ email: String, tenant: String? = nil) async throws -> String {
+            let reply = try await upstream.api(
+                "sendOobCode", ["requestType": "PASSWORD_RESET", "email": email, "returnOobLink": true], admin: true, tenant: tenant,
+                headers: admin)
+            return try #require(reply.json["oobLink"] as? String, "\(reply.text)")
+        }
+        let email = "policy@example.com"
+        let created = try await upstream.api("create", ["email": email, "password": "Original-pass-1"], admin: true, headers: admin)
+        #expect(created.status == 200, "\(created.text)")
+
+        let page = try await front.request("GET", try front.local(try await resetLink(email)) + "&lang=en")
+        #expect(page.status == 200 && page.text.contains("At least 10 characters."), "\(page.status) \(page.text)")
+        #expect(page.text.contains("It must also contain an upper-case letter (A–Z); a digit (0–9)."), "\(page.text)")
+        var fields = try Self.form(page)
+        fields["password"] = "only-lower-case"
+        fields["passwordAgain"] = "only-lower-case"
+        let refused = try await Self.post(front, fields)
+        #expect(refused.status == 400, "\(refused.status) \(refused.text)")
+        #expect(refused.text.contains("It still needs an upper-case letter (A–Z); a digit (0–9)."), "\(refused.text)")
+        let again = try Self.form(refused)
+        #expect(again["oobCode"] == fields["oobCode"], "the same code, on the form again")
+        let check = try await upstream.api("resetPassword", ["oobCode": fields["oobCode"] ?? ""])
+        #expect(check.json["requestType"] as? String == "PASSWORD_RESET", "the code still works upstream: \(check.text)")
+        var compliant = again
+        compliant["password"] = "Compliant-pass-2"
+        compliant["passwordAgain"] = "Compliant-pass-2"
+        let done = try await Self.post(front, compliant)
+        #expect(done.status == 200, "\(done.status) \(done.text)")
+        #expect(try await Self.signIn(upstream, email, "Compliant-pass-2").status == 200, "the new password works upstream")
+
+        // A tenant whose policy upstream turns on after the front read it: upstream's refusal, mapped.
+        let tenants = "/v2/projects/\(TestProject.id)/tenants"
+        let body = ["allowPasswordSignup": true, "passwordPolicyConfig": ["passwordPolicyEnforcementState": "OFF"]] as [String: Any]
+        let tenant = try await upstream.request(
+            "POST", tenants, body: try JSONSerialization.data(withJSONObject: body),
+            headers: admin.merging(["Content-Type": "application/json"]) { $1 })
+        let tenantID = try #require(tenant.json["tenantId"] as? String, "\(tenant.text)")
+        let member = try await upstream.api(
+            "create", ["email": email, "password": "tenant-pass"], admin: true, tenant: tenantID, headers: admin)
+        #expect(member.status == 200, "\(member.text)")
+        let tenantPage = try await front.request("GET", try front.local(try await resetLink(email, tenant: tenantID)) + "&lang=en")
+        #expect(tenantPage.status == 200 && tenantPage.text.contains("At least 6 characters."), "off: Firebase's floor: \(tenantPage.text)")
+        let enforce: [String: Any] = [
+            "passwordPolicyConfig": [
+                "passwordPolicyEnforcementState": "ENFORCE",
+                "passwordPolicyVersions": [["customStrengthOptions": ["minPasswordLength": 8, "containsNonAlphanumericCharacter": true]]],
+            ]
+        ]
+        let patched = try await upstream.request(
+            "PATCH", "\(tenants)/\(tenantID)?updateMask=passwordPolicyConfig", body: try JSONSerialization.data(withJSONObject: enforce),
+            headers: admin.merging(["Content-Type": "application/json"]) { $1 })
+        #expect(patched.status == 200, "\(patched.text)")
+        var tenantFields = try Self.form(tenantPage)
+        tenantFields["password"] = "letters and digits 1"
+        tenantFields["passwordAgain"] = "letters and digits 1"
+        let mapped = try await Self.post(front, tenantFields)
+        #expect(mapped.status == 400 && mapped.text.contains("It still needs a symbol from"), "\(mapped.status) \(mapped.text)")
+        let mappedForm = try Self.form(mapped)
+        #expect(!mapped.text.contains("cannot be used") && mappedForm["oobCode"] == tenantFields["oobCode"])
+        tenantFields["password"] = "letters, digits & 1"
+        tenantFields["passwordAgain"] = "letters, digits & 1"
+        #expect(try await Self.post(front, tenantFields).status == 200)
+        let signedIn = try await upstream.api(
+            "signInWithPassword", ["email": email, "password": "letters, digits & 1", "returnSecureToken": true], tenant: tenantID)
+        #expect(signedIn.status == 200, "\(signedIn.text)")
+    }
 }
 
 @Suite("Masked addresses", .timeLimit(.minutes(5)))

@@ -7,8 +7,12 @@ token refresh, profile, verification, password reset, action-code checks, custom
 deletion. Every step is a call of the SDK's own API; the links come from the server's emulator
 listing, as a test suite written for Firebase's emulator reads them.
 
+With --policy-server, also the project's password policy as the SDK reads it (`validatePassword`)
+against a second server that enforces one, and `createUserWithEmailAndPassword` refused by it.
+
 Run by Tests/ActionLinksServerTests/BrowserTests.swift:
-    python3 Tests/Browser/js_sdk_test.py --server http://localhost:PORT --sdk Tests/Clients/firebase-js-sdk-11.0.2
+    python3 Tests/Browser/js_sdk_test.py --server http://localhost:PORT --sdk Tests/Clients/firebase-js-sdk-11.0.2 \\
+        [--policy-server http://localhost:PORT2]
 Exit status 0 when every check passed; otherwise 1, with the failures listed.
 """
 
@@ -138,6 +142,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", required=True)
     parser.add_argument("--sdk", required=True)
+    parser.add_argument("--policy-server", help="a server enforcing POLICY (see run_password_policy)")
     args = parser.parse_args()
     server = args.server.rstrip("/")
     app = serve_app(args.sdk, server)
@@ -145,6 +150,8 @@ def main():
     driver = make_driver()
     try:
         run(driver, server, app, failures)
+        if args.policy_server:
+            run_password_policy(driver, args.policy_server.rstrip("/"), serve_app(args.sdk, args.policy_server.rstrip("/")), failures)
     except Exception:
         failures.items.append("stopped: " + traceback.format_exc())
     finally:
@@ -307,6 +314,58 @@ def run(driver, server, app, failures):
         catch (error) {{ return error.code; }}""")
     failures.check(result["ok"] and result["value"] in ("auth/user-not-found", "auth/invalid-credential"),
                    f"user.delete(): {result}")
+
+
+def run_password_policy(driver, server, app, failures):
+    """validatePassword against the policy the server serves (--policy-server: 10 to 30 characters,
+    an upper-case letter, a digit and one of Firebase's symbols, enforced), and the server's own
+    refusal of what the SDK reports missing."""
+    open_app(driver, app)
+    fields = ["isValid", "meetsMinPasswordLength", "meetsMaxPasswordLength", "containsLowercaseLetter", "containsUppercaseLetter",
+              "containsNumericCharacter", "containsNonAlphanumericCharacter"]
+    def validate(password):
+        return call(driver, f"""
+            const status = await auth._delegate.validatePassword({json.dumps(password)});
+            const policy = status.passwordPolicy;
+            return {{status: Object.fromEntries({json.dumps(fields)}.map(name => [name, status[name] ?? null])),
+                     policy: {{options: policy.customStrengthOptions, enforcement: policy.enforcementState,
+                              symbols: policy.allowedNonAlphanumericCharacters}}}};""")
+    weak = validate("lowercase")
+    failures.check(weak["ok"], f"validatePassword: {weak}")
+    if not weak["ok"]:
+        return
+    failures.check(weak["value"]["policy"]["enforcement"] == "ENFORCE" and weak["value"]["policy"]["options"] == {
+        "minPasswordLength": 10, "maxPasswordLength": 30, "containsUppercaseLetter": True, "containsNumericCharacter": True,
+        "containsNonAlphanumericCharacter": True}, f"the policy the SDK read: {weak['value']['policy']}")
+    failures.check(weak["value"]["status"] == {
+        "isValid": False, "meetsMinPasswordLength": False, "meetsMaxPasswordLength": True, "containsLowercaseLetter": None,
+        "containsUppercaseLetter": False, "containsNumericCharacter": False, "containsNonAlphanumericCharacter": False},
+        f"validatePassword of a weak password reports what is missing: {weak['value']['status']}")
+    good = validate("Compliant_pass1")
+    failures.check(good["ok"] and good["value"]["status"]["isValid"] is True, f"validatePassword of a compliant password: {good}")
+    dash = validate("Compliant-pass1")
+    failures.check(dash["ok"] and dash["value"]["status"]["containsNonAlphanumericCharacter"] is False,
+                   f"'-' is not one of Firebase's symbols, for the SDK either: {dash}")
+
+    # The server refuses what the SDK reports missing, with the SDK's code and Google's list.
+    email = f"policy-{RUN}@example.com"
+    result = call(driver, f"""
+        try {{ await auth.createUserWithEmailAndPassword("{email}", "Compliant-pass1"); return "no error"; }}
+        catch (error) {{ return {{code: error.code, message: error.message}}; }}""")
+    failures.check(result["ok"] and result["value"]["code"] == "auth/password-does-not-meet-requirements"
+                   and "Missing password requirements: [Password must contain a non-alphanumeric character]" in result["value"]["message"],
+                   f"createUserWithEmailAndPassword with a password the policy refuses: {result}")
+    result = call(driver, f"""
+        try {{ await auth.createUserWithEmailAndPassword("{email}", "lowercase"); return "no error"; }}
+        catch (error) {{ return {{code: error.code, message: error.message}}; }}""")
+    failures.check(result["ok"] and result["value"]["code"] == "auth/password-does-not-meet-requirements"
+                   and "[Password must contain at least 10 characters, Password must contain an upper case character, "
+                   "Password must contain a numeric character, Password must contain a non-alphanumeric character]" in result["value"]["message"],
+                   f"every missing rule, in Google's order: {result}")
+    result = call(driver, f"""
+        const credential = await auth.createUserWithEmailAndPassword("{email}", "Compliant_pass1");
+        return userInfo(credential.user);""")
+    failures.check(result["ok"] and result["value"]["email"] == email, f"a compliant password is taken: {result}")
 
 
 def open_until_ready(driver):

@@ -9,7 +9,8 @@ with scripts blocked its promises and timers do not run. The second session load
 the same page. Screenshots of every page in English and Arabic go to --screenshots.
 
 Run by Tests/ActionLinksServerTests/BrowserTests.swift, which starts the server:
-    python3 Tests/Browser/pages_test.py --origin http://localhost:PORT --expiring-origin http://localhost:PORT2 --screenshots DIR
+    python3 Tests/Browser/pages_test.py --origin http://localhost:PORT --expiring-origin http://localhost:PORT2 \\
+        --policy-origin http://localhost:PORT3 --screenshots DIR
 Exit status 0 when every check passed; otherwise 1, with the failures listed.
 """
 
@@ -150,6 +151,7 @@ class Pages:
     def __init__(self, arguments):
         self.server = Server(arguments.origin)
         self.expiring = Server(arguments.expiring_origin)
+        self.policy = Server(arguments.policy_origin) if arguments.policy_origin else None
         self.screenshots = arguments.screenshots
         os.makedirs(self.screenshots, exist_ok=True)
         self.failures = Failures()
@@ -252,11 +254,11 @@ class Pages:
         WebDriverWait(self.flow, 60).until(replaced)
         WebDriverWait(self.flow, 60).until(loaded)
 
-    def submit(self):
+    def submit(self, server=None):
         self.click(self.flow.find_element(By.CSS_SELECTOR, "form button[type=submit]"))
         # After the first request the code lives in the form, never in a URL.
         url = self.flow.current_url
-        self.failures.check(url == self.server.origin + "/__/auth/action", f"the form posted to {url}")
+        self.failures.check(url == (server or self.server).origin + "/__/auth/action", f"the form posted to {url}")
 
     def field_error(self, field_id):
         """The error tied to a field: aria-invalid and an aria-describedby that names a shown error."""
@@ -339,6 +341,36 @@ class Pages:
         # The used link, opened again.
         self.open(link)
         self.page("error-used-link", language, "error.invalid.title")
+
+    def reset_password_policy(self, language):
+        """The reset page of a server that enforces a policy (--policy-origin: 10 characters, an
+        upper-case letter and a digit): stated in the page's language, a weak password refused at
+        its field with what is missing, then a compliant one taken."""
+        if not self.policy:
+            return
+        check = self.failures.check
+        email = f"policy-{language}-{RUN}@example.com"
+        self.policy.create_account(email, password="Original-pass-1", verified=True)
+        self.open(self.policy.link("PASSWORD_RESET", email, language))
+        self.page("reset-policy-form", language, "resetPassword.title")
+        separator = text(language, "listSeparator")
+        rules = separator.join([text(language, "passwordRule.uppercase"), text(language, "passwordRule.numeric")])
+        help_text = plain(self.flow.find_element(By.ID, "password-help").text)
+        check(help_text == plain(text(language, "passwordHelp", minimum=10)), f"[{language}] policy: the lengths are stated: {help_text!r}")
+        rules_text = plain(self.flow.find_element(By.ID, "password-rules").text)
+        check(rules_text == plain(text(language, "passwordHelpRules", rules=rules)), f"[{language}] policy: the rules are stated: {rules_text!r}")
+        described = self.flow.find_element(By.ID, "password").get_attribute("aria-describedby") or ""
+        check("password-rules" in described.split(), f"[{language}] policy: the field is described by its rules: {described!r}")
+        self.fill("password", "only lower case")
+        self.fill("password-again", "only lower case")
+        self.submit(self.policy)
+        error = self.field_error("password") or ""
+        check(plain(text(language, "passwordUnmet", rules=rules)) in error, f"[{language}] policy: what is missing, at the field: {error!r}")
+        self.page("reset-policy-weak", language, "resetPassword.title")
+        self.fill("password", "Compliant-pass-1")
+        self.fill("password-again", "Compliant-pass-1")
+        self.submit(self.policy)
+        self.page("reset-policy-done", language, "resetPassword.done.title", appName="Example App")
 
     def verify_email(self, language):
         check = self.failures.check
@@ -457,7 +489,7 @@ class Pages:
     def run(self):
         if not self.javascript_is_off():
             return
-        flows = [self.sign_in, self.reset_password, self.verify_email, self.change_and_recover, self.error_pages, self.mobile_links,
+        flows = [self.sign_in, self.reset_password, self.reset_password_policy, self.verify_email, self.change_and_recover, self.error_pages, self.mobile_links,
                  self.minimum_version]
         for language in LANGUAGES:
             for flow in flows:
@@ -477,6 +509,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--origin", required=True, help="the server, also its link domain (http://localhost:PORT)")
     parser.add_argument("--expiring-origin", required=True, help="a server whose verifyEmail links last one second")
+    parser.add_argument("--policy-origin", help="a server enforcing a password policy (10 characters, an upper-case letter, a digit)")
     parser.add_argument("--screenshots", default=os.path.join(ROOT, ".build", "browser-screenshots"))
     arguments = parser.parse_args()
     pages = Pages(arguments)

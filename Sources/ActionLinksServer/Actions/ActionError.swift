@@ -72,6 +72,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         case notFound = "NOT_FOUND"
         case notImplemented = "NOT_IMPLEMENTED"
         case operationNotAllowed = "OPERATION_NOT_ALLOWED"
+        case passwordDoesNotMeetRequirements = "PASSWORD_DOES_NOT_MEET_REQUIREMENTS"
         case passwordLoginDisabled = "PASSWORD_LOGIN_DISABLED"
         case payloadTooLarge = "PAYLOAD_TOO_LARGE"
         case permissionDenied = "PERMISSION_DENIED"

@@ -20,7 +20,6 @@ public struct LinkDomainServices: Sendable {
     let tenantStore: any TenantStore
     let store: StoreGateway
     let tenants: TenantDirectory
-    let passwordPolicy: PasswordPolicy
     let accounts: AccountService
     let signIn: SignInService
     let issuer: CodeIssuer
@@ -63,7 +62,6 @@ public struct LinkDomainServices: Sendable {
         let store = StoreGateway(logger: logger)
         self.store = store
         tenants = TenantDirectory(settings: settings, store: tenantStore, gateway: store)
-        passwordPolicy = PasswordPolicy(settings: settings.passwords)
         self.accounts = AccountService(accounts: accounts, tokens: tokens, tenants: tenants, store: store, clock: clock)
         upstream = settings.upstream.map(UpstreamClient.init(settings:))
         let serviceAccounts = ServiceAccountKeys(directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"))

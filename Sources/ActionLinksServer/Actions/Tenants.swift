@@ -26,6 +26,8 @@ public struct TenantPolicy: Sendable, Hashable {
     public var emailEnumerationProtection = false
     /// The password policy.
     public var passwords: PasswordPolicy
+    /// The tenant's own password policy as the v2 API shows it; nil when it has the project's.
+    var passwordPolicyConfig: PasswordPolicyConfig?
     /// Whether the tenant was made through the API (it may then be changed or deleted there).
     public var isStored = false
 
@@ -50,7 +52,8 @@ public struct TenantDirectory: Sendable {
         return TenantPolicy(
             tenantID: id, displayName: account.displayName, selfServiceSignUp: account.users.selfServiceSignUp,
             selfServiceDelete: account.users.selfServiceDelete, emailEnumerationProtection: account.users.emailEnumerationProtection,
-            passwords: PasswordPolicy(settings: account.passwords))
+            passwords: PasswordPolicy(settings: account.passwords),
+            passwordPolicyConfig: settings.tenantSettings[id]?.passwords.map(PasswordPolicyConfig.init))
     }
 
     /// The policy of a tenant a call names ("" for the project): `INVALID_TENANT_ID` for an ID that
@@ -82,6 +85,11 @@ public struct TenantDirectory: Sendable {
         policy.allowPasswordSignup = tenant.allowPasswordSignup
         policy.enableEmailLinkSignin = tenant.enableEmailLinkSignin
         policy.enableAnonymousUser = tenant.enableAnonymousUser
+        // Checked when it was saved; a stored one that no longer reads (never expected) is the project's.
+        if let config = tenant.passwordPolicyConfig, let own = try? config.settings() {
+            policy.passwords = PasswordPolicy(settings: own)
+            policy.passwordPolicyConfig = config
+        }
         policy.isStored = true
         return policy
     }

@@ -30,7 +30,7 @@ final class ActionPageFastPath: FastPathHandler {
     let logger: Logger
     var forwarded = 0
     /// The request being answered here, until its `.end` arrives.
-    private var answering: (target: String, acceptLanguage: String?, start: ContinuousClock.Instant)?
+    private var answering: (head: HTTPRequest, target: String, acceptLanguage: String?, start: ContinuousClock.Instant)?
     var raw: RawAnswers?
 
     init(pages: ActionPages, codes: SQLiteCodeStore, metrics: ServerMetrics, logger: Logger) {
@@ -46,7 +46,7 @@ final class ActionPageFastPath: FastPathHandler {
             if forwarded == 0, request.method == .get, let target = request.path, Self.isActionPage(target),
                 !request.headerFields.contains(.connection), !request.headerFields.contains(.cookie)
             {
-                answering = (target, request.headerFields[.acceptLanguage], .now)
+                answering = (request, target, request.headerFields[.acceptLanguage], .now)
                 return
             }
             forwarded += 1
@@ -54,12 +54,18 @@ final class ActionPageFastPath: FastPathHandler {
         case .body:
             if answering == nil { context.fireChannelRead(data) }
         case .end:
-            guard let (target, acceptLanguage, start) = answering else {
+            guard let (head, target, acceptLanguage, start) = answering else {
                 context.fireChannelRead(data)
                 return
             }
             answering = nil
-            let page = answer(target: target, acceptLanguage: acceptLanguage)
+            guard let page = answer(target: target, acceptLanguage: acceptLanguage) else {
+                // The page needs a read the event loop does not make: the responder answers it.
+                forwarded += 1
+                context.fireChannelRead(wrapInboundOut(.head(head)))
+                context.fireChannelRead(data)
+                return
+            }
             if let raw {
                 raw.write(page.encoded(date: HTTPDate.now))
                 context.triggerUserOutboundEvent(FastPathAnswered(), promise: nil)
@@ -89,20 +95,29 @@ final class ActionPageFastPath: FastPathHandler {
         context.triggerUserOutboundEvent(event, promise: promise)
     }
 
-    /// The landing page for a request target, as ``ActionPages/landing(_:)`` makes it.
-    func answer(target: String, acceptLanguage: String?) -> PageAnswer {
+    /// The landing page for a request target, as ``ActionPages/landing(_:)`` makes it; `nil` for a
+    /// new-password form of a tenant made through the API, whose policy is a read of the store.
+    func answer(target: String, acceptLanguage: String?) -> PageAnswer? {
         switch pages.landingStart(uri: URI(target), acceptLanguage: acceptLanguage) {
         case .page(let page):
             return page
         case .lookUp(let link, let language):
             let record: Result<ActionCodeRecord, ActionError>
+            var passwords: PasswordPolicy?
             do throws(ActionError) {
-                record = .success(try pages.completer.checkNow(code: link.oobCode, tenantID: link.tenantID ?? "", in: codes))
+                let found = try pages.completer.checkNow(code: link.oobCode, tenantID: link.tenantID ?? "", in: codes)
+                if found.mode == .resetPassword {
+                    guard let tenant = pages.tenants.policyNow(for: found.tenantID) else { return nil }
+                    passwords = tenant.passwords
+                }
+                record = .success(found)
             } catch {
                 record = .failure(error)
             }
             // Without a cookie, no device is remembered.
-            return pages.landingPage(link: link, lookup: record, language: language, acceptLanguage: acceptLanguage) { _ in false }
+            return pages.landingPage(
+                link: link, lookup: record, language: language, acceptLanguage: acceptLanguage, passwords: passwords
+            ) { _ in false }
         }
     }
 

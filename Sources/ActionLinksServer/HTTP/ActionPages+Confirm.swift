@@ -44,14 +44,16 @@ extension ActionPages {
                 }
                 done = try await completer.signIn(code: code, email: email, tenant: nil, consumer: consumer)
             case .resetPassword:
+                // The code's tenant decides the policy; the completer checks it again before consuming.
+                let record = try await completer.check(code: code)
+                let passwords = try await passwordPolicy(for: record)
                 let password = fields.password ?? ""
-                state.passwordError = passwordProblem(password, language)
+                state.passwordError = passwordProblem(password, passwords, language)
                 if state.passwordError == nil, password != fields.passwordAgain {
                     state.passwordAgainError = templates.text("passwordsDiffer", language)
                 }
                 if state.hasError {
-                    return form(
-                        for: try await completer.check(code: code), code: code, language: language, state: state, status: .badRequest)
+                    return form(for: record, code: code, language: language, state: state, passwords: passwords, status: .badRequest)
                 }
                 done = try await completer.resetPassword(code: code, newPassword: password, tenant: nil, consumer: consumer)
             default:
@@ -83,10 +85,14 @@ extension ActionPages {
             guard let record = try? await completer.check(code: code) else { return outcome(.invalid, language) }
             state.emailError = templates.text(error.code == .missingEmail ? "emailMissing" : "signIn.emailMismatch", language)
             return form(for: record, code: code, language: language, state: state, status: .badRequest)
-        } catch let error where error.code == .weakPassword || error.code == .missingPassword {
-            guard let record = try? await completer.check(code: code) else { return outcome(.invalid, language) }
-            state.passwordError = passwordProblem(fields.password ?? "", language) ?? templates.text("passwordMissing", language)
-            return form(for: record, code: code, language: language, state: state, status: .badRequest)
+        } catch let error where PasswordPolicy.refusals.contains(error.code) {
+            // The policy changed between the page's check and the completer's.
+            guard let record = try? await completer.check(code: code), let passwords = try? await passwordPolicy(for: record) else {
+                return outcome(.invalid, language)
+            }
+            state.passwordError =
+                passwordProblem(fields.password ?? "", passwords, language) ?? templates.text("passwordMissing", language)
+            return form(for: record, code: code, language: language, state: state, passwords: passwords, status: .badRequest)
         } catch let error where error.code == .invalidOOBCode {
             // The form was ours, for this code and mode, and the code no longer works: the usual cause
             // is a second submission of the same form (a double tap, or the back button).
@@ -110,23 +116,73 @@ extension ActionPages {
         var hasError: Bool { emailError != nil || passwordError != nil || passwordAgainError != nil }
     }
 
-    /// Why a new password is refused, in `language`, or `nil` when the policy accepts it.
-    func passwordProblem(_ password: String, _ language: String) -> String? {
-        switch passwordPolicy.problem(password) {
-        case nil: nil
-        case .missing: templates.text("passwordMissing", language)
-        case .tooShort(let minimum): templates.text("passwordTooShort", language, ["minimum": String(minimum)])
-        case .tooLong(let maximum): templates.text("passwordTooLong", language, ["maximum": String(maximum)])
+    /// The password policy of a code's tenant (the project's for the project's codes).
+    func passwordPolicy(for record: ActionCodeRecord) async throws(ActionError) -> PasswordPolicy {
+        try await tenants.policy(for: record.tenantID).passwords
+    }
+
+    /// Why `passwords` refuses a new password, in `language`, or `nil` when it accepts it: every
+    /// rule it misses when the policy is enforced, else the length it is outside of.
+    func passwordProblem(_ password: String, _ passwords: PasswordPolicy, _ language: String) -> String? {
+        let settings = passwords.settings
+        switch passwords.problem(password) {
+        case nil: return nil
+        case .missing: return templates.text("passwordMissing", language)
+        case .unmet(let missing): return unmetRules(missing, language)
+        case .belowFloor where passwords.enforced: return unmetRules(passwords.unmet(password), language)
+        case .belowFloor, .tooShort: return templates.text("passwordTooShort", language, ["minimum": String(settings.minimumLength)])
+        case .tooLong(let maximum): return templates.text("passwordTooLong", language, ["maximum": String(maximum)])
         }
     }
 
-    func form(for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok) -> Response
-    {
-        formPage(for: record, code: code, language: language, state: state, status: status).response
+    /// "It still needs ..." with `missing`'s rules, in `language`.
+    func unmetRules(_ missing: [PasswordPolicy.Requirement], _ language: String) -> String {
+        templates.text("passwordUnmet", language, ["rules": ruleList(missing, language)])
     }
 
+    /// Rules as a list in `language`'s words.
+    func ruleList(_ rules: [PasswordPolicy.Requirement], _ language: String) -> String {
+        rules.map { rule in
+            switch rule {
+            case .minimumLength(let count): templates.text("passwordRule.minimumLength", language, ["minimum": String(count)])
+            case .maximumLength(let count): templates.text("passwordRule.maximumLength", language, ["maximum": String(count)])
+            case .lowercase: templates.text("passwordRule.lowercase", language)
+            case .uppercase: templates.text("passwordRule.uppercase", language)
+            case .numeric: templates.text("passwordRule.numeric", language)
+            case .nonAlphanumeric:
+                templates.text(
+                    "passwordRule.nonAlphanumeric", language,
+                    ["symbols": PasswordSettings.nonAlphanumericCharacters.map(String.init).joined(separator: " ")])
+            }
+        }.joined(separator: templates.text("listSeparator", language))
+    }
+
+    /// The policy as the form states it: its lengths, and its character rules when it enforces any.
+    func passwordStatement(_ passwords: PasswordPolicy, _ language: String) -> (help: String, rules: String?) {
+        let settings = passwords.settings
+        let lengths = ["minimum": String(settings.minimumLength), "maximum": String(settings.maximumLength)]
+        let help = templates.text(settings.maximumLength < 4096 ? "passwordHelpRange" : "passwordHelp", language, lengths)
+        let characters = passwords.requirements.filter {
+            switch $0 {
+            case .minimumLength, .maximumLength: false
+            default: true
+            }
+        }
+        guard passwords.enforced, !characters.isEmpty else { return (help, nil) }
+        return (help, templates.text("passwordHelpRules", language, ["rules": ruleList(characters, language)]))
+    }
+
+    func form(
+        for record: ActionCodeRecord, code: String, language: String, state: FormState, passwords: PasswordPolicy? = nil,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
+        formPage(for: record, code: code, language: language, state: state, passwords: passwords, status: status).response
+    }
+
+    /// The form for `record`; a new-password form states `passwords` (the project's when not given).
     func formPage(
-        for record: ActionCodeRecord, code: String, language: String, state: FormState, status: HTTPResponse.Status = .ok
+        for record: ActionCodeRecord, code: String, language: String, state: FormState, passwords: PasswordPolicy? = nil,
+        status: HTTPResponse.Status = .ok
     ) -> PageAnswer {
         // Fronting a Firebase project, the page's text masks the addresses (the password form's
         // hidden username keeps the full one, for password managers).
@@ -134,22 +190,30 @@ extension ActionPages {
         let values = FormValues(
             code: code, formToken: formToken(code: code, mode: record.mode), email: record.email, shownEmail: shown(record.email),
             shownNewEmail: record.newEmail.map(shown))
+        let passwords = record.mode == .resetPassword ? passwords ?? tenants.project.passwords : nil
         // A form shown for the first time differs from one code to the next only by `values`.
         if state == FormState(remembered: state.remembered),
-            let page = cachedForm(mode: record.mode, language: language, remembered: state.remembered, values: values)
+            let page = cachedForm(
+                mode: record.mode, language: language, remembered: state.remembered, passwords: passwords?.settings, values: values)
         {
             return PageAnswer(status: status, body: page)
         }
         return PageAnswer(
-            status: status, body: templates.render(formView(mode: record.mode, values: values, language: language, state: state)))
+            status: status,
+            body: templates.render(
+                formView(mode: record.mode, values: values, language: language, state: state, passwords: passwords?.settings)))
     }
 
-    /// The form of `mode` with a code's `values`: the view ``formPage(for:code:language:state:status:)`` renders.
-    func formView(mode: ActionCodeLink.Mode, values: FormValues, language: String, state: FormState) -> ActionFormView {
+    /// The form of `mode` with a code's `values`: the view ``formPage(for:code:language:state:passwords:status:)``
+    /// renders; a new-password form states `passwords`.
+    func formView(
+        mode: ActionCodeLink.Mode, values: FormValues, language: String, state: FormState, passwords: PasswordSettings? = nil
+    ) -> ActionFormView {
         let modeName = mode.rawValue
         var texts = ["appName": settings.project.appName, "email": values.shownEmail]
         if let newEmail = values.shownNewEmail { texts["newEmail"] = newEmail }
-        let minimum = String(settings.passwords.minimumLength)
+        let passwords = PasswordPolicy(settings: passwords ?? settings.passwords)
+        let minimum = String(passwords.settings.minimumLength)
         var view = ActionFormView(
             frame: templates.frame(
                 language, title: templates.text("\(modeName).title", language, texts), appName: settings.project.appName),
@@ -169,10 +233,12 @@ extension ActionPages {
         view.upstreamFields = state.upstreamFields
         if let notice = state.notice { view.intro = notice }
         if mode == .resetPassword {
+            let statement = passwordStatement(passwords, language)
             view.passwordFields = .init(
-                label: templates.text("passwordLabel", language), help: templates.text("passwordHelp", language, ["minimum": minimum]),
-                againLabel: templates.text("passwordAgainLabel", language), error: state.passwordError, againError: state.passwordAgainError
-            )
+                label: templates.text("passwordLabel", language), help: statement.help,
+                againLabel: templates.text("passwordAgainLabel", language), error: state.passwordError,
+                againError: state.passwordAgainError,
+                rules: statement.rules)
         }
         return view
     }

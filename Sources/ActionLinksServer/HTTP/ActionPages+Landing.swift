@@ -18,12 +18,17 @@ extension ActionPages {
         case .page(let page): return page.response
         case .lookUp(let link, let language):
             let record: Result<ActionCodeRecord, ActionError>
+            var passwords: PasswordPolicy?
             do throws(ActionError) {
-                record = .success(try await completer.check(code: link.oobCode, tenantID: link.tenantID ?? ""))
+                let found = try await completer.check(code: link.oobCode, tenantID: link.tenantID ?? "")
+                // A new-password form states its tenant's policy (a tenant made through the API: a read).
+                if found.mode == .resetPassword { passwords = try await passwordPolicy(for: found) }
+                record = .success(found)
             } catch {
                 record = .failure(error)
             }
-            return landingPage(link: link, lookup: record, language: language, acceptLanguage: acceptLanguage) { record in
+            return landingPage(link: link, lookup: record, language: language, acceptLanguage: acceptLanguage, passwords: passwords) {
+                record in
                 devices.isRemembered(request, email: record.email, tenantID: record.tenantID, now: clock.now)
             }.response
         }
@@ -45,10 +50,12 @@ extension ActionPages {
     }
 
     /// The second half: the page for the looked-up code (``ActionCompleter/check(code:tenantID:)``'s
-    /// answer); `isRemembered` tells whether the browser is a remembered device for the record.
+    /// answer); `passwords` is the policy of the code's tenant for a new-password form
+    /// (``passwordPolicy(for:)``); `isRemembered` tells whether the browser is a remembered device
+    /// for the record.
     func landingPage(
         link: ActionCodeLink, lookup: Result<ActionCodeRecord, ActionError>, language: String, acceptLanguage: String?,
-        isRemembered: (ActionCodeRecord) -> Bool
+        passwords: PasswordPolicy?, isRemembered: (ActionCodeRecord) -> Bool
     ) -> PageAnswer {
         let record: ActionCodeRecord
         switch lookup {
@@ -71,6 +78,6 @@ extension ActionPages {
         }
         var state = FormState()
         state.remembered = record.mode == .signIn && isRemembered(record)
-        return formPage(for: record, code: link.oobCode, language: pageLanguage, state: state)
+        return formPage(for: record, code: link.oobCode, language: pageLanguage, state: state, passwords: passwords)
     }
 }

@@ -36,7 +36,9 @@ extension ActionPages {
         }
         var state = FormState()
         state.upstreamFields = Self.fields(link, apiKey: apiKey)
-        return formPage(for: Self.record(link, answer), code: link.oobCode, language: pageLanguage, state: state).response
+        let passwords = link.mode == .resetPassword ? await upstreamPolicy(link) : nil
+        return formPage(for: Self.record(link, answer), code: link.oobCode, language: pageLanguage, state: state, passwords: passwords)
+            .response
     }
 
     func upstreamConfirm(_ request: Request, context: ServerRequestContext, upstream: UpstreamClient) async -> Response {
@@ -61,8 +63,11 @@ extension ActionPages {
         do throws(UpstreamClient.Failure) {
             let done: UpstreamClient.CodeAnswer
             if mode == .resetPassword {
+                // Upstream's policy, checked here before the password is sent: what upstream would
+                // refuse is answered on the form without a call.
                 let password = fields.password ?? ""
-                state.passwordError = passwordProblem(password, language)
+                let passwords = await upstreamPolicy(link)
+                state.passwordError = passwordProblem(password, passwords, language)
                 if state.passwordError == nil, password != fields.passwordAgain {
                     state.passwordAgainError = templates.text("passwordsDiffer", language)
                 }
@@ -87,8 +92,13 @@ extension ActionPages {
                 status: .ok, language: language, title: "\(mode.rawValue).done.title", body: "\(mode.rawValue).done.body", values: values,
                 continueLink: continueLink, resetOffer: offer
             ).response
-        } catch .refused(let refusal, _) where refusal == "WEAK_PASSWORD" {
-            state.passwordError = templates.text("passwordRefused", language, ["appName": settings.project.appName])
+        } catch .refused(let refusal, let detail) where refusal == "WEAK_PASSWORD" || refusal == "PASSWORD_DOES_NOT_MEET_REQUIREMENTS" {
+            // Upstream's policy is stricter than the one read a while ago: what it says is missing,
+            // in the page's language (the code was not used).
+            let missing = PasswordPolicy.Requirement.parse(detail: refusal == "WEAK_PASSWORD" ? nil : detail)
+            state.passwordError =
+                missing.isEmpty
+                ? templates.text("passwordRefused", language, ["appName": settings.project.appName]) : unmetRules(missing, language)
             do throws(UpstreamClient.Failure) {
                 return try await upstreamForm(link, state: state, language: language, upstream: upstream)
             } catch {
@@ -108,7 +118,7 @@ extension ActionPages {
             state.passwordAgainError = nil
             return formPage(
                 for: Self.record(link, UpstreamClient.CodeAnswer(requestType: mode.requestType)), code: code, language: language,
-                state: state, status: .serviceUnavailable
+                state: state, passwords: mode == .resetPassword ? await upstreamPolicy(link) : nil, status: .serviceUnavailable
             ).response
         } catch {
             return upstreamFailure(error, language: language)
@@ -166,7 +176,15 @@ extension ActionPages {
         async throws(UpstreamClient.Failure) -> Response
     {
         let answer = try await upstream.check(code: link.oobCode, apiKey: link.apiKey ?? "", tenantID: link.tenantID)
-        return formPage(for: Self.record(link, answer), code: link.oobCode, language: language, state: state, status: .badRequest).response
+        let passwords = link.mode == .resetPassword ? await upstreamPolicy(link) : nil
+        return formPage(
+            for: Self.record(link, answer), code: link.oobCode, language: language, state: state, passwords: passwords, status: .badRequest
+        ).response
+    }
+
+    /// The password policy upstream enforces for `link`'s API key and tenant (kept a few minutes).
+    private func upstreamPolicy(_ link: ActionCodeLink) async -> PasswordPolicy {
+        await upstreamPolicies?.policy(apiKey: link.apiKey ?? "", tenantID: link.tenantID) ?? PasswordPolicyResponse.floorPolicy
     }
 
     /// The page for a call upstream refused or did not answer.

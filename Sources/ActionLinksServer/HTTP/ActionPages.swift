@@ -13,7 +13,8 @@ import NIOCore
 struct ActionPages: Sendable {
     let completer: ActionCompleter
     let tokens: TokenService
-    let passwordPolicy: PasswordPolicy
+    /// The tenants, whose password policies the reset form states and checks.
+    let tenants: TenantDirectory
     let settings: ServiceSettings
     let policy: ContinueURLPolicy
     let apps: AppsConfiguration
@@ -31,11 +32,13 @@ struct ActionPages: Sendable {
     let upstream: UpstreamClient?
     /// Sends links through this domain in upstream mode (the recovered address's password reset).
     let upstreamSender: UpstreamLinkSender?
+    /// In upstream mode, the fronted project's password policies, read from it and kept a while.
+    let upstreamPolicies: UpstreamPasswordPolicies?
 
     init(services: LinkDomainServices, templates: PageTemplates) {
         completer = services.completer
         tokens = services.tokens
-        passwordPolicy = services.passwordPolicy
+        tenants = services.tenants
         settings = services.settings
         policy = services.policy
         apps = services.apps
@@ -49,6 +52,7 @@ struct ActionPages: Sendable {
         upstreamSender = services.upstream.map {
             UpstreamLinkSender(upstream: $0, issuer: services.issuer, settings: services.settings, clock: services.clock)
         }
+        upstreamPolicies = services.upstream.map { UpstreamPasswordPolicies(upstream: $0, clock: services.clock) }
     }
 
     /// The modes that have a page (a second-factor revert is completed in the app).

@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksConfiguration
 import NIOCore
 import Synchronization
 
@@ -28,6 +29,8 @@ final class PageCache: Sendable {
         var remembered: Bool
         /// Whether the record has a new address (a text without one keeps its `{{newEmail}}`).
         var newEmail: Bool
+        /// The password policy a new-password form states (nil for the other modes).
+        var passwords: PasswordSettings?
     }
 
     private let outcomes = Mutex<[OutcomeKey: ByteBuffer]>([:])
@@ -44,12 +47,16 @@ final class PageCache: Sendable {
         return page
     }
 
+    /// At most this many forms are kept: the policies of tenants made through the API are as many
+    /// as the admin makes; beyond it a form is built for its request and not kept.
+    static let formCapacity = 1024
+
     /// The compiled form for `key` (`nil`: it does not compile, and is rendered for each request),
     /// built by `build` the first time.
     func form(_ key: FormKey, build: () -> FormProgram?) -> FormProgram? {
         if let program = forms.withLock({ $0[key] }) { return program }
         let program = build()
-        forms.withLock { $0[key] = program }
+        forms.withLock { if $0.count < Self.formCapacity { $0[key] = program } }
         return program
     }
 }
@@ -127,9 +134,12 @@ extension ActionPages {
     }
 
     /// A first-shown form's body from its compiled program, or `nil` when the form does not compile.
-    func cachedForm(mode: ActionCodeLink.Mode, language: String, remembered: Bool, values: FormValues) -> ByteBuffer? {
+    func cachedForm(
+        mode: ActionCodeLink.Mode, language: String, remembered: Bool, passwords: PasswordSettings? = nil, values: FormValues
+    ) -> ByteBuffer? {
         guard templates.strings[language] != nil else { return nil }
-        let key = PageCache.FormKey(mode: mode, language: language, remembered: remembered, newEmail: values.shownNewEmail != nil)
+        let key = PageCache.FormKey(
+            mode: mode, language: language, remembered: remembered, newEmail: values.shownNewEmail != nil, passwords: passwords)
         return cache.form(key) { compileForm(key) }?.render(values)
     }
 
@@ -139,7 +149,8 @@ extension ActionPages {
     /// each slot its own text with every character HTML escapes, a newline and a placeholder).
     func compileForm(_ key: PageCache.FormKey) -> FormProgram? {
         let state = FormState(remembered: key.remembered)
-        let view = formView(mode: key.mode, values: .marked(newEmail: key.newEmail), language: key.language, state: state)
+        let view = formView(
+            mode: key.mode, values: .marked(newEmail: key.newEmail), language: key.language, state: state, passwords: key.passwords)
         guard templates.action.compiles(view),
             let pieces: [CompiledPage<ActionFormView>.Piece] = PageMarker.split(
                 String(buffer: templates.render(view)), slots: FormValues.count)
@@ -148,7 +159,8 @@ extension ActionPages {
             pieces: pieces, staticBytes: pieces.reduce(0) { if case .bytes(let bytes) = $1 { $0 + bytes.count } else { $0 } })
         for probe in [{ (_: Int) in "" }, { (slot: Int) in "<\(slot)&\"'>\n{{appName}}" }] {
             let values = FormValues.probe(newEmail: key.newEmail, probe)
-            let expected = templates.render(formView(mode: key.mode, values: values, language: key.language, state: state))
+            let expected = templates.render(
+                formView(mode: key.mode, values: values, language: key.language, state: state, passwords: key.passwords))
             guard program.render(values) == expected else { return nil }
         }
         return program

@@ -76,10 +76,13 @@ struct ActionFormView: PageView {
 
     struct PasswordFields: Sendable {
         var label: String
+        /// The policy's lengths.
         var help: String
         var againLabel: String
         var error: String?
         var againError: String?
+        /// The policy's enforced character rules, when it has any.
+        var rules: String?
     }
 
     var hasError: Bool { emailField?.error != nil || passwordFields?.error != nil || passwordFields?.againError != nil }
@@ -93,6 +96,7 @@ struct ActionFormView: PageView {
             ("emailHelp", .text { $0.emailField?.help }), ("emailValue", .text { $0.emailField?.value }),
             ("emailError", .text { $0.emailField?.error }), ("askPassword", .flag { $0.passwordFields != nil }),
             ("passwordLabel", .text { $0.passwordFields?.label }), ("passwordHelp", .text { $0.passwordFields?.help }),
+            ("passwordRules", .text { $0.passwordFields?.rules }),
             ("passwordAgainLabel", .text { $0.passwordFields?.againLabel }), ("passwordError", .text { $0.passwordFields?.error }),
             ("passwordAgainError", .text { $0.passwordFields?.againError }), ("upstream", .flag { $0.upstreamFields != nil }),
             ("apiKey", .text { $0.upstreamFields?.apiKey }), ("tenantId", .text { $0.upstreamFields?.tenantID }),

@@ -15,6 +15,8 @@ public struct TenantRecord: Codable, Sendable, Hashable {
     public var enableAnonymousUser: Bool
     /// Whether the tenant refuses everything (`disableAuth`: `PROJECT_DISABLED`).
     public var disableAuth: Bool
+    /// Its own password policy, as the v2 API took it (`passwordPolicyConfig`); nil: the project's.
+    var passwordPolicyConfig: PasswordPolicyConfig?
     /// When it was made.
     public var createdAt: Timestamp
 

@@ -104,6 +104,18 @@ final class UpstreamClient: Service, Sendable {
         return answer.users?.first?.email
     }
 
+    /// The project's (or a tenant's) password policy, as the JS SDK reads it:
+    /// `GET /v2/passwordPolicy?key=<the link's key>[&tenantId=]`.
+    func passwordPolicy(apiKey: String, tenantID: String?) async throws(Failure) -> PasswordPolicyResponse {
+        func escaped(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+        var query = "key=" + escaped(apiKey)
+        if let tenantID, !tenantID.isEmpty { query += "&tenantId=" + escaped(tenantID) }
+        var request = HTTPClientRequest(url: settings.identityToolkitURL + "/v2/passwordPolicy?" + query)
+        request.method = .GET
+        let (status, data) = try await send(request)
+        return try Self.answer(status: status, data: data)
+    }
+
     private func call<Answer: Decodable>(_ operation: String, _ fields: [String: String?], apiKey: String) async throws(Failure)
         -> Answer
     {
@@ -120,6 +132,11 @@ final class UpstreamClient: Service, Sendable {
         let body = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data()
         request.body = .bytes(ByteBuffer(bytes: body))
         let (status, data) = try await send(request)
+        return try Self.answer(status: status, data: data)
+    }
+
+    /// Upstream's answer as `Answer`, or its refusal (Firebase's code and detail).
+    private static func answer<Answer: Decodable>(status: UInt, data: Data) throws(Failure) -> Answer {
         if status == 200, let answer = try? JSONDecoder().decode(Answer.self, from: data) { return answer }
         guard let body = try? JSONDecoder().decode(FirebaseErrorBody.self, from: data) else {
             // A gateway's page, or a 5xx without Firebase's body: upstream is not answering for its accounts.

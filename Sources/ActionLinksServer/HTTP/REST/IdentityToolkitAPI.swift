@@ -155,6 +155,7 @@ struct IdentityToolkitAPI: Sendable {
         api.addAccountOperations(services)
         api.addImportOperations(services)
         api.addTenantOperations(services)
+        api.addPasswordPolicyOperations()
         api.addFederatedOperations(services)
         return api
     }

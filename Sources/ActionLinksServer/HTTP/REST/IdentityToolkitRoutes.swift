@@ -13,7 +13,8 @@ import NIOCore
 /// - `/v1/projects/<p>[/tenants/<t>]:createSessionCookie`, `/v1/projects/<p>:queryAccounts`;
 /// - `GET /v1/projects` (the project's configuration);
 /// - `/v1/token` and `/securetoken.googleapis.com/v1/token` (refresh);
-/// - `/v2/projects/<p>/tenants[/<t>]` (tenants) and `/v2/projects/<p>/config` (read only);
+/// - `/v2/projects/<p>/tenants[/<t>]` (tenants), `/v2/projects/<p>/config` (read only) and
+///   `GET /v2/passwordPolicy` (the project's or a tenant's password policy);
 /// - on a development server, `/www.googleapis.com/identitytoolkit/v3/relyingparty/<legacy name>`,
 ///   the names the iOS SDK (and others) still call.
 struct IdentityToolkitRoutes {
@@ -51,6 +52,7 @@ struct IdentityToolkitRoutes {
             route(collection, "\(prefix)/projects/{project}/tenants") { _ in (.path, "tenants") }
             route(collection, "\(prefix)/projects/{project}/tenants/{tenantID}") { _ in (.path, "tenant") }
             route(collection, "\(prefix)/projects/{project}/config") { _ in (.path, "config") }
+            route(collection, "\(prefix)/passwordPolicy") { _ in (.path, "passwordPolicy") }
         }
         for path in Self.tokenPaths { route(collection, RouterPath(path)) { _ in (.path, "token") } }
         if settings.server.development {

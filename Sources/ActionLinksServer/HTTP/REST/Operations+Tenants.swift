@@ -31,6 +31,7 @@ extension IdentityToolkitAPI {
             let id = TenantRequest.newID(displayName: fields.displayName)
             var record = TenantRecord(tenantID: id, displayName: fields.displayName, createdAt: clock.now)
             fields.apply(to: &record, mask: nil)
+            _ = try record.passwordPolicyConfig?.settings()
             try await gateway.call { try await store.save(record) }
             return TenantListResponse.single(TenantResponse(tenants.policy(record), project: projectID))
         }
@@ -64,6 +65,7 @@ extension IdentityToolkitAPI {
             case .patch:
                 let mask = call.query["updateMask"].map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
                 fields.apply(to: &record, mask: mask?.isEmpty == true ? nil : mask)
+                _ = try record.passwordPolicyConfig?.settings()
                 try await gateway.call { try await store.save(record) }
                 fallthrough
             default:
@@ -80,11 +82,16 @@ struct TenantRequest: Decodable, Sendable {
     var enableEmailLinkSignin: LenientBool?
     var enableAnonymousUser: LenientBool?
     var disableAuth: LenientBool?
+    /// The tenant's own password policy (checked before it is saved: ``PasswordPolicyConfig/settings()``).
+    var passwordPolicyConfig: PasswordPolicyConfig?
 
     /// Copies the fields named in `mask` (all of them, with Firebase production's defaults for
-    /// those not given, when there is no mask).
+    /// those not given, when there is no mask). The password policy is replaced whole when the
+    /// mask names `passwordPolicyConfig`, and field by field when it names its fields
+    /// (`passwordPolicyConfig.passwordPolicyEnforcementState`, as firebase-admin's masks do).
     func apply(to record: inout TenantRecord, mask: [String]?) {
         func wanted(_ name: String) -> Bool { mask?.contains(name) ?? true }
+        applyPasswordPolicy(to: &record, mask: mask)
         if wanted("displayName"), mask == nil || displayName != nil { record.displayName = displayName }
         if wanted("allowPasswordSignup"), mask == nil || allowPasswordSignup != nil {
             record.allowPasswordSignup = allowPasswordSignup?.value ?? false
@@ -96,6 +103,27 @@ struct TenantRequest: Decodable, Sendable {
             record.enableAnonymousUser = enableAnonymousUser?.value ?? false
         }
         if wanted("disableAuth"), mask == nil || disableAuth != nil { record.disableAuth = disableAuth?.value ?? false }
+    }
+
+    private func applyPasswordPolicy(to record: inout TenantRecord, mask: [String]?) {
+        let prefix = "passwordPolicyConfig."
+        guard let mask, !mask.contains("passwordPolicyConfig") else {
+            record.passwordPolicyConfig = passwordPolicyConfig
+            return
+        }
+        let fields = mask.filter { $0.hasPrefix(prefix) }.map { $0.dropFirst(prefix.count) }
+        guard !fields.isEmpty else { return }
+        var config = record.passwordPolicyConfig ?? PasswordPolicyConfig()
+        let given = passwordPolicyConfig ?? PasswordPolicyConfig()
+        for field in fields {
+            switch field {
+            case "passwordPolicyEnforcementState": config.passwordPolicyEnforcementState = given.passwordPolicyEnforcementState
+            case "passwordPolicyVersions": config.passwordPolicyVersions = given.passwordPolicyVersions
+            case "forceUpgradeOnSignin": config.forceUpgradeOnSignin = given.forceUpgradeOnSignin
+            default: continue
+            }
+        }
+        record.passwordPolicyConfig = config
     }
 
     /// A new tenant's ID: its display name (letters, digits and hyphens) and five random
@@ -123,6 +151,8 @@ struct TenantResponse: Encodable, Sendable {
     var enableAnonymousUser: Bool
     var disableAuth: Bool
     var mfaConfig = MFAConfig()
+    /// The tenant's own password policy (none when it has the project's).
+    var passwordPolicyConfig: PasswordPolicyConfig?
 
     init(_ policy: TenantPolicy, project: String) {
         name = "projects/\(project)/tenants/\(policy.tenantID)"
@@ -132,6 +162,7 @@ struct TenantResponse: Encodable, Sendable {
         enableEmailLinkSignin = policy.enableEmailLinkSignin
         enableAnonymousUser = policy.enableAnonymousUser
         disableAuth = policy.disableAuth
+        passwordPolicyConfig = policy.passwordPolicyConfig
     }
 }
 
