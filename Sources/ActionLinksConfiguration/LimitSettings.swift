@@ -10,11 +10,17 @@ public struct LimitSettings: Sendable, Hashable {
     public var signInFailuresPerAccountPerHour = 10
     /// Failed sign-ins from one client IP per hour, whatever the account.
     public var signInFailuresPerIPPerHour = 100
+    /// Sign-in code exchanges (`signInCodes:exchange`) for one address per hour, whatever the
+    /// tenant; beyond it every exchange for the address is refused until the hour has passed.
+    public var signInCodeExchangesPerAddressPerHour = 20
+    /// Sign-in code exchanges from one client IP per hour, whatever the address.
+    public var signInCodeExchangesPerIPPerHour = 100
 }
 
 extension LimitSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case sendsPerAddressPerHour, sendsPerIPPerHour, signInFailuresPerAccountPerHour, signInFailuresPerIPPerHour
+        case signInCodeExchangesPerAddressPerHour, signInCodeExchangesPerIPPerHour
     }
 
     /// Reads `limits`.
@@ -25,5 +31,9 @@ extension LimitSettings: Decodable {
         signInFailuresPerAccountPerHour =
             try limits.integer(.signInFailuresPerAccountPerHour, in: 1...1_000_000) ?? signInFailuresPerAccountPerHour
         signInFailuresPerIPPerHour = try limits.integer(.signInFailuresPerIPPerHour, in: 1...100_000_000) ?? signInFailuresPerIPPerHour
+        signInCodeExchangesPerAddressPerHour =
+            try limits.integer(.signInCodeExchangesPerAddressPerHour, in: 1...1_000_000) ?? signInCodeExchangesPerAddressPerHour
+        signInCodeExchangesPerIPPerHour =
+            try limits.integer(.signInCodeExchangesPerIPPerHour, in: 1...100_000_000) ?? signInCodeExchangesPerIPPerHour
     }
 }
