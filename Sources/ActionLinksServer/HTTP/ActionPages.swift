@@ -12,6 +12,8 @@ import NIOCore
 /// link), a POST with a valid form token consumes and applies.
 struct ActionPages: Sendable {
     let completer: ActionCompleter
+    /// The code a sign-in link's page shows beside its form.
+    let signInCodes: SignInCodes
     let tokens: TokenService
     let passwordPolicy: PasswordPolicy
     let settings: ServiceSettings
@@ -34,6 +36,7 @@ struct ActionPages: Sendable {
 
     init(services: LinkDomainServices, templates: PageTemplates) {
         completer = services.completer
+        signInCodes = services.signInCodes
         tokens = services.tokens
         passwordPolicy = services.passwordPolicy
         settings = services.settings
