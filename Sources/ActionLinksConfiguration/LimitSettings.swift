@@ -10,6 +10,11 @@ public struct LimitSettings: Sendable, Hashable {
     public var signInFailuresPerAccountPerHour = 10
     /// Failed sign-ins from one client IP per hour, whatever the account.
     public var signInFailuresPerIPPerHour = 100
+    /// Sign-in code exchanges (`signInCodes:exchange`) for one address per hour, whatever the
+    /// tenant; beyond it every exchange for the address is refused until the hour has passed.
+    public var signInCodeExchangesPerAddressPerHour = 20
+    /// Sign-in code exchanges from one client IP per hour, whatever the address.
+    public var signInCodeExchangesPerIPPerHour = 100
     /// The project's daily quota of mailed links per mode (`limits.dailyQuotas`), as Firebase's
     /// (Spark: 5 sign-in links, 150 resets, 1,000 verifications and address changes a day); none by
     /// default.
@@ -53,6 +58,7 @@ extension LimitSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case sendsPerAddressPerHour, sendsPerIPPerHour, signInFailuresPerAccountPerHour, signInFailuresPerIPPerHour
         case dailyQuotas, dailyLinkQuotas
+        case signInCodeExchangesPerAddressPerHour, signInCodeExchangesPerIPPerHour
     }
 
     /// Reads `limits`.
@@ -65,5 +71,9 @@ extension LimitSettings: Decodable {
         signInFailuresPerIPPerHour = try limits.integer(.signInFailuresPerIPPerHour, in: 1...100_000_000) ?? signInFailuresPerIPPerHour
         dailyQuotas = try limits.decode(DailyQuotas.self, forKey: .dailyQuotas)
         dailyLinkQuotas = try limits.decode(DailyQuotas.self, forKey: .dailyLinkQuotas)
+        signInCodeExchangesPerAddressPerHour =
+            try limits.integer(.signInCodeExchangesPerAddressPerHour, in: 1...1_000_000) ?? signInCodeExchangesPerAddressPerHour
+        signInCodeExchangesPerIPPerHour =
+            try limits.integer(.signInCodeExchangesPerIPPerHour, in: 1...100_000_000) ?? signInCodeExchangesPerIPPerHour
     }
 }

@@ -71,6 +71,9 @@ public struct EmailInspection: Sendable {
     public let problems: [MIMEMessage.Problem]
     /// Every link, in the order of the parts and of the text within them.
     public let links: [InspectedLink]
+    /// The sign-in codes beside a sign-in link (looked for only when the email has one), in the
+    /// order of the parts.
+    public let signInCodes: [FoundSignInCode]
 
     /// Reads `bytes` as `format` (detected when `nil`) and inspects every link, checking continue
     /// URLs against `policy` when one is given.
@@ -79,6 +82,7 @@ public struct EmailInspection: Sendable {
         let format = format ?? Format.detect(bytes)
         self.format = format
         var found: [(link: FoundLink, part: String?, contentType: String, bodyLine: Int)] = []
+        var texts: [(text: String, part: String?, contentType: String)] = []
         switch format {
         case .eml:
             let message = MIMEMessage(bytes)
@@ -89,6 +93,7 @@ public struct EmailInspection: Sendable {
                 guard let text = part.text else { continue }
                 let links = part.contentType == "text/html" ? HTMLLinkExtractor.links(in: text) : TextLinkFinder.links(in: text)
                 for link in links { found.append((link, part.path, part.contentType, part.bodyLine)) }
+                texts.append((text, part.path, part.contentType))
             }
             if !message.parts.contains(where: { $0.text != nil }) {
                 problems.append(MIMEMessage.Problem(part: nil, message: "the message has no text or HTML part to look for links in"))
@@ -104,8 +109,19 @@ public struct EmailInspection: Sendable {
             let links = format == .html ? HTMLLinkExtractor.links(in: decoded.text) : TextLinkFinder.links(in: decoded.text)
             let type = format == .html ? "text/html" : "text/plain"
             for link in links { found.append((link, nil, type, 1)) }
+            texts.append((decoded.text, nil, type))
         }
-        links = found.map { InspectedLink($0.link, part: $0.part, contentType: $0.contentType, partLine: $0.bodyLine, policy: policy) }
+        let links = found.map { InspectedLink($0.link, part: $0.part, contentType: $0.contentType, partLine: $0.bodyLine, policy: policy) }
+        self.links = links
+        if links.contains(where: { $0.inspection.action?.mode == .signIn }) {
+            signInCodes = texts.flatMap { text in
+                text.contentType == "text/html"
+                    ? SignInCodeFinder.codes(inHTML: text.text, part: text.part, contentType: text.contentType)
+                    : SignInCodeFinder.codes(inText: text.text, part: text.part, contentType: text.contentType)
+            }
+        } else {
+            signInCodes = []
+        }
     }
 
     /// Whether every action link found is valid (and its continue URL allowed, when a policy was given).

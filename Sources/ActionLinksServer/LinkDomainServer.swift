@@ -43,6 +43,7 @@ public enum LinkDomainServer {
         let accounts: any AccountStore
         let tenants: any TenantStore
         let flows: any FederatedFlowStore
+        let signInCodes: any SignInCodeStore
         var storeServices: [any Service] = []
         var postgres: PostgresStore?
         var sqliteCodes: SQLiteCodeStore?
@@ -55,6 +56,7 @@ public enum LinkDomainServer {
                 sqliteCodes = database.codes
                 sqliteAccounts = database.accounts
                 flows = database.federatedFlows
+                signInCodes = database.signInCodes
             } catch {
                 throw ServerStartError("store: cannot open the SQLite database at \(path): \(error)")
             }
@@ -63,6 +65,7 @@ public enum LinkDomainServer {
                 let database = try PostgresStore(location: location, logger: logger)
                 (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
                 flows = database.federatedFlows
+                signInCodes = database.signInCodes
                 storeServices.append(database.client)
                 postgres = database
             } catch {
@@ -89,7 +92,8 @@ public enum LinkDomainServer {
             logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
         }
         let services = LinkDomainServices(
-            configuration: configuration, codes: codes, accounts: accounts, tenants: tenants, flows: flows, keys: keys, mailer: mailer,
+            configuration: configuration, codes: codes, accounts: accounts, tenants: tenants, flows: flows, signInCodes: signInCodes,
+            keys: keys, mailer: mailer,
             metrics: metrics,
             clock: clock, logger: logger)
         do {
@@ -146,7 +150,7 @@ public enum LinkDomainServer {
                 address: .hostname(settings.server.host, port: settings.server.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections, logger: logger)),
             services: storeServices + [
-                mailer, CodePurge(codes: codes, clock: clock, logger: logger),
+                mailer, CodePurge(codes: codes, signInCodes: signInCodes, clock: clock, logger: logger),
                 KeyRotation(keys: services.signingKeys, clock: clock, logger: logger),
             ] + (services.upstream.map { [$0 as any Service] } ?? []),
             onServerRunning: { channel in
@@ -229,9 +233,11 @@ struct KeyRotation: Service {
     }
 }
 
-/// Deletes codes a week after they expired or were used, once an hour.
+/// Deletes codes a week after they expired or were used, and sign-in codes as soon as they
+/// expired or were used (nothing about them is shown afterwards), once an hour.
 struct CodePurge: Service {
     let codes: any CodeStore
+    let signInCodes: any SignInCodeStore
     let clock: any ServiceClock
     let logger: Logger
 
@@ -245,6 +251,8 @@ struct CodePurge: Service {
                 do {
                     let removed = try await codes.purge(before: clock.now - week)
                     if removed > 0 { logger.info("purged old codes", metadata: ["count": "\(removed)"]) }
+                    let signInCodes = try await signInCodes.purge(before: clock.now)
+                    if signInCodes > 0 { logger.info("purged old sign-in codes", metadata: ["count": "\(signInCodes)"]) }
                 } catch {
                     logger.warning("purging old codes failed", metadata: ["error": "\(error)"])
                 }

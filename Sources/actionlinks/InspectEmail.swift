@@ -150,8 +150,18 @@ struct EmailReport {
                     links: email.links.count { $0.part == part.path && part.text != nil })
             },
             problems: email.problems.map { EmailDocumentOutput.Problem(part: $0.part, message: $0.message) },
-            summary: Summary(email.links))
+            summary: Summary(email.links), signInCodes: email.signInCodes)
     }
+
+    /// What a sign-in code line is for, for people.
+    static let signInCodeExplanation = [
+        "the sign-in code ActionLinks puts beside every email sign-in link (codes.signInCode): the person types it into the app",
+        "that asked for the link, on whatever device it runs; the app sends it with the address to",
+        "POST /v1/signInCodes:exchange?key=<API key> and gets this mail's link back, once, for signInWithEmailLink.",
+        "It works for codes.signInCode.lifetime (15 minutes by default, never longer than the link) and allows",
+        "codes.signInCode.attempts wrong tries (5); the link itself works on its own until it expires. It cannot be checked",
+        "from the mail alone: the server derives it from the link's oobCode under a key of its own and stores only a MAC.",
+    ]
 
     /// Counts of links by verdict.
     struct Summary: Encodable {
@@ -208,6 +218,15 @@ struct EmailReport {
         }
         lines.append("  summary  \(Summary(email.links).sentence)")
         var blocks = [lines.joined(separator: "\n")]
+        for found in email.signInCodes {
+            var place = found.part.map { ["part \($0) (\(found.contentType))"] } ?? []
+            place.append("line \(found.line)")
+            var block = ["Sign-in code  \(found.shown) (\(found.code.count) digits) — " + place.joined(separator: ", ")]
+            if let sentence = found.sentence { block.append("  after    \"\(sentence)\"") }
+            block.append("  what     " + Self.signInCodeExplanation[0])
+            block += Self.signInCodeExplanation.dropFirst().map { "           " + $0 }
+            blocks.append(block.joined(separator: "\n"))
+        }
         for link in links {
             blocks.append(link.describe(total: links.count, checkedPolicy: checkedPolicy, describeLink: describeLink))
         }
@@ -417,6 +436,8 @@ struct EmailDocumentOutput: Encodable {
     let parts: [Part]
     let problems: [Problem]
     let summary: EmailReport.Summary
+    /// The sign-in code lines of a sign-in mail.
+    let signInCodes: [FoundSignInCode]
 
     struct Part: Encodable {
         let part: String
@@ -456,7 +477,7 @@ struct EmailDocumentOutput: Encodable {
         enum CodingKeys: String, CodingKey { case part, message }
     }
 
-    enum CodingKeys: String, CodingKey { case input, format, subject, parts, problems, summary }
+    enum CodingKeys: String, CodingKey { case input, format, subject, parts, problems, summary, signInCodes }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -466,5 +487,6 @@ struct EmailDocumentOutput: Encodable {
         try container.encode(parts, forKey: .parts)
         try container.encode(problems, forKey: .problems)
         try container.encode(summary, forKey: .summary)
+        try container.encode(signInCodes, forKey: .signInCodes)
     }
 }

@@ -129,3 +129,64 @@ struct InspectEmailCLITests {
         #expect(forcedMissing.stderr.contains("no-such-file: cannot read the file"))
     }
 }
+
+/// `inspect` on a sign-in mail exactly as the server sends it (its sendmail backend's message).
+@Suite("inspect on a sign-in mail", .timeLimit(.minutes(5)))
+struct InspectSignInCodeTests {
+    @Test("the code line is found in the text and the HTML part, explained, and is the code the server exchanges", arguments: ["en", "ar"])
+    func signInCodeLine(language: String) async throws {
+        let folder = TestProject.temporaryDirectory("actionlinks-sendmail")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let script = folder.appendingPathComponent("fake-sendmail")
+        try "#!/bin/sh\ncat > \"$(dirname \"$0\")/message.eml\"\n".write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        let file = folder.appendingPathComponent("message.eml")
+        try await TestApp.router(
+            environment: ["ACTIONLINKS_MAIL_BACKEND": "sendmail", "ACTIONLINKS_MAIL_SENDMAIL_COMMAND": script.path + " -t -i"],
+            mail: .configuredBackend
+        ) { app in
+            let sent = try await app.api(
+                "sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "pia@example.com"], headers: ["X-Firebase-Locale": language])
+            #expect(sent.status == 200)
+            try await Eventually.wait(for: "sendmail to write the message") {
+                // The whole message: it ends with the closing boundary.
+                ((try? String(contentsOf: file, encoding: .utf8)) ?? "").hasSuffix("--\r\n")
+            }
+            let json = try await Command.run(["inspect", "--json", file.path])
+            #expect(json.status == 0, "\(json.stderr)")
+            let document = try #require((json.json?["documents"] as? [[String: Any]])?.first)
+            let codes = try #require(document["signInCodes"] as? [[String: Any]])
+            #expect(codes.map { $0["contentType"] as? String } == ["text/plain", "text/html"], "\(codes)")
+            let code = try #require(codes.first?["code"] as? String)
+            let shown = try #require(codes.first?["shown"] as? String)
+            #expect(code.count == 6 && shown == String(code.prefix(3)) + " " + String(code.suffix(3)))
+            #expect(codes.allSatisfy { $0["code"] as? String == code && $0["shown"] as? String == shown })
+            let sentence = try #require(codes.first?["sentence"] as? String)
+            #expect(sentence.hasSuffix(":") && (language == "en") == sentence.hasPrefix("Signing in on another device?"), "\(sentence)")
+
+            let human = try await Command.run(["inspect", file.path])
+            #expect(human.status == 0)
+            #expect(human.stdout.contains("Sign-in code  \(shown) (6 digits) — part 1 (text/plain), line "), "\(human.stdout)")
+            #expect(human.stdout.contains("POST /v1/signInCodes:exchange?key=<API key>"))
+            #expect(human.stdout.contains("  after    \"\(sentence)\""))
+
+            // It is the code: the server exchanges it for the mail's link.
+            let exchange = try await app.request(
+                "POST", "/v1/signInCodes:exchange?key=\(TestProject.apiKey)",
+                body: try JSONSerialization.data(withJSONObject: ["email": "pia@example.com", "code": code]),
+                headers: ["Content-Type": "application/json"])
+            #expect(exchange.status == 200, "\(exchange.text)")
+            let link = try #require(exchange.json["emailLink"] as? String)
+            #expect(json.results.first?["input"] as? String == link)
+        }
+    }
+
+    @Test("a mail without a sign-in link has no code line, whatever digits it holds")
+    func otherMails() async throws {
+        let text = "Your order 123 456 is on its way.\n\nhttps://links.example.com/__/auth/action?mode=resetPassword&oobCode=abc&apiKey=k\n"
+        let run = try await Command.run(["inspect", "--json", "--format-in", "text", "-"], stdin: text)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect((run.json?["documents"] as? [[String: Any]])?.first?["signInCodes"] as? [Any] != nil)
+        #expect(((run.json?["documents"] as? [[String: Any]])?.first?["signInCodes"] as? [Any])?.isEmpty == true)
+    }
+}

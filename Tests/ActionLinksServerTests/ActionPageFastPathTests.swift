@@ -43,12 +43,15 @@ struct ActionPageFastPathTests {
                             "/v1/accounts:sendOobCode",
                             #"{"requestType":"EMAIL_SIGNIN","email":"new@example.com","continueUrl":"https://app.example.com/a?b=1#c","returnOobLink":true}"#
                         ),
+                        // A sign-in link with no continue URL: its page, with the sign-in code.
+                        Self.admin(
+                            "/v1/accounts:sendOobCode", #"{"requestType":"EMAIL_SIGNIN","email":"fast@example.com","returnOobLink":true}"#),
                         Raw.request("GET", "/healthz", ["Connection: close"]),
                     ]))
-            #expect(setup.count == 5)
-            guard setup.count == 5 else { return }
+            #expect(setup.count == 6)
+            guard setup.count == 6 else { return }
             var targets: [String] = []
-            for answer in setup[1...3] {
+            for answer in setup[1...4] {
                 let link = try #require(try Self.json(answer)["oobLink"] as? String)
                 let target = "/" + link.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)[3]
                 targets += [target, target + "&lang=ar", target + "&lang=ja-JP"]
@@ -75,6 +78,17 @@ struct ActionPageFastPathTests {
                     #expect(Self.stable(answers[0]) == Self.stable(answers[1]), "\(target) \(headers)")
                 }
             }
+            // The sign-in page shows the code the admin's answer returned, on both paths.
+            let signIn = try Self.json(setup[4])
+            let code = try #require(signIn["signInCode"] as? String)
+            let signInTarget =
+                "/" + (try #require(signIn["oobLink"] as? String)).split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)[3]
+            let grouped = String(code.prefix(3)) + " " + String(code.suffix(3))
+            let pages = Raw.responses(
+                try Raw.exchange(
+                    port: port,
+                    [Raw.request("GET", signInTarget, []), Raw.request("GET", signInTarget, ["Connection: close"])]))
+            #expect(pages.count == 2 && pages.allSatisfy { $0.contains(#"<span dir="ltr">\#(grouped)</span>"#) }, "\(pages)")
             // The links still work: a GET consumes nothing.
             let again = Raw.responses(try Raw.exchange(port: port, [Raw.request("GET", reset, ["Connection: close"])]))
             #expect(again.first?.hasPrefix("HTTP/1.1 200 OK") == true)

@@ -78,13 +78,18 @@ struct BrowserTests {
     }
 
     @Test(
-        "the real Firebase JS SDK from a web app's own origin: email-link sign-in in the app and on the web (through the link's 303), password accounts, refresh, profile, verification, reset, anonymous upgrade, custom tokens, deletion; validatePassword against the served policy"
+        "the real Firebase JS SDK from a web app's own origin: email-link sign-in in the app, on the web (through the link's 303) and on another device with the mail's sign-in code, password accounts, refresh, profile, verification, reset, anonymous upgrade, custom tokens, deletion; validatePassword against the served policy"
     )
     func firebaseJSSDK() async throws {
         try await Self.checkDependencies()
         // The app's pages are on http://127.0.0.1:<another port>: a loopback origin, which a development
-        // server's CORS and continue-URL list accept.
-        let (server, origin) = try await Self.server(["ACTIONLINKS_CONTINUE_URLS_ALLOW": "https://app.example.com/,http://127.0.0.1"])
+        // server's CORS and continue-URL list accept. The mail goes to the script's webhook, where it
+        // reads the sign-in code as a person reads it in the mail.
+        let mailPort = try LoopbackPort.free()
+        let (server, origin) = try await Self.server([
+            "ACTIONLINKS_CONTINUE_URLS_ALLOW": "https://app.example.com/,http://127.0.0.1", "ACTIONLINKS_MAIL_BACKEND": "webhook",
+            "ACTIONLINKS_MAIL_WEBHOOK_URL": "http://127.0.0.1:\(mailPort)/mail",
+        ])
         // A second project that enforces a password policy, for validatePassword (js_sdk_test.py's run_password_policy).
         let (policyServer, policyOrigin) = try await Self.server([
             "ACTIONLINKS_PASSWORDS_ENFORCEMENT": "enforce", "ACTIONLINKS_PASSWORDS_MINIMUM_LENGTH": "10",
@@ -92,7 +97,9 @@ struct BrowserTests {
             "ACTIONLINKS_PASSWORDS_REQUIRE_NUMERIC": "true", "ACTIONLINKS_PASSWORDS_REQUIRE_NON_ALPHANUMERIC": "true",
         ])
         let sdk = Repository.firebaseJSSDK.path
-        let (status, text) = try await Self.python([Self.sdkScript, "--server", origin, "--sdk", sdk, "--policy-server", policyOrigin])
+        let (status, text) = try await Self.python([
+            Self.sdkScript, "--server", origin, "--sdk", sdk, "--mail-port", String(mailPort), "--policy-server", policyOrigin,
+        ])
         withExtendedLifetime((server, policyServer)) {}
         if status == 3 { throw TestSupportError(Self.install + "\n" + text) }
         #expect(status == 0 && text.contains(", 0 failed"), "js_sdk_test.py failed (exit \(status)):\n\(text)")

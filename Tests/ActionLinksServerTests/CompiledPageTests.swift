@@ -50,14 +50,17 @@ struct CompiledPageTests {
             }
             for emailField in emailFields {
                 for passwordField in passwordFields {
-                    var view = ActionFormView(
-                        frame: templates.frame(language, title: value, appName: "App <\(value)>"), intro: value, button: "Go",
-                        mode: "signIn",
-                        oobCode: "code-\(value)", formToken: "1.token", email: value, minimumLength: "8", errorLabel: "Error")
-                    view.remembered = remembered
-                    view.emailField = emailField
-                    view.passwordFields = passwordField
-                    views.append(view)
+                    for signInCode in [nil, (line: value, code: "123 \(value)")] {
+                        var view = ActionFormView(
+                            frame: templates.frame(language, title: value, appName: "App <\(value)>"), intro: value, button: "Go",
+                            mode: "signIn",
+                            oobCode: "code-\(value)", formToken: "1.token", email: value, minimumLength: "8", errorLabel: "Error")
+                        view.remembered = remembered
+                        view.emailField = emailField
+                        view.passwordFields = passwordField
+                        view.signInCode = signInCode
+                        views.append(view)
+                    }
                 }
             }
         }
@@ -132,7 +135,24 @@ struct CompiledPageTests {
                     ignore: templates.text("mail.ignore", language, ["appName": value, "email": value]))
                 #expect(message.html == html.render(Self.names(view)))
                 #expect(message.text == text.render(Self.names(view)))
+                // A sign-in mail with its code.
+                let signIn = templates.mail(
+                    mode: .signIn, link: "https://l.example/?a=\(value)", email: value, appName: value, languageCode: language,
+                    from: "x@example.com", signInCode: "1234567")
+                var withCode = MailView(
+                    language: language, direction: templates.direction(language), link: "https://l.example/?a=\(value)",
+                    subject: signIn.subject, body: templates.text("mail.signIn.body", language, ["appName": value, "email": value]),
+                    button: templates.text("mail.signIn.button", language, ["appName": value, "email": value]),
+                    ignore: templates.text("mail.ignore", language, ["appName": value, "email": value]))
+                let grouped = language == "ar" ? "\u{2066}123 4567\u{2069}" : "123 4567"
+                withCode.signInCode = (line: templates.text("signInCode.line", language), code: grouped)
+                #expect(signIn.html == html.render(Self.names(withCode)))
+                #expect(signIn.text == text.render(Self.names(withCode)))
+                #expect(signIn.text.contains("\n" + grouped + "\n"))
             }
+        }
+        for programs in [templates.mailHTML.compiledShapes, templates.mailText.compiledShapes] {
+            #expect(programs.count == 2 && programs.allSatisfy { $0 }, "both shapes of each mail template compile")
         }
     }
 

@@ -25,7 +25,7 @@ struct PageCacheTests {
         let logger = Logger(label: "page-cache-tests")
         let services = LinkDomainServices(
             configuration: configuration, codes: database.codes, accounts: database.accounts, tenants: database.tenants,
-            flows: database.federatedFlows, keys: try ServerKeys(directory: directory.path),
+            flows: database.federatedFlows, signInCodes: database.signInCodes, keys: try ServerKeys(directory: directory.path),
             mailer: Mailer(settings: configuration.service.mail, templates: templates, logger: logger), logger: logger)
         return ActionPages(services: services, templates: templates)
     }
@@ -45,10 +45,13 @@ struct PageCacheTests {
             for language in pages.templates.strings.keys.sorted() {
                 for remembered in [false, true] {
                     for (index, email) in Self.addresses.enumerated() {
-                        for newEmail in [nil, Self.addresses[(index + 1) % Self.addresses.count]] {
+                        let variants: [(newEmail: String?, signInCode: String?)] = [
+                            (nil, nil), (Self.addresses[(index + 1) % Self.addresses.count], nil), (nil, "123 45<\(index)>"),
+                        ]
+                        for (newEmail, signInCode) in variants {
                             let values = FormValues(
                                 code: index % 2 == 0 ? "AbC-_" + String(index) : "<\(index)&>", formToken: "123.\(email)", email: email,
-                                shownEmail: EmailAddress.masked(email), shownNewEmail: newEmail)
+                                shownEmail: EmailAddress.masked(email), shownNewEmail: newEmail, signInCode: signInCode)
                             let state = ActionPages.FormState(remembered: remembered)
                             let expected = pages.templates.render(
                                 pages.formView(mode: mode, values: values, language: language, state: state))
@@ -65,8 +68,8 @@ struct PageCacheTests {
                 }
             }
         }
-        #expect(compared == 5 * 4 * 2 * 6 * 2)
-        #expect(pages.cache.counts.forms == 5 * 4 * 2 * 2, "one program per mode, language, remembered and new address")
+        #expect(compared == 5 * 4 * 2 * 6 * 3)
+        #expect(pages.cache.counts.forms == 5 * 4 * 2 * 3, "one program per mode, language, remembered, new address and sign-in code")
     }
 
     @Test("a new-password form is kept per password policy: each policy's form is its own rendering, in every language")

@@ -10,6 +10,7 @@ struct StoreUnderTest: Sendable {
     let codes: any CodeStore
     let accounts: any AccountStore
     let tenants: any TenantStore
+    let signInCodes: any SignInCodeStore
 }
 
 /// Makes a fresh, empty store for each test: an SQLite file, or a new database on the test
@@ -23,10 +24,14 @@ enum StoreFactory {
             let path = TestProject.temporaryDirectory("actionlinks-store").appendingPathComponent("test.sqlite")
                 .path
             let database = try SQLiteDatabase(path: path)
-            return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts, tenants: database.tenants)
+            return StoreUnderTest(
+                name: kind, codes: database.codes, accounts: database.accounts, tenants: database.tenants, signInCodes: database.signInCodes
+            )
         case "postgres":
             let database = try await PostgresTestServer.freshStore()
-            return StoreUnderTest(name: kind, codes: database.codes, accounts: database.accounts, tenants: database.tenants)
+            return StoreUnderTest(
+                name: kind, codes: database.codes, accounts: database.accounts, tenants: database.tenants, signInCodes: database.signInCodes
+            )
         default:
             throw CocoaError(.featureUnsupported)
         }

@@ -36,7 +36,7 @@ struct TokenRefreshFastPathTests {
             templates = try await PageTemplates(www: Repository.www)
             services = LinkDomainServices(
                 configuration: configuration, codes: database.codes, accounts: database.accounts, tenants: database.tenants,
-                flows: database.federatedFlows, keys: try ServerKeys(directory: directory.path),
+                flows: database.federatedFlows, signInCodes: database.signInCodes, keys: try ServerKeys(directory: directory.path),
                 mailer: Mailer(settings: configuration.service.mail, templates: templates, logger: logger), clock: clock, logger: logger)
         }
 

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """The real Firebase JS SDK (11.0.2, Tests/Clients) in headless Chromium against a running
 development server, from a web app on an origin of its own, as a Firebase web app uses it after
-`auth.useEmulator(<server>)`: email-link sign-in (in the app, and on the web after the link was
-opened in the browser and followed to the app's page), password accounts, anonymous upgrade,
+`auth.useEmulator(<server>)`: email-link sign-in (in the app, on the web after the link was
+opened in the browser and followed to the app's page, and on another device with the sign-in code
+from the mail, exchanged in a second browser context), password accounts, anonymous upgrade,
 token refresh, profile, verification, password reset, action-code checks, custom tokens and
 deletion. Every step is a call of the SDK's own API; the links come from the server's emulator
-listing, as a test suite written for Firebase's emulator reads them.
+listing, as a test suite written for Firebase's emulator reads them, and the sign-in code from the
+mail itself, which the server POSTs to a webhook this script listens on (--mail-port).
 
 With --policy-server, also the project's password policy as the SDK reads it (`validatePassword`)
 against a second server that enforces one, and `createUserWithEmailAndPassword` refused by it.
 
 Run by Tests/ActionLinksServerTests/BrowserTests.swift:
     python3 Tests/Browser/js_sdk_test.py --server http://localhost:PORT --sdk Tests/Clients/firebase-js-sdk-11.0.2 \\
-        [--policy-server http://localhost:PORT2]
+        --mail-port MAILPORT [--policy-server http://localhost:PORT2]
+    (the server's mail.webhookUrl is http://127.0.0.1:MAILPORT/mail)
 Exit status 0 when every check passed; otherwise 1, with the failures listed.
 """
 
@@ -110,6 +113,55 @@ def serve_app(sdk, server, port=0):
     return f"http://127.0.0.1:{httpd.server_address[1]}"
 
 
+class MailReceiver:
+    """The server's webhook mail backend's receiver: every message it POSTs, as JSON."""
+
+    def __init__(self, port):
+        self.messages = []
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with receiver.lock:
+                    receiver.messages.append(json.loads(body))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        httpd = socketserver.ThreadingTCPServer(("127.0.0.1", port), Handler)
+        httpd.daemon_threads = True
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+
+    def count(self, to):
+        with self.lock:
+            return len([m for m in self.messages if m["to"] == to])
+
+    def next(self, to, seen):
+        """The first message to `to` after the `seen` ones before it (waits for it: delivery is in the background)."""
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            with self.lock:
+                sent = [m for m in self.messages if m["to"] == to]
+            if len(sent) > seen:
+                return sent[seen]
+            time.sleep(0.05)
+        raise RuntimeError(f"no mail to {to}")
+
+
+def sign_in_code(message):
+    """The sign-in code in a mail's text: the line of digit groups (bidi isolates dropped)."""
+    for line in message["text"].split("\n"):
+        visible = line.replace("\u2066", "").replace("\u2069", "").strip()
+        if len(visible) >= 6 and all(c.isdigit() or c == " " for c in visible):
+            return visible
+    return None
+
+
 def make_driver():
     options = webdriver.ChromeOptions()
     options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -142,14 +194,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", required=True)
     parser.add_argument("--sdk", required=True)
+    parser.add_argument("--mail-port", type=int, required=True)
     parser.add_argument("--policy-server", help="a server enforcing POLICY (see run_password_policy)")
     args = parser.parse_args()
     server = args.server.rstrip("/")
     app = serve_app(args.sdk, server)
+    mail = MailReceiver(args.mail_port)
     failures = Failures()
     driver = make_driver()
     try:
-        run(driver, server, app, failures)
+        run(driver, server, app, mail, failures)
         if args.policy_server:
             run_password_policy(driver, args.policy_server.rstrip("/"), serve_app(args.sdk, args.policy_server.rstrip("/")), failures)
     except Exception:
@@ -172,7 +226,7 @@ def open_app(driver, app, path="/app.html"):
     raise RuntimeError("the app page did not load the SDK")
 
 
-def run(driver, server, app, failures):
+def run(driver, server, app, mail, failures):
     open_app(driver, app)
 
     # Email-link sign-in in the app: the link is handed to the SDK as the app would receive it.
@@ -216,6 +270,11 @@ def run(driver, server, app, failures):
         try {{ await auth.signInWithEmailLink("{email}", location.href); return "no error"; }}
         catch (error) {{ return error.code; }}""")
     failures.check(result["ok"] and result["value"] == "auth/invalid-action-code", f"a used link is refused: {result}")
+
+    # Signing in on another device (README "Signing in on another device"): this page asks for a
+    # link, the person reads the code in the mail and types it into the app in a second browser
+    # context (another device: nothing shared), which exchanges it for the link and signs in there.
+    sign_in_on_another_device(driver, server, app, mail, email, first_uid, failures)
 
     # Password accounts.
     open_app(driver, app)
@@ -366,6 +425,47 @@ def run_password_policy(driver, server, app, failures):
         const credential = await auth.createUserWithEmailAndPassword("{email}", "Compliant_pass1");
         return userInfo(credential.user);""")
     failures.check(result["ok"] and result["value"]["email"] == email, f"a compliant password is taken: {result}")
+
+
+def sign_in_on_another_device(driver, server, app, mail, email, uid, failures):
+    open_app(driver, app)
+    call(driver, "await auth.signOut(); return true;")
+    seen = mail.count(email)
+    result = call(driver, f"""
+        await auth.sendSignInLinkToEmail("{email}", {{url: "{app}/finish.html", handleCodeInApp: true}});
+        return true;""")
+    failures.check(result["ok"], f"sendSignInLinkToEmail for another device: {result}")
+    message = mail.next(email, seen)
+    code = sign_in_code(message)
+    failures.check(code is not None and len(code) == 7, f"the mail carries the code, grouped: {message['text']}")
+    link = last_code(server, email, "EMAIL_SIGNIN")["oobLink"]
+    failures.check(link in message["text"], "the mail carries the link")
+    other = make_driver()
+    try:
+        open_app(other, app)
+        exchange = f"""
+            const response = await fetch("{server}/v1/signInCodes:exchange?key={API_KEY}", {{
+                method: "POST", headers: {{"Content-Type": "application/json"}},
+                body: JSON.stringify({{email: "{email}", code: {json.dumps(code)}}})}});
+            const answer = await response.json();
+            if (!response.ok) throw {{code: answer.error.message.split(" : ")[0]}};
+            return answer;"""
+        result = call(other, f"""
+            const before = auth.currentUser && auth.currentUser.uid;
+            {exchange.replace("return answer;", "")}
+            if (!auth.isSignInWithEmailLink(answer.emailLink)) throw new Error("not a sign-in link: " + answer.emailLink);
+            const credential = await auth.signInWithEmailLink(answer.email, answer.emailLink);
+            return {{before, link: answer.emailLink, user: userInfo(credential.user)}};""")
+        failures.check(result["ok"] and result["value"]["before"] is None, f"the other context starts signed out: {result}")
+        failures.check(result["ok"] and result["value"]["link"] == link, f"the exchange gives the link exactly as mailed: {result}")
+        failures.check(result["ok"] and result["value"]["user"]["uid"] == uid and result["value"]["user"]["email"] == email,
+                       f"signInWithEmailLink in the other context signs in the same user: {result}")
+        result = call(other, exchange)
+        failures.check(not result["ok"] and result["code"] == "INVALID_SIGN_IN_CODE", f"the code works once: {result}")
+        result = call(driver, "return auth.currentUser && auth.currentUser.uid;")
+        failures.check(result["ok"] and result["value"] is None, f"the asking context is still signed out: {result}")
+    finally:
+        other.quit()
 
 
 def open_until_ready(driver):

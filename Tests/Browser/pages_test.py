@@ -106,9 +106,13 @@ class Server:
         return self.call(f"/v1/projects/{PROJECT}/accounts", body)
 
     def link(self, request_type, email, language, **extra):
+        return self.link_and_code(request_type, email, language, **extra)[0]
+
+    def link_and_code(self, request_type, email, language, **extra):
+        """The link returned to the admin, and its sign-in code (None for other modes)."""
         body = {"requestType": request_type, "email": email, "returnOobLink": True, **extra}
         reply = self.call(f"/v1/projects/{PROJECT}/accounts:sendOobCode", body, {"X-Firebase-Locale": language})
-        return reply["oobLink"]
+        return reply["oobLink"], reply.get("signInCode")
 
     def listed_links(self):
         with urllib.request.urlopen(f"{self.origin}/emulator/v1/projects/{PROJECT}/oobCodes") as response:
@@ -282,10 +286,17 @@ class Pages:
         set_browser(self.flow)
         # No continue URL: the page itself signs in. (With one, the link's GET goes on to the app's
         # page, whose Firebase SDK completes it: Tests/Browser/js_sdk_test.py.)
-        link = self.server.link("EMAIL_SIGNIN", email, language)
+        link, code = self.server.link_and_code("EMAIL_SIGNIN", email, language)
         app = "Example App"
-        # Another device: this browser never proved the address, so the page asks for it.
+        # Another device: this browser never proved the address, so the page asks for it. It also
+        # shows the mail's sign-in code, for the app that asked on another device.
         self.open(link)
+        shown = self.flow.find_elements(By.CSS_SELECTOR, "main .sign-in-code")
+        check(code is not None and len(shown) == 1 and shown[0].text == code[:3] + " " + code[3:],
+              f"[{language}] sign-in: the page shows the code {code!r}, grouped: {[e.text for e in shown]}")
+        line = self.flow.find_elements(By.CSS_SELECTOR, "main .sign-in-code-line")
+        check(len(line) == 1 and plain(line[0].text) == plain(text(language, "signInCode.line")),
+              f"[{language}] sign-in: the code's line in the page's language: {[e.text for e in line]}")
         self.page("signin-email", language, "signIn.title", appName=app)
         self.submit()
         check(self.field_error("email") == plain(text(language, "errorLabel")) + ": " + plain(text(language, "emailMissing")),

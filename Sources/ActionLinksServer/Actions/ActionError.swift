@@ -50,6 +50,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidRefreshToken = "INVALID_REFRESH_TOKEN"
         case invalidRequestURI = "INVALID_REQUEST_URI"
         case invalidRequestType = "INVALID_REQ_TYPE"
+        case invalidSignInCode = "INVALID_SIGN_IN_CODE"
         case invalidTenantID = "INVALID_TENANT_ID"
         case localIDListExceedsLimit = "LOCAL_ID_LIST_EXCEEDS_LIMIT"
         case missingContinueURI = "MISSING_CONTINUE_URI"
@@ -149,6 +150,8 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
     public let cause: (any Error)?
     /// The `google.rpc.ErrorInfo` of Google's API front end (a refused API key), if any.
     public let errorInfo: ErrorInfo?
+    /// When to try again, in seconds (`Retry-After`), for a refusal that passes with time.
+    public private(set) var retryAfter: Int?
 
     /// An error with a code, an optional detail and an optional cause.
     public init(_ code: Code, _ detail: String? = nil, cause: (any Error)? = nil, errorInfo: ErrorInfo? = nil) {
@@ -222,6 +225,18 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
     static let insufficientPermission = ActionError(
         .insufficientPermission, "This operation needs the admin credential (Authorization: Bearer <admin token>).")
     static let tooManyAttempts = ActionError(.tooManyAttempts, "Too many requests; try again later.")
+    /// Every refusal of a sign-in code, whatever the reason (``SignInCodes/exchange(email:code:tenantID:clientAddress:)``).
+    static let invalidSignInCode = ActionError(
+        .invalidSignInCode,
+        "The sign-in code is not valid: it may be mistyped, expired, already used or tried too often. Ask for a new sign-in link if it keeps failing."
+    )
+
+    /// This error, answered with `Retry-After: <seconds>` (at least 1).
+    func retrying(after seconds: Int) -> ActionError {
+        var error = self
+        error.retryAfter = max(1, seconds)
+        return error
+    }
     static let unavailable = ActionError(.unavailable, "The store cannot be reached; try again shortly.")
 }
 
@@ -246,6 +261,7 @@ extension ActionError: HTTPResponseError {
     var headers: HTTPFields {
         var headers = RESTAPIResponse.headers
         if code == .unavailable { headers[.retryAfter] = "1" }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return headers
     }
 }

@@ -18,13 +18,16 @@ public final class CodeIssuer: Sendable {
     let metrics: ServerMetrics
     let store: StoreGateway
     let clock: any ServiceClock
+    /// The short code beside each sign-in link (``SignInCodes``).
+    let signInCodes: SignInCodes
 
     init(
         settings: ServiceSettings, policy: ContinueURLPolicy, codes: any CodeStore, accounts: any AccountStore,
         keys: ServerKeys, mailer: Mailer, listing: IssuedLinkListing?, metrics: ServerMetrics, store: StoreGateway,
-        clock: any ServiceClock
+        clock: any ServiceClock, signInCodes: SignInCodes
     ) {
         self.clock = clock
+        self.signInCodes = signInCodes
         self.settings = settings
         self.policy = policy
         self.codes = codes
@@ -91,6 +94,8 @@ public final class CodeIssuer: Sendable {
         /// Whether it was sent (or returned): `false` when the address has no account, so nothing
         /// went out; the caller answers exactly as if it had.
         public var delivered: Bool
+        /// The sign-in code that came with a sign-in link (its digits), when codes are on.
+        public var signInCode: String? = nil
     }
 
     /// Issues a code and returns the link (`returnLink`) or emails it. An address with no account
@@ -209,17 +214,25 @@ public final class CodeIssuer: Sendable {
             languageCode: request.languageCode, tenantID: tenantID.isEmpty ? nil : tenantID)
         let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
         let recipient = newEmail ?? email
+        // A sign-in link's code is stored whether or not the link goes out (the same work).
+        var signInCode: String?
+        if request.mode == .signIn {
+            signInCode = try await signInCodes.issue(
+                tenantID: tenantID, email: email, link: link, oobCode: code, linkExpiry: record.expiresAt)
+        }
         guard deliver else {
             _ = mailer.render(
-                mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
+                mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName,
+                signInCode: signInCode)
             return IssuedLink(link: link, code: code, email: email, delivered: false)
         }
         listing?.record(.init(tenantID: tenantID, email: email, newEmail: newEmail, mode: request.mode, code: code, link: link))
         if !request.returnLink {
             await mailer.send(
-                mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName)
+                mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName,
+                signInCode: signInCode)
         }
-        return IssuedLink(link: link, code: code, email: email, delivered: true)
+        return IssuedLink(link: link, code: code, email: email, delivered: true, signInCode: signInCode)
     }
 
     /// The key a link carries: the key of the client that asked for it when that is one of the

@@ -23,6 +23,8 @@ public struct LinkDomainServices: Sendable {
     let accounts: AccountService
     let signIn: SignInService
     let issuer: CodeIssuer
+    /// The short codes beside sign-in links, and their exchange.
+    let signInCodes: SignInCodes
     let completer: ActionCompleter
     /// `accounts:update`.
     let updater: AccountUpdater
@@ -36,7 +38,8 @@ public struct LinkDomainServices: Sendable {
     /// The services over the given stores, keys and mail delivery.
     public init(
         configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, tenants tenantStore: any TenantStore,
-        flows: any FederatedFlowStore, keys: ServerKeys, passwords: PasswordHasher? = nil, mailer: Mailer,
+        flows: any FederatedFlowStore, signInCodes signInCodeStore: any SignInCodeStore, keys: ServerKeys, passwords: PasswordHasher? = nil,
+        mailer: Mailer,
         metrics: ServerMetrics = ServerMetrics(),
         clock: any ServiceClock = SystemServiceClock(), logger: Logger
     ) {
@@ -73,10 +76,13 @@ public struct LinkDomainServices: Sendable {
         signIn = SignInService(
             settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, tokens: tokens, customTokens: customTokens,
             passwords: passwords, store: store, clock: clock, logger: logger)
+        signInCodes = SignInCodes(
+            settings: settings.codes.signInCode, limits: settings.limits, keys: SignInCodeKeys(formKey: keys.formKey),
+            store: signInCodeStore, gateway: store, clock: clock)
         issuer = CodeIssuer(
             settings: settings, policy: policy, codes: codes, accounts: accounts, keys: keys, mailer: mailer, listing: listing,
             metrics: metrics,
-            store: store, clock: clock)
+            store: store, clock: clock, signInCodes: signInCodes)
         completer = ActionCompleter(
             settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens, tenants: tenants,
             issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)

@@ -182,14 +182,14 @@ extension ActionPages {
     /// The form for `record`; a new-password form states `passwords` (the project's when not given).
     func formPage(
         for record: ActionCodeRecord, code: String, language: String, state: FormState, passwords: PasswordPolicy? = nil,
-        status: HTTPResponse.Status = .ok
+        status: HTTPResponse.Status = .ok, signInCode: String? = nil
     ) -> PageAnswer {
         // Fronting a Firebase project, the page's text masks the addresses (the password form's
         // hidden username keeps the full one, for password managers).
         let shown = upstream == nil ? { $0 } : EmailAddress.masked
         let values = FormValues(
             code: code, formToken: formToken(code: code, mode: record.mode), email: record.email, shownEmail: shown(record.email),
-            shownNewEmail: record.newEmail.map(shown))
+            shownNewEmail: record.newEmail.map(shown), signInCode: signInCode)
         let passwords = record.mode == .resetPassword ? passwords ?? tenants.project.passwords : nil
         // A form shown for the first time differs from one code to the next only by `values`.
         if state == FormState(remembered: state.remembered),
@@ -231,6 +231,7 @@ extension ActionPages {
             }
         }
         view.upstreamFields = state.upstreamFields
+        view.signInCode = values.signInCode.map { (line: templates.text("signInCode.line", language), code: $0) }
         if let notice = state.notice { view.intro = notice }
         if mode == .resetPassword {
             let statement = passwordStatement(passwords, language)

@@ -78,6 +78,9 @@ extension ActionPages {
         }
         var state = FormState()
         state.remembered = record.mode == .signIn && isRemembered(record)
-        return formPage(for: record, code: link.oobCode, language: pageLanguage, state: state, passwords: passwords)
+        // A sign-in link's page shows the code its mail shows, for the app that asked on another device.
+        return formPage(
+            for: record, code: link.oobCode, language: pageLanguage, state: state, passwords: passwords,
+            signInCode: signInCodes.shownCode(oobCode: link.oobCode, record: record, now: clock.now))
     }
 }

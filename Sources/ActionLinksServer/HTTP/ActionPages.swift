@@ -12,6 +12,8 @@ import NIOCore
 /// link), a POST with a valid form token consumes and applies.
 struct ActionPages: Sendable {
     let completer: ActionCompleter
+    /// The code a sign-in link's page shows beside its form.
+    let signInCodes: SignInCodes
     let tokens: TokenService
     /// The tenants, whose password policies the reset form states and checks.
     let tenants: TenantDirectory
@@ -37,6 +39,7 @@ struct ActionPages: Sendable {
 
     init(services: LinkDomainServices, templates: PageTemplates) {
         completer = services.completer
+        signInCodes = services.signInCodes
         tokens = services.tokens
         tenants = services.tenants
         settings = services.settings

@@ -65,14 +65,22 @@ public final class Mailer: Service, Sendable {
         }
     }
 
-    /// Renders the email for a link and queues it.
-    public func send(mode: ActionCodeLink.Mode, to recipient: String, link: String, languageCode: String?, appName: String) async {
-        continuation.yield(render(mode: mode, to: recipient, link: link, languageCode: languageCode, appName: appName))
+    /// Renders the email for a link (with its sign-in code, for a sign-in link when codes are on)
+    /// and queues it.
+    public func send(
+        mode: ActionCodeLink.Mode, to recipient: String, link: String, languageCode: String?, appName: String, signInCode: String? = nil
+    ) async {
+        continuation.yield(
+            render(mode: mode, to: recipient, link: link, languageCode: languageCode, appName: appName, signInCode: signInCode))
     }
 
     /// The message `send` would queue.
-    func render(mode: ActionCodeLink.Mode, to recipient: String, link: String, languageCode: String?, appName: String) -> MailMessage {
-        templates.mail(mode: mode, link: link, email: recipient, appName: appName, languageCode: languageCode, from: settings.from)
+    func render(
+        mode: ActionCodeLink.Mode, to recipient: String, link: String, languageCode: String?, appName: String, signInCode: String? = nil
+    ) -> MailMessage {
+        templates.mail(
+            mode: mode, link: link, email: recipient, appName: appName, languageCode: languageCode, from: settings.from,
+            signInCode: signInCode)
     }
 
     /// Delivers queued messages until graceful shutdown, then delivers what is left and returns.

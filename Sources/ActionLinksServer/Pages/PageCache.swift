@@ -31,6 +31,8 @@ final class PageCache: Sendable {
         var newEmail: Bool
         /// The password policy a new-password form states (nil for the other modes).
         var passwords: PasswordSettings?
+        /// Whether the page shows a sign-in code.
+        var signInCode = false
     }
 
     private let outcomes = Mutex<[OutcomeKey: ByteBuffer]>([:])
@@ -71,8 +73,10 @@ struct FormValues: Sendable {
     /// The addresses as the page's text shows them (masked in upstream mode).
     var shownEmail: String
     var shownNewEmail: String?
+    /// A sign-in link's code, grouped, while it can be exchanged (``SignInCodes/shownCode(oobCode:record:now:)``).
+    var signInCode: String? = nil
 
-    static let count = 5
+    static let count = 6
 
     /// The value of slot `index` (the order of ``marked(newEmail:)``).
     func value(_ index: Int) -> String? {
@@ -81,18 +85,21 @@ struct FormValues: Sendable {
         case 1: formToken
         case 2: email
         case 3: shownEmail
-        default: shownNewEmail
+        case 4: shownNewEmail
+        default: signInCode
         }
     }
 
     /// Each value a ``PageMarker`` of its slot.
-    static func marked(newEmail: Bool) -> FormValues {
-        probe(newEmail: newEmail) { PageMarker.text($0) }
+    static func marked(newEmail: Bool, signInCode: Bool) -> FormValues {
+        probe(newEmail: newEmail, signInCode: signInCode) { PageMarker.text($0) }
     }
 
     /// Each value `value(slot)`.
-    static func probe(newEmail: Bool, _ value: (Int) -> String) -> FormValues {
-        FormValues(code: value(0), formToken: value(1), email: value(2), shownEmail: value(3), shownNewEmail: newEmail ? value(4) : nil)
+    static func probe(newEmail: Bool, signInCode: Bool, _ value: (Int) -> String) -> FormValues {
+        FormValues(
+            code: value(0), formToken: value(1), email: value(2), shownEmail: value(3), shownNewEmail: newEmail ? value(4) : nil,
+            signInCode: signInCode ? value(5) : nil)
     }
 }
 
@@ -139,7 +146,8 @@ extension ActionPages {
     ) -> ByteBuffer? {
         guard templates.strings[language] != nil else { return nil }
         let key = PageCache.FormKey(
-            mode: mode, language: language, remembered: remembered, newEmail: values.shownNewEmail != nil, passwords: passwords)
+            mode: mode, language: language, remembered: remembered, newEmail: values.shownNewEmail != nil, passwords: passwords,
+            signInCode: values.signInCode != nil)
         return cache.form(key) { compileForm(key) }?.render(values)
     }
 
@@ -150,7 +158,8 @@ extension ActionPages {
     func compileForm(_ key: PageCache.FormKey) -> FormProgram? {
         let state = FormState(remembered: key.remembered)
         let view = formView(
-            mode: key.mode, values: .marked(newEmail: key.newEmail), language: key.language, state: state, passwords: key.passwords)
+            mode: key.mode, values: .marked(newEmail: key.newEmail, signInCode: key.signInCode), language: key.language, state: state,
+            passwords: key.passwords)
         guard templates.action.compiles(view),
             let pieces: [CompiledPage<ActionFormView>.Piece] = PageMarker.split(
                 String(buffer: templates.render(view)), slots: FormValues.count)
@@ -158,7 +167,7 @@ extension ActionPages {
         let program = FormProgram(
             pieces: pieces, staticBytes: pieces.reduce(0) { if case .bytes(let bytes) = $1 { $0 + bytes.count } else { $0 } })
         for probe in [{ (_: Int) in "" }, { (slot: Int) in "<\(slot)&\"'>\n{{appName}}" }] {
-            let values = FormValues.probe(newEmail: key.newEmail, probe)
+            let values = FormValues.probe(newEmail: key.newEmail, signInCode: key.signInCode, probe)
             let expected = templates.render(
                 formView(mode: key.mode, values: values, language: key.language, state: state, passwords: key.passwords))
             guard program.render(values) == expected else { return nil }

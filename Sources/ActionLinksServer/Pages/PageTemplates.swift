@@ -170,15 +170,25 @@ public struct PageTemplates: Sendable {
         return buffer
     }
 
-    /// The email for a link.
-    func mail(mode: ActionCodeLink.Mode, link: String, email: String, appName: String, languageCode: String?, from: String) -> MailMessage {
+    /// The email for a link, with the sign-in code beside it when one is given (its digits; shown
+    /// grouped, a left-to-right isolate in a right-to-left language, with `signInCode.line`).
+    func mail(
+        mode: ActionCodeLink.Mode, link: String, email: String, appName: String, languageCode: String?, from: String,
+        signInCode: String? = nil
+    ) -> MailMessage {
         let language = language(languageCode)
         let values = ["appName": appName, "email": email]
-        let view = MailView(
+        var view = MailView(
             language: language, direction: direction(language), link: link,
             subject: text("mail.\(mode.rawValue).subject", language, values),
             body: text("mail.\(mode.rawValue).body", language, values), button: text("mail.\(mode.rawValue).button", language, values),
             ignore: text("mail.ignore", language, values))
+        if let signInCode {
+            let grouped = SignInCodes.grouped(signInCode)
+            view.signInCode = (
+                line: text("signInCode.line", language), code: rightToLeft.contains(language) ? "\u{2066}" + grouped + "\u{2069}" : grouped
+            )
+        }
         var text = ByteBuffer()
         var html = ByteBuffer()
         mailText.render(view, into: &text)

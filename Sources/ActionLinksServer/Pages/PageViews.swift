@@ -57,6 +57,8 @@ struct ActionFormView: PageView {
     var passwordFields: PasswordFields?
     /// In upstream mode, what the form carries back because nothing about the code is kept here.
     var upstreamFields: UpstreamFields?
+    /// A sign-in link's code (grouped) and the line that says to type it into the app that asked.
+    var signInCode: (line: String, code: String)?
 
     /// The link's API key, tenant and continue URL, and whether this form retries a call upstream
     /// did not answer.
@@ -101,6 +103,7 @@ struct ActionFormView: PageView {
             ("passwordAgainError", .text { $0.passwordFields?.againError }), ("upstream", .flag { $0.upstreamFields != nil }),
             ("apiKey", .text { $0.upstreamFields?.apiKey }), ("tenantId", .text { $0.upstreamFields?.tenantID }),
             ("continueUrl", .text { $0.upstreamFields?.continueURL }), ("retried", .flag { $0.upstreamFields?.retried ?? false }),
+            ("signInCode", .text { $0.signInCode?.code }), ("signInCodeLine", .text { $0.signInCode?.line }),
         ] + PageFrame.slots(\.frame)
 
     static func compiled(in templates: PageTemplates) -> CompiledPage<Self> { templates.action }
@@ -179,9 +182,12 @@ struct MailView: TemplateView {
     var body: String
     var button: String
     var ignore: String
+    /// A sign-in link's code (grouped) and the line that says to type it into the app that asked.
+    var signInCode: (line: String, code: String)?
 
     static let slots: [(String, PageSlot<Self>)] = [
         ("lang", .text { $0.language }), ("dir", .text { $0.direction }), ("link", .text { $0.link }), ("subject", .text { $0.subject }),
         ("body", .text { $0.body }), ("button", .text { $0.button }), ("ignore", .text { $0.ignore }),
+        ("signInCode", .text { $0.signInCode?.code }), ("signInCodeLine", .text { $0.signInCode?.line }),
     ]
 }

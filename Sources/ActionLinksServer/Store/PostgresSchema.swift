@@ -330,5 +330,26 @@ extension PostgresStore {
                 """
             ]
         ),
+        (
+            "v9: sign-in codes",
+            [
+                // One live sign-in code per (tenant, address): a MAC of the code and the link sealed
+                // under a key derived from the code (``SignInCodeStore``), never either in clear.
+                """
+                CREATE TABLE sign_in_codes (
+                    tenant_id TEXT NOT NULL,
+                    email TEXT NOT NULL,
+                    mac BYTEA NOT NULL,
+                    sealed_link BYTEA NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    used_at BIGINT,
+                    PRIMARY KEY (tenant_id, email)
+                )
+                """,
+                "CREATE INDEX sign_in_codes_expiry ON sign_in_codes (expires_at)",
+            ]
+        ),
     ]
 }

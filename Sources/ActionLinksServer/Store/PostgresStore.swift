@@ -95,6 +95,8 @@ public final class PostgresStore: Sendable {
     public var accounts: PostgresAccountStore { PostgresAccountStore(database: self) }
     /// The tenant store on this database.
     public var tenants: PostgresTenantStore { PostgresTenantStore(database: self) }
+    /// The sign-in code store on this database.
+    public var signInCodes: PostgresSignInCodeStore { PostgresSignInCodeStore(database: self) }
 }
 
 /// A ``Timestamp`` is a `bigint` column of milliseconds.

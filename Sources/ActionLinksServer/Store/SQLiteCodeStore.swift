@@ -134,17 +134,20 @@ public struct SQLiteCodeStore: CodeStore {
     }
 
     public func countEvents(keys: [String], windowStart: Timestamp) async throws -> [Int] {
-        try await batches.write { db in
-            try keys.map { key in
-                try Int.fetchOne(
-                    db.cachedStatement(
-                        sql: """
-                            INSERT INTO event_counts (key, window_start, count) VALUES (?, ?, 1)
-                            ON CONFLICT (key, window_start) DO UPDATE SET count = count + 1
-                            RETURNING count
-                            """),
-                    arguments: [key, windowStart]) ?? 0
-            }
+        try await batches.write { db in try Self.countEvents(db, keys: keys, windowStart: windowStart) }
+    }
+
+    /// Counts one more event under each key and returns the counts (inside a caller's transaction).
+    static func countEvents(_ db: Database, keys: [String], windowStart: Timestamp) throws -> [Int] {
+        try keys.map { key in
+            try Int.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        INSERT INTO event_counts (key, window_start, count) VALUES (?, ?, 1)
+                        ON CONFLICT (key, window_start) DO UPDATE SET count = count + 1
+                        RETURNING count
+                        """),
+                arguments: [key, windowStart]) ?? 0
         }
     }
 

@@ -50,6 +50,8 @@ public final class SQLiteDatabase: Sendable {
     public var accounts: SQLiteAccountStore { SQLiteAccountStore(pool: pool, batches: batches) }
     /// The tenant store on this database.
     public var tenants: SQLiteTenantStore { SQLiteTenantStore(pool: pool) }
+    /// The sign-in code store on this database.
+    public var signInCodes: SQLiteSignInCodeStore { SQLiteSignInCodeStore(batches: batches) }
 }
 
 /// A ``Timestamp`` is an `INTEGER` column of milliseconds.

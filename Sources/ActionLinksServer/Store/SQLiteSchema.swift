@@ -134,6 +134,24 @@ extension SQLiteDatabase {
                     ALTER TABLE account_providers ADD COLUMN screen_name TEXT;
                     """)
         }
+        // (v7 and v8 are PostgreSQL functions: the versions keep step with PostgreSQL's.)
+        migrator.registerMigration("v9: sign-in codes") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE sign_in_codes (
+                        tenant_id TEXT NOT NULL,
+                        email TEXT NOT NULL,
+                        mac BLOB NOT NULL,
+                        sealed_link BLOB NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        used_at INTEGER,
+                        PRIMARY KEY (tenant_id, email)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX sign_in_codes_expiry ON sign_in_codes (expires_at);
+                    """)
+        }
         return migrator
     }
 }

@@ -24,6 +24,8 @@ struct APICORSMiddleware: RouterMiddleware {
             return response
         }
         response.headers[.accessControlAllowOrigin] = origin
+        // A page may read when to try again (a limited sign-in code exchange, a busy server).
+        if response.headers[.retryAfter] != nil { response.headers[.accessControlExposeHeaders] = "Retry-After" }
         return response
     }
 

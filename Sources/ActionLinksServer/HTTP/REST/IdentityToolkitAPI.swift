@@ -19,6 +19,8 @@ struct IdentityToolkitAPI: Sendable {
         case project
         /// A path of its own: `/v1/token`, `GET /v1/projects`, the v2 tenants and config.
         case path
+        /// `signInCodes:<name>`: this server's own sign-in codes (``SignInCodes``).
+        case signInCodes
     }
 
     /// What an operation needs before its handler runs; resolved once, by ``perform(_:on:call:)``.
@@ -157,6 +159,7 @@ struct IdentityToolkitAPI: Sendable {
         api.addTenantOperations(services)
         api.addPasswordPolicyOperations()
         api.addFederatedOperations(services)
+        api.addSignInCodeOperations(services)
         return api
     }
 }

@@ -10,6 +10,7 @@ import NIOCore
 ///
 /// - `/v1/accounts:<op>` and `/v1/projects/<p>[/tenants/<t>]/accounts[:<op>]`, also under
 ///   `/identitytoolkit.googleapis.com/v1/` (the host as a path, as Firebase's emulator serves it);
+/// - `/v1/signInCodes:<op>` (this server's own: a sign-in code exchanged for its link), under both;
 /// - `/v1/projects/<p>[/tenants/<t>]:createSessionCookie`, `/v1/projects/<p>:queryAccounts`;
 /// - `GET /v1/projects` (the project's configuration);
 /// - `/v1/token` and `/securetoken.googleapis.com/v1/token` (refresh);
@@ -39,6 +40,7 @@ struct IdentityToolkitRoutes {
         collection.add(middleware: RequestBodyLimitMiddleware(maximumBytes: settings.server.maximumBodyBytes))
         for prefix in Self.prefixes {
             route(collection, "\(prefix)/accounts:{operation}")
+            route(collection, "\(prefix)/signInCodes:{operation}") { (.signInCodes, $0.get("operation") ?? "") }
             route(collection, "\(prefix)/projects/{project}/accounts:{operation}")
             route(collection, "\(prefix)/projects/{project}/accounts") { _ in (.accounts, "signUp") }
             route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts:{operation}")

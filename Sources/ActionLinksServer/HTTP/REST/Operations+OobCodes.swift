@@ -59,7 +59,9 @@ extension IdentityToolkitAPI {
             let issued = try await issuer.issue(issue)
             // The same bytes whether or not the address has an account: the canonical address either way.
             let returned = returnLink && issued.delivered
-            return SendOobCodeResponse(email: issued.email, oobLink: returned ? issued.link : nil, oobCode: returned ? issued.code : nil)
+            return SendOobCodeResponse(
+                email: issued.email, oobLink: returned ? issued.link : nil, oobCode: returned ? issued.code : nil,
+                signInCode: returned ? issued.signInCode : nil)
         }
 
         add("resetPassword", legacy: "resetPassword", requires: [.enabledTenant], body: OobCodeRequest.self) {
@@ -134,6 +136,8 @@ struct SendOobCodeResponse: Encodable, Sendable {
     var email: String
     var oobLink: String?
     var oobCode: String?
+    /// A returned sign-in link's code (its digits; this server's own field), when codes are on.
+    var signInCode: String? = nil
 }
 
 /// `accounts:resetPassword`'s answer (inspection or reset).
