@@ -178,6 +178,9 @@ private struct ConfigurationFile: Decodable {
         service.users.recentSignInSeconds = users.recentSignInSeconds ?? service.users.recentSignInSeconds
         service.users.passwordHashConcurrency = users.passwordHashConcurrency ?? service.users.passwordHashConcurrency
         service.users.passwordHashQueue = users.passwordHashQueue ?? service.users.passwordHashQueue
+        service.users.passwordHashLogRounds = users.passwordHashLogRounds ?? service.users.passwordHashLogRounds
+        service.users.passwordHashParallelism = users.passwordHashParallelism ?? service.users.passwordHashParallelism
+        if !service.server.development, let belowFirebaseCost = users.belowFirebaseCost { warnings.append(belowFirebaseCost) }
         service.emulatorListing = try file.boolean(.emulatorListing) ?? service.emulatorListing
         if service.emulatorListing, !service.server.development {
             throw file.problem(

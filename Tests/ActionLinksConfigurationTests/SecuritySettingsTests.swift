@@ -50,6 +50,27 @@ struct SecuritySettingsTests {
                 .recentSignInSeconds == 90)
     }
 
+    @Test("users.passwordHashLogRounds and passwordHashParallelism: OWASP's default, ranges, the ceiling, a production server's warning")
+    func passwordHashCost() throws {
+        let defaults = try parse("").users
+        #expect(defaults.passwordHashLogRounds == 14 && defaults.passwordHashParallelism == 5)
+        let set = try parse("users:\n  passwordHashLogRounds: 15\n  passwordHashParallelism: 2\n").users
+        #expect(set.passwordHashLogRounds == 15 && set.passwordHashParallelism == 2)
+        let environment = ["ACTIONLINKS_USERS_PASSWORD_HASH_LOG_ROUNDS": "8", "ACTIONLINKS_USERS_PASSWORD_HASH_PARALLELISM": "1"]
+        let cheap = try parse("", environment: environment).users
+        #expect(cheap.passwordHashLogRounds == 8 && cheap.passwordHashParallelism == 1)
+        let large = try #require(error("users:\n  passwordHashLogRounds: 16\n"))
+        #expect(large.key == "users.passwordHashLogRounds" && large.line == 2 && large.message.contains("from 4 to 15"), "\(large)")
+        let slow = try #require(error("users:\n  passwordHashLogRounds: 15\n  passwordHashParallelism: 16\n"))
+        #expect(slow.key == "users.passwordHashParallelism" && slow.line == 3 && slow.message.contains("at most 2^21"), "\(slow)")
+        // Below Firebase's own cost: a warning on a production server (with the key), none in development.
+        let production = "server:\n  development: false\nusers:\n  passwordHashLogRounds: 10\n"
+        let warned = try ActionLinksConfiguration.parse(yaml: production, file: "test.yaml", environment: [:]).warnings
+        #expect(warned.count == 1 && warned[0].contains("users.passwordHashLogRounds") && warned[0].contains("Firebase's own"), "\(warned)")
+        let development = try ActionLinksConfiguration.parse(yaml: "users:\n  passwordHashLogRounds: 10\n", file: "test.yaml", environment: [:])
+        #expect(development.warnings.isEmpty)
+    }
+
     @Test("tenants are listed IDs of letters, digits and hyphens")
     func tenants() throws {
         #expect(try parse("tenants: [corp-1, School2]\n").tenants == ["corp-1", "School2"])

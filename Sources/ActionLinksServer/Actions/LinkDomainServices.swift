@@ -47,7 +47,9 @@ public struct LinkDomainServices: Sendable {
         self.settings = settings
         let passwords =
             passwords
-            ?? PasswordHasher(concurrency: settings.users.passwordHashConcurrency, queueLimit: settings.users.passwordHashQueue)
+            ?? PasswordHasher(
+                logRounds: settings.users.passwordHashLogRounds, parallelism: settings.users.passwordHashParallelism,
+                concurrency: settings.users.passwordHashConcurrency, queueLimit: settings.users.passwordHashQueue)
         policy = configuration.continueURLs
         apps = configuration.apps
         self.keys = keys
