@@ -89,7 +89,8 @@ extension UserSettings {
             if logRounds < 14 {
                 belowFirebaseCost = users.problem(
                     .passwordHashLogRounds,
-                    "\(logRounds) makes password hashes cheaper to guess than Firebase's own (N = 2^14, r = 8, p = 1); use 14 or more in production")
+                    "\(logRounds) makes password hashes cheaper to guess than Firebase's own (N = 2^14, r = 8, p = 1); use 14 or more in production"
+                )
             }
         }
     }

@@ -67,7 +67,8 @@ struct SecuritySettingsTests {
         let production = "server:\n  development: false\nusers:\n  passwordHashLogRounds: 10\n"
         let warned = try ActionLinksConfiguration.parse(yaml: production, file: "test.yaml", environment: [:]).warnings
         #expect(warned.count == 1 && warned[0].contains("users.passwordHashLogRounds") && warned[0].contains("Firebase's own"), "\(warned)")
-        let development = try ActionLinksConfiguration.parse(yaml: "users:\n  passwordHashLogRounds: 10\n", file: "test.yaml", environment: [:])
+        let development = try ActionLinksConfiguration.parse(
+            yaml: "server:\n  development: true\nusers:\n  passwordHashLogRounds: 10\n", file: "test.yaml", environment: [:])
         #expect(development.warnings.isEmpty)
     }
 
