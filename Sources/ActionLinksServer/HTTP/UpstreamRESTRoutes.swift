@@ -4,8 +4,8 @@ import ActionLinksHeaders
 import Foundation
 import Hummingbird
 
-/// The REST paths in upstream mode: `accounts:sendOobCode` (``UpstreamLinkSender``), and for every
-/// other path of Google's APIs a 404 that says where the SDKs go instead; never a silent half of an
+/// The REST paths in upstream mode: `accounts:sendOobCode` (``UpstreamLinkSender``), this server's
+/// own `signInCodes:exchange` (the code in a sign-in mail it sent), and for every other path of Google's APIs a 404 that says where the SDKs go instead; never a silent half of an
 /// emulator. A client's API key must be one of the project's; the admin credential is this
 /// server's (the admin token, or an access token it granted).
 struct UpstreamRESTRoutes {
@@ -20,6 +20,7 @@ struct UpstreamRESTRoutes {
         collection.add(middleware: RequestBodyLimitMiddleware(maximumBytes: settings.server.maximumBodyBytes))
         for prefix in IdentityToolkitRoutes.prefixes {
             route(collection, "\(prefix)/accounts:{operation}")
+            route(collection, "\(prefix)/signInCodes:{operation}", answers: "exchange")
             route(collection, "\(prefix)/projects/{project}/accounts:{operation}")
             route(collection, "\(prefix)/projects/{project}/tenants/{tenant}/accounts:{operation}")
             for other in ["accounts", "tenants/{tenant}/accounts", "", "tenants/{tenant}"] {
@@ -35,14 +36,16 @@ struct UpstreamRESTRoutes {
         router.addRoutes(collection)
     }
 
-    private func route(_ collection: RouteCollection<ServerRequestContext>, _ path: RouterPath) {
+    /// `path`'s routes: `answers` (`sendOobCode` under `accounts:`, `exchange` under
+    /// `signInCodes:`) for a POST to this project, a 404 that says where the SDKs go otherwise.
+    private func route(_ collection: RouteCollection<ServerRequestContext>, _ path: RouterPath, answers: String = "sendOobCode") {
         let routes = self
         for method in LinkDomainRouter.otherMethods {
             collection.on(path, method: method) { request, context in
                 if request.method == .options { return APICORSMiddleware.preflight(request, allowed: true) }
                 let operation = context.parameters.get("operation") ?? ""
                 let project = context.parameters.get("project")
-                guard request.method == .post, operation == "sendOobCode",
+                guard request.method == .post, operation == answers,
                     project == nil || project == routes.sender.upstream.settings.projectID
                 else {
                     throw ActionError(
@@ -56,16 +59,25 @@ struct UpstreamRESTRoutes {
                 guard let type = request.headers[.contentType].flatMap({ MediaType($0) }), type.matches("application", "json") else {
                     throw ActionError(.invalidContentType, "expected Content-Type: application/json")
                 }
-                let fields: SendOobCodeRequest
-                do {
-                    fields = try IdentityToolkitJSON.decoder.decode(SendOobCodeRequest.self, from: Data(buffer: context.body))
-                } catch {
-                    throw ActionError(.invalidJSON, "the body is not the JSON of accounts:sendOobCode")
+                if answers == "exchange" {
+                    let fields: SignInCodeExchangeRequest = try Self.decoded(context.body, operation: "signInCodes:exchange")
+                    let answer = try await routes.sender.exchange(fields, clientAddress: context.clientAddress)
+                    return RESTAPIResponse.json(IdentityToolkitJSON.encode(answer))
                 }
+                let fields: SendOobCodeRequest = try Self.decoded(context.body, operation: "accounts:sendOobCode")
                 let answer = try await routes.sender.send(
                     fields, caller: caller, locale: request.firebaseLocale, clientAddress: context.clientAddress)
                 return RESTAPIResponse.json(IdentityToolkitJSON.encode(answer))
             }
+        }
+    }
+
+    /// The request's JSON body as `Body`, or `INVALID_JSON` naming the operation.
+    private static func decoded<Body: Decodable>(_ body: ByteBuffer, operation: String) throws(ActionError) -> Body {
+        do {
+            return try IdentityToolkitJSON.decoder.decode(Body.self, from: Data(buffer: body))
+        } catch {
+            throw ActionError(.invalidJSON, "the body is not the JSON of \(operation)")
         }
     }
 

@@ -106,12 +106,34 @@ struct UpstreamLinkSender: Sendable {
         let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
         let recipient = newEmail ?? email
         let appName = settings.project.appName
-        if !deliver {
-            _ = issuer.mailer.render(mode: mode, to: recipient, link: link, languageCode: locale, appName: appName)
-        } else if !returnLink {
-            await issuer.mailer.send(mode: mode, to: recipient, link: link, languageCode: locale, appName: appName)
+        // A sign-in link's code, derived from Google's oobCode as the standalone server derives it
+        // from its own, stored whether or not the link goes out (the same work). It lives no longer
+        // than codes.lifetimes.signIn, this server's idea of the link's life.
+        var signInCode: String?
+        if mode == .signIn {
+            signInCode = try await issuer.signInCodes.issue(
+                tenantID: tenantID ?? "", email: email, link: link, oobCode: code,
+                linkExpiry: clock.now + .seconds(settings.codes.lifetime(of: .signIn)))
         }
-        return SendOobCodeResponse(email: email, oobLink: returnLink ? link : nil, oobCode: returnLink ? code : nil)
+        if !deliver {
+            _ = issuer.mailer.render(
+                mode: mode, to: recipient, link: link, languageCode: locale, appName: appName, signInCode: signInCode)
+        } else if !returnLink {
+            await issuer.mailer.send(mode: mode, to: recipient, link: link, languageCode: locale, appName: appName, signInCode: signInCode)
+        }
+        return SendOobCodeResponse(
+            email: email, oobLink: returnLink ? link : nil, oobCode: returnLink ? code : nil,
+            signInCode: returnLink ? signInCode : nil)
+    }
+
+    /// `signInCodes:exchange` on the front: a code from a sign-in mail this server sent, exchanged
+    /// for the link as mailed (``SignInCodes/exchange(email:code:tenantID:clientAddress:)``); the
+    /// app then completes `signInWithEmailLink` with Google, which issued the link's code.
+    func exchange(_ fields: SignInCodeExchangeRequest, clientAddress: String?) async throws(ActionError) -> SignInCodeExchangeResponse {
+        let tenantID = fields.tenantId.flatMap { $0.isEmpty ? nil : $0 } ?? ""
+        let exchange = try await issuer.signInCodes.exchange(
+            email: fields.email, code: fields.code, tenantID: tenantID, clientAddress: clientAddress)
+        return SignInCodeExchangeResponse(emailLink: exchange.emailLink, email: exchange.email)
     }
 
     /// Firebase production's recent sign-in rule for moving an address (as the standalone server's

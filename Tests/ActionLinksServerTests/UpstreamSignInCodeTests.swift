@@ -1,0 +1,83 @@
+import ActionLinksEmail
+import ActionLinksTestSupport
+import Foundation
+import Testing
+
+@testable import ActionLinksServer
+
+/// Sign-in codes in front of a Firebase project (README "Signing in on another device"): the front's
+/// `sendOobCode` mails a sign-in link with a code derived from Google's `oobCode`, the front's
+/// `signInCodes:exchange` hands the link back once, and the link completes with the upstream.
+@Suite("Upstream mode: sign-in codes", .timeLimit(.minutes(5)))
+struct UpstreamSignInCodeTests {
+    typealias Upstream = UpstreamModeTests
+
+    /// The code in the last mail to `address` the front printed, read as `inspect` reads a mail.
+    static func mailedCode(_ front: TestServer, to address: String) throws -> String {
+        let mail = try #require(front.standardOutput.components(separatedBy: "--- mail to \(address):").last)
+        let text = mail.components(separatedBy: "\n---\n").first ?? ""
+        let found = SignInCodeFinder.codes(inText: text, part: nil, contentType: "text/plain")
+        return try #require(found.first?.code, "no sign-in code in the mail: \(text)")
+    }
+
+    /// A client's exchange on the front.
+    static func exchange(_ front: TestServer, email: String, code: String) async throws -> HTTPReply {
+        try await front.request(
+            "POST", "/v1/signInCodes:exchange?key=\(TestProject.apiKey)",
+            body: try JSONSerialization.data(withJSONObject: ["email": email, "code": code]), headers: ["Content-Type": "application/json"])
+    }
+
+    @Test(
+        "the front's sign-in mail carries a code derived from Google's oobCode; the front's exchange gives the link as mailed once, and the link signs in upstream; a wrong code, a used one and another project's key are refused"
+    )
+    func frontExchange() async throws {
+        let upstream = try await TestServer()
+        let front = try await Upstream.front(for: upstream, serviceAccount: try await Upstream.serviceAccount(of: upstream))
+        let email = "cody-upstream@example.com"
+
+        let asked = try await front.api(
+            "sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": email, "continueUrl": "https://app.example.com/finish"])
+        #expect(asked.status == 200 && asked.json["signInCode"] == nil, "a client is never answered the code: \(asked.text)")
+        let link = try await Upstream.mailedLink(front, to: email)
+        let code = try Self.mailedCode(front, to: email)
+        #expect(code.count == 6 && code.allSatisfy(\.isNumber), "\(code)")
+
+        let wrong = String(code.map { $0 == "9" ? "0" : Character(String(($0.wholeNumberValue ?? 0) + 1)) })
+        let refused = try await Self.exchange(front, email: email, code: wrong)
+        #expect(refused.status == 400 && refused.errorCode == "INVALID_SIGN_IN_CODE", "\(refused.text)")
+        let unknown = try await Self.exchange(front, email: "nobody-upstream@example.com", code: code)
+        #expect(unknown.status == 400 && unknown.errorCode == "INVALID_SIGN_IN_CODE", "\(unknown.text)")
+
+        let exchanged = try await Self.exchange(front, email: email, code: String(code.prefix(3)) + " " + String(code.dropFirst(3)))
+        #expect(exchanged.status == 200, "\(exchanged.text)")
+        #expect(exchanged.json["emailLink"] as? String == link && exchanged.json["email"] as? String == email, "\(exchanged.text)")
+        let again = try await Self.exchange(front, email: email, code: code)
+        #expect(again.status == 400 && again.errorCode == "INVALID_SIGN_IN_CODE", "the code works once: \(again.text)")
+
+        // The link completes with the upstream, which issued its oobCode: the SDK's signInWithEmailLink.
+        let oobCode = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "oobCode" }?.value)
+        let signedIn = try await upstream.api("signInWithEmailLink", ["email": email, "oobCode": oobCode])
+        #expect(signedIn.status == 200 && signedIn.json["email"] as? String == email, "\(signedIn.text)")
+
+        // The admin's returnOobLink gets the code with the link; another project's key no exchange.
+        let admin = try await front.request(
+            "POST", "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
+            body: try JSONSerialization.data(withJSONObject: [
+                "requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true, "continueUrl": "https://app.example.com/finish",
+            ]), headers: ["Content-Type": "application/json", "Authorization": "Bearer " + Upstream.frontAdmin])
+        let adminCode = try #require(admin.json["signInCode"] as? String, "\(admin.text)")
+        let adminLink = try #require(admin.json["oobLink"] as? String)
+        let foreign = try await front.request(
+            "POST", "/v1/signInCodes:exchange?key=AIzaOther",
+            body: try JSONSerialization.data(withJSONObject: ["email": email, "code": adminCode]),
+            headers: ["Content-Type": "application/json"])
+        #expect(foreign.status == 400 && foreign.text.contains("API key not valid"), "\(foreign.text)")
+        let form = try await front.request(
+            "POST", "/v1/signInCodes:exchange?key=\(TestProject.apiKey)", body: Data("email=\(email)&code=\(adminCode)".utf8),
+            headers: ["Content-Type": "application/x-www-form-urlencoded"])
+        #expect(form.status == 415, "\(form.text)")
+        let byAdmin = try await Self.exchange(front, email: email, code: adminCode)
+        #expect(byAdmin.json["emailLink"] as? String == adminLink, "\(byAdmin.text)")
+        #expect(!front.standardError.contains(oobCode), "codes never reach the log")
+    }
+}
