@@ -10,7 +10,7 @@ struct UpstreamBrowserTests {
     static let script = Repository.root.appendingPathComponent("Tests/Browser/js_sdk_upstream_test.py").path
 
     @Test(
-        "a sign-in link asked of the front's sendOobCode, mailed, opened and finished by the SDK with the upstream; a reset mailed by the upstream completed on the front's page, then signInWithEmailAndPassword"
+        "a sign-in link asked of the front's sendOobCode, mailed, opened and finished by the SDK with the upstream; its mail's sign-in code exchanged at the front by a second browser context, which signs in as the same user; a reset mailed by the upstream completed on the front's page, then signInWithEmailAndPassword"
     )
     func firebaseJSSDK() async throws {
         try await BrowserTests.checkDependencies()

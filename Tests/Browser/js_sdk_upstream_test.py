@@ -6,7 +6,9 @@ mode: the SDK's project is the upstream (an ActionLinks development server, as F
 1. The app asks the front's sendOobCode for a sign-in link (a fetch, as an app or backend would);
    the link the front mailed (to a webhook this script runs) is opened in the browser, the front
    answers 303 to the app's page, and the SDK's isSignInWithEmailLink and signInWithEmailLink
-   complete with the upstream.
+   complete with the upstream. A second link's mail carries a sign-in code, which a second browser
+   context (sharing nothing with the first) exchanges at the front (signInCodes:exchange); its
+   signInWithEmailLink completes with the upstream as the same user, and the code works once.
 2. A password account made through the SDK asks for a reset (sendPasswordResetEmail, to the
    upstream, whose link domain is the front's: Firebase's "action URL" set to the front); the link
    is completed on the front's page by typing, then signInWithEmailAndPassword works with the new
@@ -31,7 +33,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from js_sdk_test import API_KEY, PROJECT, RUN, Failures, call, make_driver, serve_app  # noqa: E402
+from js_sdk_test import API_KEY, PROJECT, RUN, Failures, call, make_driver, serve_app, sign_in_code  # noqa: E402
 
 from selenium.webdriver.common.by import By  # noqa: E402
 
@@ -101,6 +103,9 @@ def run(driver, upstream, front, app, messages, failures):
     failures.check(signed_in["ok"] and signed_in["value"]["email"] == email and signed_in["value"]["emailVerified"],
                    f"signInWithEmailLink with the upstream: {signed_in}")
 
+    if signed_in["ok"]:
+        sign_in_on_another_device(driver, front, app, messages, email, signed_in["value"]["uid"], failures)
+
     # A reset mailed by the upstream, whose action URL is the front, completed on the front's page.
     reader = f"reader-{RUN}@example.com"
     driver.get(app + "/")
@@ -123,6 +128,46 @@ def run(driver, upstream, front, app, messages, failures):
     failures.check(again["ok"] and again["value"]["email"] == reader, f"signInWithEmailAndPassword with the new password: {again}")
     old = call(driver, f"await auth.signOut(); await auth.signInWithEmailAndPassword('{reader}', 'first-pass-1'); return 1;")
     failures.check(not old["ok"], f"the old password no longer works: {old}")
+
+
+def sign_in_on_another_device(driver, front, app, messages, email, uid, failures):
+    """The front's sign-in mail carries a code; a second browser context, sharing nothing with the
+    first, exchanges it at the front and signs in with the upstream as the same user."""
+    driver.get(app + "/")
+    seen = len([m for m in messages if m.get("to") == email])
+    asked = call(driver, f"""
+        await auth.signOut();
+        const reply = await fetch("{front}/v1/accounts:sendOobCode?key={API_KEY}", {{
+            method: "POST", headers: {{"Content-Type": "application/json"}},
+            body: JSON.stringify({{requestType: "EMAIL_SIGNIN", email: "{email}", continueUrl: "{app}/finish"}})}});
+        return reply.status;""")
+    failures.check(asked == {"ok": True, "value": 200}, f"a second sign-in link asked of the front: {asked}")
+    mails = wait_for(lambda: [m for m in messages if m.get("to") == email][seen:])
+    code = sign_in_code(mails[0]) if mails else None
+    failures.check(code is not None and len(code) == 7, f"the front's mail carries the code, grouped: {mails}")
+    if code is None:
+        return
+    other = make_driver()
+    try:
+        other.get(app + "/")
+        exchange = f"""
+            const response = await fetch("{front}/v1/signInCodes:exchange?key={API_KEY}", {{
+                method: "POST", headers: {{"Content-Type": "application/json"}},
+                body: JSON.stringify({{email: "{email}", code: {json.dumps(code)}}})}});
+            const answer = await response.json();
+            if (!response.ok) throw {{code: answer.error.message.split(" : ")[0]}};"""
+        result = call(other, exchange + """
+            const before = auth.currentUser && auth.currentUser.uid;
+            const credential = await auth.signInWithEmailLink(answer.email, answer.emailLink);
+            return {before, link: answer.emailLink, user: userInfo(credential.user)};""")
+        failures.check(result["ok"] and result["value"]["before"] is None, f"the other context starts signed out: {result}")
+        failures.check(result["ok"] and result["value"]["link"] in mails[0]["text"], f"the exchange gives the link as mailed: {result}")
+        failures.check(result["ok"] and result["value"]["user"]["uid"] == uid,
+                       f"signInWithEmailLink with the upstream, in the other context, signs in the same user: {result}")
+        again = call(other, exchange + " return answer;")
+        failures.check(not again["ok"] and again.get("code") == "INVALID_SIGN_IN_CODE", f"the code works once: {again}")
+    finally:
+        other.quit()
 
 
 def main():
