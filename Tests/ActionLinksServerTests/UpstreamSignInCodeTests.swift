@@ -7,10 +7,13 @@ import Testing
 
 /// Sign-in codes in front of a Firebase project (README "Signing in on another device"): the front's
 /// `sendOobCode` mails a sign-in link with a code derived from Google's `oobCode`, the front's
-/// `signInCodes:exchange` hands the link back once, and the link completes with the upstream.
+/// `signInCodes:exchange` hands the link back once, and the link completes with the upstream: a
+/// production server as strict as Google (``StrictUpstream``), with the project's unrestricted key.
 @Suite("Upstream mode: sign-in codes", .timeLimit(.minutes(5)))
 struct UpstreamSignInCodeTests {
     typealias Upstream = UpstreamModeTests
+    /// The key the app calls the front and the upstream with.
+    static let key = StrictUpstream.unrestrictedKey
 
     /// The code in the last mail to `address` the front printed, read as `inspect` reads a mail.
     static func mailedCode(_ front: TestServer, to address: String) throws -> String {
@@ -23,7 +26,7 @@ struct UpstreamSignInCodeTests {
     /// A client's exchange on the front.
     static func exchange(_ front: TestServer, email: String, code: String) async throws -> HTTPReply {
         try await front.request(
-            "POST", "/v1/signInCodes:exchange?key=\(TestProject.apiKey)",
+            "POST", "/v1/signInCodes:exchange?key=\(key)",
             body: try JSONSerialization.data(withJSONObject: ["email": email, "code": code]), headers: ["Content-Type": "application/json"])
     }
 
@@ -31,12 +34,14 @@ struct UpstreamSignInCodeTests {
         "the front's sign-in mail carries a code derived from Google's oobCode; the front's exchange gives the link as mailed once, and the link signs in upstream; a wrong code, a used one and another project's key are refused"
     )
     func frontExchange() async throws {
-        let upstream = try await TestServer()
-        let front = try await Upstream.front(for: upstream, serviceAccount: try await Upstream.serviceAccount(of: upstream))
+        let upstream = try await StrictUpstream.start()
+        let front = try await Upstream.front(
+            for: upstream, serviceAccount: try await Upstream.serviceAccount(of: upstream),
+            environment: ["ACTIONLINKS_UPSTREAM_API_KEYS": Self.key])
         let email = "cody-upstream@example.com"
 
         let asked = try await front.api(
-            "sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": email, "continueUrl": "https://app.example.com/finish"])
+            "sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": email, "continueUrl": "https://app.example.com/finish"], key: Self.key)
         #expect(asked.status == 200 && asked.json["signInCode"] == nil, "a client is never answered the code: \(asked.text)")
         let link = try await Upstream.mailedLink(front, to: email)
         let code = try Self.mailedCode(front, to: email)
@@ -56,7 +61,7 @@ struct UpstreamSignInCodeTests {
 
         // The link completes with the upstream, which issued its oobCode: the SDK's signInWithEmailLink.
         let oobCode = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "oobCode" }?.value)
-        let signedIn = try await upstream.api("signInWithEmailLink", ["email": email, "oobCode": oobCode])
+        let signedIn = try await upstream.api("signInWithEmailLink", ["email": email, "oobCode": oobCode], key: Self.key)
         #expect(signedIn.status == 200 && signedIn.json["email"] as? String == email, "\(signedIn.text)")
 
         // The admin's returnOobLink gets the code with the link; another project's key no exchange.
@@ -73,7 +78,7 @@ struct UpstreamSignInCodeTests {
             headers: ["Content-Type": "application/json"])
         #expect(foreign.status == 400 && foreign.text.contains("API key not valid"), "\(foreign.text)")
         let form = try await front.request(
-            "POST", "/v1/signInCodes:exchange?key=\(TestProject.apiKey)", body: Data("email=\(email)&code=\(adminCode)".utf8),
+            "POST", "/v1/signInCodes:exchange?key=\(Self.key)", body: Data("email=\(email)&code=\(adminCode)".utf8),
             headers: ["Content-Type": "application/x-www-form-urlencoded"])
         #expect(form.status == 415, "\(form.text)")
         let byAdmin = try await Self.exchange(front, email: email, code: adminCode)
