@@ -68,7 +68,9 @@ public struct LinkDomainServices: Sendable {
         self.store = store
         tenants = TenantDirectory(settings: settings, store: tenantStore, gateway: store)
         self.accounts = AccountService(accounts: accounts, tokens: tokens, tenants: tenants, store: store, clock: clock)
-        upstream = settings.upstream.map(UpstreamClient.init(settings:))
+        // A key restricted to websites must see the link domain as the page that calls.
+        let referer = settings.linkDomains.first.map { $0.origin + "/" }
+        upstream = settings.upstream.map { UpstreamClient(settings: $0, apps: configuration.apps, referer: referer) }
         let serviceAccounts = ServiceAccountKeys(directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"))
         serviceAccountTokens = ServiceAccountTokens(
             keys: serviceAccounts, formKey: keys.formKey, projectID: settings.project.id, clock: clock)

@@ -1,3 +1,4 @@
+import ActionLinks
 import ActionLinksConfiguration
 import AsyncHTTPClient
 import Foundation
@@ -8,7 +9,9 @@ import Synchronization
 import JWTKit
 
 /// The Identity Toolkit of the project this server fronts (`upstream`), over async-http-client:
-/// every call about a code carries the link's API key and tenant, connects within 3 seconds, is
+/// every call about a code carries the link's API key and tenant (and the headers the configured
+/// apps' SDKs send with their keys, so a key restricted to one of them passes Google's API front
+/// end), connects within 3 seconds, is
 /// answered (head and body) within 10, and is refused at once when `upstream.poolSize` calls to its
 /// host are in flight. Nothing about a code is kept here; logs never see a code or a password.
 final class UpstreamClient: Service, Sendable {
@@ -37,9 +40,12 @@ final class UpstreamClient: Service, Sendable {
     /// The exchanges in flight with each host (`upstream.poolSize`).
     let slots: ExchangeSlots
     private let token = Mutex<(value: String, until: Int64)?>(nil)
+    /// The headers sent with a link's API key, one set per try (``platformHeaders(apps:referer:)``).
+    let keyHeaders: [[(String, String)]]
 
-    init(settings: UpstreamSettings) {
+    init(settings: UpstreamSettings, apps: AppsConfiguration = AppsConfiguration(), referer: String? = nil) {
         self.settings = settings
+        keyHeaders = Self.platformHeaders(apps: apps, referer: referer)
         answerTimeout = .seconds(Int64(settings.answerTimeout))
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -98,9 +104,7 @@ final class UpstreamClient: Service, Sendable {
             struct User: Decodable { var email: String? }
             var users: [User]?
         }
-        let answer: Users = try await call(
-            "accounts:lookup", ["idToken": idToken, "tenantId": tenantID as Any?].compactMapValues { $0 },
-            headers: [("X-Goog-Api-Key", apiKey)])
+        let answer: Users = try await call("accounts:lookup", ["idToken": idToken, "tenantId": tenantID], apiKey: apiKey)
         return answer.users?.first?.email
     }
 
@@ -110,16 +114,70 @@ final class UpstreamClient: Service, Sendable {
         func escaped(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
         var query = "key=" + escaped(apiKey)
         if let tenantID, !tenantID.isEmpty { query += "&tenantId=" + escaped(tenantID) }
-        var request = HTTPClientRequest(url: settings.identityToolkitURL + "/v2/passwordPolicy?" + query)
-        request.method = .GET
-        let (status, data) = try await send(request)
-        return try Self.answer(status: status, data: data)
+        return try await withKeyHeaders { headers throws(Failure) in
+            var request = HTTPClientRequest(url: settings.identityToolkitURL + "/v2/passwordPolicy?" + query)
+            request.method = .GET
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            let (status, data) = try await send(request)
+            return try Self.answer(status: status, data: data)
+        }
     }
 
     private func call<Answer: Decodable>(_ operation: String, _ fields: [String: String?], apiKey: String) async throws(Failure)
         -> Answer
     {
-        try await call(operation, fields.compactMapValues { $0 }, headers: [("X-Goog-Api-Key", apiKey)])
+        try await withKeyHeaders { headers throws(Failure) in
+            try await call(operation, fields.compactMapValues { $0 }, headers: [("X-Goog-Api-Key", apiKey)] + headers)
+        }
+    }
+
+    // MARK: API keys restricted to an app
+
+    /// Runs `attempt` with each set of ``keyHeaders`` in turn while Google's API front end refuses
+    /// the key for an application restriction (`API_KEY_IOS_APP_BLOCKED`,
+    /// `API_KEY_ANDROID_APP_BLOCKED`, `API_KEY_HTTP_REFERRER_BLOCKED`): a 403 from the front end means
+    /// the call reached nothing, so the next set is as safe to send as the first. Usually there is
+    /// one set.
+    private func withKeyHeaders<Answer>(_ attempt: ([(String, String)]) async throws(Failure) -> Answer) async throws(Failure) -> Answer {
+        var refusal = Failure.unreachable
+        for headers in keyHeaders {
+            do throws(Failure) {
+                return try await attempt(headers)
+            } catch .refused(let code, let detail) where Self.isKeyRestriction(code) {
+                refusal = .refused(code: code, detail: detail)
+            }
+        }
+        throw refusal
+    }
+
+    /// Whether upstream refused a key for an application restriction the request did not meet.
+    static func isKeyRestriction(_ code: String) -> Bool {
+        ["API_KEY_IOS_APP_BLOCKED", "API_KEY_ANDROID_APP_BLOCKED", "API_KEY_HTTP_REFERRER_BLOCKED"].contains(code)
+    }
+
+    /// The headers the apps' SDKs send with their API keys, as sets to try in turn: in each, the
+    /// browser's `Referer` (the link domain's origin, for a key restricted to websites), one iOS
+    /// app's `X-Ios-Bundle-Identifier`, and one Android app's `X-Android-Package` with one of its
+    /// `sha1CertFingerprints` as `X-Android-Cert` (upper-case hex without colons, as the Android
+    /// SDK sends it). A key is restricted to one kind of app, so one set passes any key restricted
+    /// to one of the first apps of each kind; the next sets carry the next apps.
+    static func platformHeaders(apps: AppsConfiguration, referer: String?) -> [[(String, String)]] {
+        var bundles: [String] = []
+        for app in apps.appleApps where !bundles.contains(app.bundleID) { bundles.append(app.bundleID) }
+        var androids: [[(String, String)]] = []
+        for app in apps.androidApps {
+            if app.sha1Fingerprints.isEmpty { androids.append([("X-Android-Package", app.packageName)]) }
+            for fingerprint in app.sha1Fingerprints {
+                let hex = fingerprint.filter { $0 != ":" }.uppercased()
+                androids.append([("X-Android-Package", app.packageName), ("X-Android-Cert", hex)])
+            }
+        }
+        return (0..<max(1, bundles.count, androids.count)).map { index in
+            var headers: [(String, String)] = referer.map { [("Referer", $0)] } ?? []
+            if index < bundles.count { headers.append(("X-Ios-Bundle-Identifier", bundles[index])) }
+            if index < androids.count { headers += androids[index] }
+            return headers
+        }
     }
 
     private func call<Answer: Decodable>(_ operation: String, _ fields: [String: Any], headers: [(String, String)]) async throws(Failure)
@@ -141,6 +199,10 @@ final class UpstreamClient: Service, Sendable {
         guard let body = try? JSONDecoder().decode(FirebaseErrorBody.self, from: data) else {
             // A gateway's page, or a 5xx without Firebase's body: upstream is not answering for its accounts.
             throw status >= 500 ? .noAnswer : .refused(code: "UNKNOWN", detail: nil)
+        }
+        // Google's API front end refusing a key says why in a google.rpc.ErrorInfo, not in the message.
+        if let reason = body.error.details?.lazy.compactMap(\.reason).first(where: { $0.hasPrefix("API_KEY_") }) {
+            throw .refused(code: reason, detail: body.error.message)
         }
         let parts = body.error.message.components(separatedBy: " : ")
         throw .refused(code: parts[0], detail: parts.count > 1 ? parts.dropFirst().joined(separator: " : ") : nil)
@@ -219,7 +281,11 @@ final class UpstreamClient: Service, Sendable {
     }
 
     private struct FirebaseErrorBody: Decodable {
-        struct Inner: Decodable { var message: String }
+        struct Detail: Decodable { var reason: String? }
+        struct Inner: Decodable {
+            var message: String
+            var details: [Detail]?
+        }
         var error: Inner
     }
 }
