@@ -82,13 +82,15 @@ final class UpstreamClient: Service, Sendable {
         var oobCode: String?
     }
 
-    /// Asks upstream, as the service account, for a code (never mailed by upstream: `returnOobLink`).
-    func issueCode(_ fields: [String: String], now: Int64) async throws(Failure) -> IssuedCode {
+    /// Asks upstream, as the service account, for a code (never mailed by upstream: `returnOobLink`),
+    /// in `locale` (`X-Firebase-Locale`, as the SDKs send the app's language).
+    func issueCode(_ fields: [String: String], locale: String? = nil, now: Int64) async throws(Failure) -> IssuedCode {
         let token = try await accessToken(now: now)
         var body: [String: Any] = fields
         body["returnOobLink"] = true
-        return try await call(
-            "projects/\(settings.projectID)/accounts:sendOobCode", body, headers: [("Authorization", "Bearer " + token)])
+        var headers = [("Authorization", "Bearer " + token)]
+        if let locale { headers.append(("X-Firebase-Locale", locale)) }
+        return try await call("projects/\(settings.projectID)/accounts:sendOobCode", body, headers: headers)
     }
 
     /// Asks upstream, as a client with the link's API key, to mail a password reset (what Firebase's

@@ -78,13 +78,17 @@ struct UpstreamLinkSender: Sendable {
                 addresses: [email] + (newEmail.map { [$0] } ?? []), clientAddress: clientAddress, now: clock.now)
         }
 
+        // Upstream checks the continue URL against the project's authorized domains too (so a URL
+        // this server allows and Google does not is refused as Google refuses it); the link is built
+        // here, so nothing about apps or link domains is asked for.
         var asked = ["requestType": mode.requestType, "email": email]
         if let newEmail { asked["newEmail"] = newEmail }
         if let tenantID { asked["tenantId"] = tenantID }
+        if let continueURL { asked["continueUrl"] = continueURL }
         var issuedCode: String?
         var deliver = true
         do throws(UpstreamClient.Failure) {
-            issuedCode = try await upstream.issueCode(asked, now: clock.now.seconds).oobCode
+            issuedCode = try await upstream.issueCode(asked, locale: locale, now: clock.now.seconds).oobCode
         } catch .refused(let refusal, _)
             where !isAdmin && settings.users.emailEnumerationProtection
             && (refusal == "EMAIL_NOT_FOUND" || refusal == "USER_NOT_FOUND" || (refusal == "EMAIL_EXISTS" && mode == .verifyAndChangeEmail))
