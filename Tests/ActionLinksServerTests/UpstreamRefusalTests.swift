@@ -6,7 +6,8 @@ import Testing
 
 /// The front's `sendOobCode` in front of an upstream as strict as Google (``StrictUpstream``): the
 /// continue URL goes upstream, which checks it against the project's authorized domains, and
-/// Google's refusals come back with Google's code, never as a 500, and with no mail.
+/// Google's refusals come back with Google's code, never as a 500, and with no mail. A mode the front
+/// has no page for goes to Google's own handler.
 @Suite("Upstream mode: Google's refusals of the front's sendOobCode", .timeLimit(.minutes(5)))
 struct UpstreamRefusalTests {
     typealias Upstream = UpstreamModeTests
@@ -43,5 +44,24 @@ struct UpstreamRefusalTests {
         #expect(over.status == 400 && over.errorCode == "QUOTA_EXCEEDED", "\(over.status) \(over.text)")
         #expect(over.text.contains("QUOTA_EXCEEDED : Exceeded daily quota for generating email sign-in links."), "\(over.text)")
         #expect(Upstream.mailCount(front, to: "cy-quota@example.com") == 0)
+    }
+
+    @Test(
+        "a mode the front has no page for (revertSecondFactorAddition, an unknown one) goes on (303) to Google's handler with the query byte for byte, never the invalid-link page"
+    )
+    func otherModes() async throws {
+        let upstream = try await Strict.start()
+        let front = try await Upstream.front(for: upstream, environment: ["ACTIONLINKS_UPSTREAM_API_KEYS": Strict.unrestrictedKey])
+        for query in [
+            "mode=revertSecondFactorAddition&oobCode=AbC-123_x&apiKey=\(Strict.unrestrictedKey)&lang=fr",
+            "apiKey=k%20ey&mode=someModeGoogleAddsLater&oobCode=c%2Fd&continueUrl=https%3A%2F%2Fapp.example.com%2F%3Fa%3D1",
+        ] {
+            let reply = try await front.request("GET", "/__/auth/action?" + query)
+            #expect(reply.status == 303, "\(query): \(reply.status) \(reply.text.prefix(200))")
+            #expect(reply.header("Location") == "https://\(TestProject.id).firebaseapp.com/__/auth/action?" + query)
+        }
+        // A mode with a page of its own is still this server's.
+        let reset = try await front.request("GET", "/__/auth/action?mode=resetPassword&oobCode=unknown&apiKey=\(Strict.unrestrictedKey)")
+        #expect(reset.status != 303 && reset.header("Location") == nil, "\(reset.status)")
     }
 }

@@ -13,6 +13,12 @@ extension ActionPages {
     func upstreamLanding(_ request: Request, upstream: UpstreamClient) async -> Response {
         let acceptLanguage = request.headers[.acceptLanguage]
         let language = templates.language(requested: request.uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
+        // A mode with no page here (revertSecondFactorAddition, or one Google adds later) is
+        // Google's own handler's, which stays up: the query goes on exactly as it came.
+        if let mode = request.uri.queryParameters["mode"], !Self.pageModes.contains(where: { $0.rawValue == mode }) {
+            let handler = (upstream.settings.authDomainOrigin ?? "https://\(upstream.settings.projectID).firebaseapp.com") + "/__/auth/action"
+            return Response(status: .seeOther, headers: [.location: handler + "?" + (request.uri.query ?? "")])
+        }
         guard let link = ActionCodeLink.parse("https://link.invalid" + request.uri.string), let apiKey = link.apiKey,
             upstream.settings.accepts(apiKey: apiKey), Self.pageModes.contains(link.mode)
         else { return outcome(.invalid, language) }
