@@ -41,6 +41,10 @@ DJANGO_OIDC_PROVIDER_URL=$(bash scripts/django-oidc-provider.sh start "$django")
 export DJANGO_OIDC_PROVIDER_URL
 echo "Second OpenID provider for the tests: $DJANGO_OIDC_PROVIDER_URL"
 
+# A crash's report names the crashed thread only, symbolicated fast: the whole process's took 152 s
+# for the test binary's hundred threads, time a run near its limit does not have.
+export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=yes,interactive=no,threads=crashed,registers=none,images=none,symbolicate=fast}
+
 # Every suite has a per-test time limit; this is the whole run's, well inside CI's 90 minutes (the
 # build included), so that a hang that ignores cancellation still ends with a message.
 limit=${ACTIONLINKS_TEST_TIMEOUT:-70m}
