@@ -11,6 +11,10 @@ public struct UpstreamSettings: Sendable, Hashable {
     /// The service account that lets this server ask upstream for codes (link generation with our
     /// own mail), when given.
     public var serviceAccount: UpstreamServiceAccount?
+    /// The metadata server the service account's access tokens come from instead of a key file
+    /// (`upstream.metadataServer`: Cloud Run, GKE, Compute Engine), as an origin without a trailing
+    /// slash, when given.
+    public var metadataServer: String?
     /// The project's auth domain, whose `/__/auth/*` helper is proxied, when given.
     public var authDomain: String?
     /// Identity Toolkit's origin, without a trailing slash.
@@ -34,6 +38,12 @@ public struct UpstreamSettings: Sendable, Hashable {
     public static let googleIdentityToolkit = "https://identitytoolkit.googleapis.com"
     /// Google's Secure Token service.
     public static let googleSecureToken = "https://securetoken.googleapis.com"
+    /// Google's metadata server, as Cloud Run, GKE and Compute Engine reach it.
+    public static let googleMetadataServer = "http://metadata.google.internal"
+
+    /// Whether this server can ask upstream for codes as the project's service account: a key file,
+    /// or the metadata server's tokens.
+    public var hasServiceAccount: Bool { serviceAccount != nil || metadataServer != nil }
 
     /// Settings from values.
     public init(
@@ -87,8 +97,8 @@ public struct UpstreamServiceAccount: Sendable, Hashable {
 
 extension UpstreamSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case projectId, apiKeys, serviceAccountFile, authDomain, identityToolkitURL, secureTokenURL, connectTimeout, answerTimeout,
-            poolSize
+        case projectId, apiKeys, serviceAccountFile, metadataServer, authDomain, identityToolkitURL, secureTokenURL, connectTimeout,
+            answerTimeout, poolSize
     }
 
     /// Reads `upstream`; nil when neither the file nor the environment gives any of its keys.
@@ -97,13 +107,15 @@ extension UpstreamSettings {
         let projectID = try section.string(.projectId)
         let apiKeys = try section.strings(.apiKeys)
         let accountFile = try section.string(.serviceAccountFile)
+        let metadataServer = try section.string(.metadataServer)
         let authDomain = try section.string(.authDomain)
         let toolkit = try section.string(.identityToolkitURL)
         let secureToken = try section.string(.secureTokenURL)
         let connectTimeout = try section.duration(.connectTimeout, in: 1...60, kind: "a timeout", examples: "3s")
         let answerTimeout = try section.duration(.answerTimeout, in: 1...600, kind: "a timeout", examples: "10s or 1m")
         let poolSize = try section.integer(.poolSize, in: 1...1024)
-        if projectID == nil, apiKeys.isEmpty, accountFile == nil, authDomain == nil, toolkit == nil, secureToken == nil,
+        if projectID == nil, apiKeys.isEmpty, accountFile == nil, metadataServer == nil, authDomain == nil, toolkit == nil,
+            secureToken == nil,
             connectTimeout == nil, answerTimeout == nil, poolSize == nil
         {
             return nil
@@ -136,10 +148,42 @@ extension UpstreamSettings {
         settings.connectTimeout = connectTimeout ?? settings.connectTimeout
         settings.answerTimeout = answerTimeout ?? settings.answerTimeout
         settings.poolSize = poolSize ?? settings.poolSize
+        if let metadataServer {
+            if accountFile != nil {
+                throw section.problem(
+                    .metadataServer,
+                    "give either serviceAccountFile or metadataServer, not both: the service account's tokens come from one of them")
+            }
+            settings.metadataServer = try Self.metadataOrigin(metadataServer, section)
+        }
         if let accountFile {
             settings.serviceAccount = try UpstreamServiceAccount.read(accountFile, at: section.codingPath + [CodingKeys.serviceAccountFile])
         }
         return settings
+    }
+
+    /// `upstream.metadataServer`: `true` (Google's, `http://metadata.google.internal`), `false`
+    /// (none), or an origin; plain `http://` only for Google's metadata host, its address
+    /// 169.254.169.254 and loopback (a stand-in), as the metadata server is only plain HTTP there.
+    private static func metadataOrigin(_ text: String, _ section: KeyedDecodingContainer<CodingKeys>) throws -> String? {
+        switch text {
+        case "true": return googleMetadataServer
+        case "false": return nil
+        default: break
+        }
+        if let url = URLComponents(string: text), url.scheme == "http", let host = url.host,
+            ["metadata.google.internal", "169.254.169.254"].contains(host), url.user == nil, url.query == nil, url.fragment == nil,
+            url.path.isEmpty || url.path == "/"
+        {
+            return text.hasSuffix("/") ? String(text.dropLast()) : text
+        }
+        guard let checked = checkedURL(text) else {
+            throw section.problem(
+                .metadataServer,
+                "expected true, false or the metadata server's origin (http://metadata.google.internal, http://169.254.169.254, "
+                    + "https://..., or http:// for a loopback stand-in); got '\(text)'")
+        }
+        return checked
     }
 
     /// `text` as an origin without a trailing slash, if it is an https URL (http for a loopback

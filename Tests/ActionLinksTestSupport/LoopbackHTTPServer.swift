@@ -29,14 +29,28 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public var body: Data
         /// How the body is sent; nil: with the head, at once.
         public var trickle: Trickle?
+        /// Request headers (name, case-insensitive, and exact value) the answer needs; a request
+        /// without one gets `403 Missing required header`, as Google's metadata server answers.
+        public var requires: [String: String]
 
         public init(
-            status: Int = 200, headers: [String: String] = ["Content-Type": "application/json"], body: Data, trickle: Trickle? = nil
+            status: Int = 200, headers: [String: String] = ["Content-Type": "application/json"], body: Data, trickle: Trickle? = nil,
+            requires: [String: String] = [:]
         ) {
             self.status = status
             self.headers = headers
             self.body = body
             self.trickle = trickle
+            self.requires = requires
+        }
+
+        /// Whether a request head carries every header ``requires`` names.
+        func isMet(by head: String) -> Bool {
+            let lines = head.split(separator: "\r\n").dropFirst().map { line -> (String, String) in
+                let name = line.prefix { $0 != ":" }
+                return (name.lowercased(), line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces))
+            }
+            return requires.allSatisfy { required in lines.contains { $0 == (required.key.lowercased(), required.value) } }
         }
     }
 
@@ -132,7 +146,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         defer { close(client) }
         var pending = Data()
         for answered in 0... {
-            guard let path = readRequest(client, into: &pending) else { return }
+            guard let (path, requestHead) = readRequest(client, into: &pending) else { return }
             let drop = connections != .closedAfterEachAnswer && answered == 1
             counter.add(dropped: drop)
             if drop {
@@ -142,7 +156,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
                 }
                 return
             }
-            let route = routes[path] ?? Route(status: 404, headers: ["Content-Type": "text/plain"], body: Data("not found".utf8))
+            var route = routes[path] ?? Route(status: 404, headers: ["Content-Type": "text/plain"], body: Data("not found".utf8))
+            if !route.isMet(by: requestHead) {
+                route = Route(status: 403, headers: ["Content-Type": "text/plain"], body: Data("Missing required header".utf8))
+            }
             let closing = connections == .closedAfterEachAnswer
             var head = "HTTP/1.1 \(route.status) Status\r\nContent-Length: \(route.body.count)\r\n"
             head += closing ? "Connection: close\r\n" : "Connection: keep-alive\r\n"
@@ -157,9 +174,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         }
     }
 
-    /// The path of the next request on `client` (its head and a `Content-Length` body are taken
-    /// from `pending` and the socket), or nil when the peer closed.
-    private static func readRequest(_ client: Int32, into pending: inout Data) -> String? {
+    /// The path and head of the next request on `client` (its head and a `Content-Length` body are
+    /// taken from `pending` and the socket), or nil when the peer closed.
+    private static func readRequest(_ client: Int32, into pending: inout Data) -> (String, String)? {
         let separator = Data("\r\n\r\n".utf8)
         var buffer = [UInt8](repeating: 0, count: 4096)
         func fill() -> Bool {
@@ -177,7 +194,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         while pending.count - (headEnd - pending.startIndex) < length { guard fill() else { return nil } }
         pending = Data(pending[(headEnd + length)...])
         let line = head.prefix { $0 != "\r" }
-        return line.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+        return (line.split(separator: " ").dropFirst().first.map(String.init) ?? "/", head)
     }
 
     /// Sends `body` as `trickle` says; false when the peer closed the connection first. A byte at a

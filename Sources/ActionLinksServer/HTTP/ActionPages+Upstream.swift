@@ -16,7 +16,8 @@ extension ActionPages {
         // A mode with no page here (revertSecondFactorAddition, or one Google adds later) is
         // Google's own handler's, which stays up: the query goes on exactly as it came.
         if let mode = request.uri.queryParameters["mode"], !Self.pageModes.contains(where: { $0.rawValue == mode }) {
-            let handler = (upstream.settings.authDomainOrigin ?? "https://\(upstream.settings.projectID).firebaseapp.com") + "/__/auth/action"
+            let handler =
+                (upstream.settings.authDomainOrigin ?? "https://\(upstream.settings.projectID).firebaseapp.com") + "/__/auth/action"
             return Response(status: .seeOther, headers: [.location: handler + "?" + (request.uri.query ?? "")])
         }
         guard let link = ActionCodeLink.parse("https://link.invalid" + request.uri.string), let apiKey = link.apiKey,
@@ -144,7 +145,7 @@ extension ActionPages {
         }
         let tenantID = fields.tenantId.flatMap { $0.isEmpty ? nil : $0 }
         do throws(ActionError) {
-            if upstream.settings.serviceAccount != nil, let sender = upstreamSender {
+            if upstream.settings.hasServiceAccount, let sender = upstreamSender {
                 var body: [String: String] = ["requestType": "PASSWORD_RESET", "email": email]
                 if let tenantID { body["tenantId"] = tenantID }
                 let data = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()

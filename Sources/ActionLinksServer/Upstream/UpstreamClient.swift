@@ -236,8 +236,10 @@ final class UpstreamClient: Service, Sendable {
     /// An access token for the service account (RFC 7523's JWT-bearer grant at its `token_uri`),
     /// kept until a minute before it expires. The assertion names Google's token URL whatever the
     /// `token_uri`, as google-auth signs it (an ActionLinks token endpoint takes that audience too).
+    /// With `upstream.metadataServer`, the token comes from there instead (``metadataToken(from:now:)``).
     func accessToken(now: Int64) async throws(Failure) -> String {
         if let cached = token.withLock({ $0 }), cached.until > now { return cached.value }
+        if let metadataServer = settings.metadataServer { return try await metadataToken(from: metadataServer, now: now) }
         guard let account = settings.serviceAccount else { throw .refused(code: "NO_SERVICE_ACCOUNT", detail: nil) }
         let assertion: String
         do {
@@ -267,6 +269,45 @@ final class UpstreamClient: Service, Sendable {
         guard status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: data) else {
             if status >= 500 { throw .noAnswer }
             throw .refused(code: "SERVICE_ACCOUNT_REFUSED", detail: nil)
+        }
+        let until = now + max(0, (grant.expires_in ?? 3600) - 60)
+        token.withLock { $0 = (grant.access_token, until) }
+        return grant.access_token
+    }
+
+    /// The default service account's access token from the metadata server (Cloud Run, GKE,
+    /// Compute Engine: no key file, which organizations made since 2024-05-03 forbid):
+    /// `GET <server>/computeMetadata/v1/instance/service-accounts/default/token?scopes=...` with
+    /// `Metadata-Flavor: Google`, whose answer must carry `Metadata-Flavor: Google` too (anything
+    /// else is not the metadata server: a proxy's or a captive portal's page); kept until a minute
+    /// before its `expires_in`.
+    private func metadataToken(from server: String, now: Int64) async throws(Failure) -> String {
+        let scopes = Self.scopes.joined(separator: ",").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        var request = HTTPClientRequest(url: server + "/computeMetadata/v1/instance/service-accounts/default/token?scopes=" + scopes)
+        request.method = .GET
+        request.headers.add(name: "Metadata-Flavor", value: "Google")
+        let answer: Answer
+        do throws(ExchangeFailure) {
+            answer = try await exchange(request, upTo: 64 << 10)
+        } catch .busy {
+            throw .unreachable
+        } catch .failed(let error) where Self.isConnectFailure(error) {
+            throw .unreachable
+        } catch {
+            throw .noAnswer
+        }
+        struct Grant: Decodable {
+            var access_token: String
+            var expires_in: Int64?
+        }
+        guard answer.headers["Metadata-Flavor"].first == "Google" else {
+            throw .refused(code: "NOT_THE_METADATA_SERVER", detail: "the answer has no Metadata-Flavor: Google")
+        }
+        guard answer.status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: Data(buffer: answer.body)),
+            !grant.access_token.isEmpty
+        else {
+            if answer.status >= 500 { throw .noAnswer }
+            throw .refused(code: "METADATA_SERVER_REFUSED", detail: "HTTP \(answer.status)")
         }
         let until = now + max(0, (grant.expires_in ?? 3600) - 60)
         token.withLock { $0 = (grant.access_token, until) }

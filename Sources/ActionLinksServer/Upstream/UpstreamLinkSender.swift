@@ -37,10 +37,10 @@ struct UpstreamLinkSender: Sendable {
         }
         let returnLink = fields.returnOobLink?.value ?? false
         if returnLink, !isAdmin { throw ActionError.insufficientPermission }
-        guard upstream.settings.serviceAccount != nil else {
+        guard upstream.settings.hasServiceAccount else {
             throw ActionError(
                 .operationNotAllowed,
-                "this server has no service account for project \(upstream.settings.projectID) (upstream.serviceAccountFile), so it cannot send links; send them through Firebase"
+                "this server has no service account for project \(upstream.settings.projectID) (upstream.serviceAccountFile, or upstream.metadataServer on Google Cloud), so it cannot send links; send them through Firebase"
             )
         }
         let tenantID = fields.tenantId.flatMap { $0.isEmpty ? nil : $0 }
