@@ -17,7 +17,12 @@ struct UpstreamBrowserTests {
         let (frontPort, appPort, mailPort) = (try LoopbackPort.free(), try LoopbackPort.free(), try LoopbackPort.free())
         let frontOrigin = "http://localhost:\(frontPort)"
         // The upstream's links are built on the front's domain: Firebase's action URL set to the front.
-        let upstream = try await TestServer(environment: ["ACTIONLINKS_LINK_DOMAINS": frontOrigin])
+        // The front sends the continue URL upstream, which checks it against the project's authorized
+        // domains: the app's origin is one, as a Firebase project lists its app's domain.
+        let upstream = try await TestServer(environment: [
+            "ACTIONLINKS_LINK_DOMAINS": frontOrigin,
+            "ACTIONLINKS_CONTINUE_URLS_ALLOW": "https://app.example.com/,http://127.0.0.1:\(appPort)/",
+        ])
         let account = try await UpstreamModeTests.serviceAccount(of: upstream)
         let front = try await TestServer(environment: [
             "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": UpstreamModeTests.frontAdmin,

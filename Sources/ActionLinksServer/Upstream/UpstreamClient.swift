@@ -213,9 +213,15 @@ final class UpstreamClient: Service, Sendable {
     /// One exchange, head and body within `upstream.answerTimeout` (``exchange(_:upTo:)``); a host
     /// whose slots are all taken is `.unreachable` at once (nothing was sent).
     private func send(_ request: HTTPClientRequest) async throws(Failure) -> (UInt, Data) {
+        let reply = try await answer(to: request, upTo: 1 << 20)
+        return (reply.status, Data(buffer: reply.body))
+    }
+
+    /// The whole answer (``exchange(_:upTo:)``), or why there is none: `.unreachable` when nothing
+    /// was sent (no connection, or no free slot), `.noAnswer` otherwise.
+    private func answer(to request: HTTPClientRequest, upTo maximumBytes: Int) async throws(Failure) -> Answer {
         do throws(ExchangeFailure) {
-            let answer = try await exchange(request, upTo: 1 << 20)
-            return (answer.status, Data(buffer: answer.body))
+            return try await exchange(request, upTo: maximumBytes)
         } catch .busy {
             throw .unreachable
         } catch .failed(let error) where Self.isConnectFailure(error) {
@@ -286,28 +292,19 @@ final class UpstreamClient: Service, Sendable {
         var request = HTTPClientRequest(url: server + "/computeMetadata/v1/instance/service-accounts/default/token?scopes=" + scopes)
         request.method = .GET
         request.headers.add(name: "Metadata-Flavor", value: "Google")
-        let answer: Answer
-        do throws(ExchangeFailure) {
-            answer = try await exchange(request, upTo: 64 << 10)
-        } catch .busy {
-            throw .unreachable
-        } catch .failed(let error) where Self.isConnectFailure(error) {
-            throw .unreachable
-        } catch {
-            throw .noAnswer
-        }
+        let reply = try await answer(to: request, upTo: 64 << 10)
         struct Grant: Decodable {
             var access_token: String
             var expires_in: Int64?
         }
-        guard answer.headers["Metadata-Flavor"].first == "Google" else {
+        guard reply.headers["Metadata-Flavor"].first == "Google" else {
             throw .refused(code: "NOT_THE_METADATA_SERVER", detail: "the answer has no Metadata-Flavor: Google")
         }
-        guard answer.status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: Data(buffer: answer.body)),
+        guard reply.status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: Data(buffer: reply.body)),
             !grant.access_token.isEmpty
         else {
-            if answer.status >= 500 { throw .noAnswer }
-            throw .refused(code: "METADATA_SERVER_REFUSED", detail: "HTTP \(answer.status)")
+            if reply.status >= 500 { throw .noAnswer }
+            throw .refused(code: "METADATA_SERVER_REFUSED", detail: "HTTP \(reply.status)")
         }
         let until = now + max(0, (grant.expires_in ?? 3600) - 60)
         token.withLock { $0 = (grant.access_token, until) }
