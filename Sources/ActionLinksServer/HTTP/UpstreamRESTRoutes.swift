@@ -5,9 +5,10 @@ import Foundation
 import Hummingbird
 
 /// The REST paths in upstream mode: `accounts:sendOobCode` (``UpstreamLinkSender``), this server's
-/// own `signInCodes:exchange` (the code in a sign-in mail it sent), and for every other path of Google's APIs a 404 that says where the SDKs go instead; never a silent half of an
-/// emulator. A client's API key must be one of the project's; the admin credential is this
-/// server's (the admin token, or an access token it granted).
+/// own `signInCodes:exchange` (the code in a sign-in mail it sent), and for every other path of
+/// Google's APIs a 404 that says where the SDKs go instead; never a silent half of an emulator. A
+/// client's API key must be one of the project's; the admin credential is this server's (the admin
+/// token, or an access token it granted).
 struct UpstreamRESTRoutes {
     let sender: UpstreamLinkSender
     let settings: ServiceSettings

@@ -11,9 +11,8 @@ import JWTKit
 /// The Identity Toolkit of the project this server fronts (`upstream`), over async-http-client:
 /// every call about a code carries the link's API key and tenant (and the headers the configured
 /// apps' SDKs send with their keys, so a key restricted to one of them passes Google's API front
-/// end), connects within 3 seconds, is
-/// answered (head and body) within 10, and is refused at once when `upstream.poolSize` calls to its
-/// host are in flight. Nothing about a code is kept here; logs never see a code or a password.
+/// end), connects within 3 seconds, is answered (head and body) within 10, and is refused at once
+/// when `upstream.poolSize` calls to its host are in flight. Nothing about a code is kept here; logs never see a code or a password.
 final class UpstreamClient: Service, Sendable {
     /// Why a call did not get an answer from upstream's accounts, or upstream's refusal.
     enum Failure: Error, Sendable {
