@@ -70,7 +70,9 @@ public struct LinkDomainServices: Sendable {
         self.accounts = AccountService(accounts: accounts, tokens: tokens, tenants: tenants, store: store, clock: clock)
         // A key restricted to websites must see the link domain as the page that calls.
         let referer = settings.linkDomains.first.map { $0.origin + "/" }
-        upstream = settings.upstream.map { UpstreamClient(settings: $0, apps: configuration.apps, referer: referer) }
+        upstream = settings.upstream.map {
+            UpstreamClient(settings: $0, apps: configuration.apps, referer: referer, metrics: metrics, logger: logger)
+        }
         let serviceAccounts = ServiceAccountKeys(directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"))
         serviceAccountTokens = ServiceAccountTokens(
             keys: serviceAccounts, formKey: keys.formKey, projectID: settings.project.id, clock: clock)

@@ -20,6 +20,20 @@ public final class ServerMetrics: Sendable {
     private let mailDelivered: Counter
     private let mailRetried: Counter
     private let mailFailed: Counter
+    private let upstreamCalls: [UpstreamCall: [UpstreamOutcome: Counter]]
+    private let upstreamLatency: [UpstreamCall: DurationHistogram]
+
+    /// What the front asks of the project it fronts (a fixed set: a label value each).
+    enum UpstreamCall: String, CaseIterable, Sendable {
+        case resetPassword = "accounts:resetPassword", update = "accounts:update", sendOobCode = "accounts:sendOobCode"
+        case lookup = "accounts:lookup", passwordPolicy, token, metadataToken
+    }
+
+    /// How an upstream call ended: answered, refused (Google's error), or not answered.
+    enum UpstreamOutcome: String, CaseIterable, Sendable {
+        case ok, refused, unreachable
+        case noAnswer = "no_answer"
+    }
 
     /// Registers every series.
     public init() {
@@ -54,6 +68,22 @@ public final class ServerMetrics: Sendable {
         mailDelivered = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "delivered")])
         mailRetried = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "retried")])
         mailFailed = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "failed")])
+        var upstreamCalls: [UpstreamCall: [UpstreamOutcome: Counter]] = [:]
+        var upstreamLatency: [UpstreamCall: DurationHistogram] = [:]
+        for call in UpstreamCall.allCases {
+            for outcome in UpstreamOutcome.allCases {
+                upstreamCalls[call, default: [:]][outcome] = registry.makeCounter(
+                    descriptor: Self.upstreamRequests, labels: [("operation", call.rawValue), ("outcome", outcome.rawValue)])
+            }
+            upstreamLatency[call] = registry.makeDurationHistogram(
+                descriptor: Self.upstreamDuration, labels: [("operation", call.rawValue)],
+                buckets: [
+                    .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                    .seconds(3), .seconds(10),
+                ])
+        }
+        self.upstreamCalls = upstreamCalls
+        self.upstreamLatency = upstreamLatency
     }
 
     /// A series' name (`actionlinks_<name>_<unit>`) and its `# HELP` line.
@@ -71,6 +101,12 @@ public final class ServerMetrics: Sendable {
     static var codesConsumed: MetricNameDescriptor { descriptor("codes_consumed", unit: "total", "Action codes consumed, by mode.") }
     static var codesRefused: MetricNameDescriptor { descriptor("codes_refused", unit: "total", "Action codes refused, by reason.") }
     static var mail: MetricNameDescriptor { descriptor("mail", unit: "total", "Mail delivery attempts, by outcome.") }
+    static var upstreamRequests: MetricNameDescriptor {
+        descriptor("upstream_requests", unit: "total", "Calls to the fronted project's Google APIs, by operation and outcome.")
+    }
+    static var upstreamDuration: MetricNameDescriptor {
+        descriptor("upstream_request", unit: "seconds", "Time for a call to the fronted project's Google APIs, by operation.")
+    }
 
     func request(_ route: Route, status: Int, duration: Duration) {
         requests[route]?[min(max(status / 100, 1), 5) - 1].increment()
@@ -83,6 +119,11 @@ public final class ServerMetrics: Sendable {
     func codeInvalid() { invalid.increment() }
     func mailOutcome(delivered: Bool, final: Bool) {
         if delivered { mailDelivered.increment() } else if final { mailFailed.increment() } else { mailRetried.increment() }
+    }
+
+    func upstreamCall(_ call: UpstreamCall, outcome: UpstreamOutcome, duration: Duration) {
+        upstreamCalls[call]?[outcome]?.increment()
+        upstreamLatency[call]?.record(duration)
     }
 
     /// The Prometheus text exposition of every series.

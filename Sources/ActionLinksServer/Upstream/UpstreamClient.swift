@@ -7,6 +7,7 @@ import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import JWTKit
+import Logging
 
 /// The Identity Toolkit of the project this server fronts (`upstream`), over async-http-client:
 /// every call about a code carries the link's API key and tenant (and the headers the configured
@@ -41,9 +42,18 @@ final class UpstreamClient: Service, Sendable {
     private let token = Mutex<(value: String, until: Int64)?>(nil)
     /// The headers sent with a link's API key, one set per try (``platformHeaders(apps:referer:)``).
     let keyHeaders: [[(String, String)]]
+    /// Where each call is counted and timed (`actionlinks_upstream_*`).
+    let metrics: ServerMetrics?
+    /// Where a failed call is told, one warning line each.
+    let logger: Logger?
 
-    init(settings: UpstreamSettings, apps: AppsConfiguration = AppsConfiguration(), referer: String? = nil) {
+    init(
+        settings: UpstreamSettings, apps: AppsConfiguration = AppsConfiguration(), referer: String? = nil, metrics: ServerMetrics? = nil,
+        logger: Logger? = nil
+    ) {
         self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
         keyHeaders = Self.platformHeaders(apps: apps, referer: referer)
         answerTimeout = .seconds(Int64(settings.answerTimeout))
         var configuration = HTTPClient.Configuration(
@@ -119,8 +129,10 @@ final class UpstreamClient: Service, Sendable {
             var request = HTTPClientRequest(url: settings.identityToolkitURL + "/v2/passwordPolicy?" + query)
             request.method = .GET
             for (name, value) in headers { request.headers.add(name: name, value: value) }
-            let (status, data) = try await send(request)
-            return try Self.answer(status: status, data: data)
+            return try await observed(.passwordPolicy) { () throws(Failure) in
+                let (status, data) = try await send(request)
+                return try Self.answer(status: status, data: data)
+            }
         }
     }
 
@@ -190,8 +202,41 @@ final class UpstreamClient: Service, Sendable {
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let body = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data()
         request.body = .bytes(ByteBuffer(bytes: body))
-        let (status, data) = try await send(request)
-        return try Self.answer(status: status, data: data)
+        let name = operation.split(separator: "/").last.map(String.init) ?? operation
+        return try await observed(ServerMetrics.UpstreamCall(rawValue: name) ?? .update) { () throws(Failure) in
+            let (status, data) = try await send(request)
+            return try Self.answer(status: status, data: data)
+        }
+    }
+
+    /// Runs one call to upstream, counting and timing it (`actionlinks_upstream_requests_total`,
+    /// `actionlinks_upstream_request_seconds`), and logs one warning line when it fails: the
+    /// operation, the outcome and Google's error code (an upper-case name, else `other`); never a
+    /// code, a key, a token or an address.
+    private func observed<Answer>(_ call: ServerMetrics.UpstreamCall, _ body: () async throws(Failure) -> Answer) async throws(Failure)
+        -> Answer
+    {
+        let start = ContinuousClock.now
+        do throws(Failure) {
+            let answer = try await body()
+            metrics?.upstreamCall(call, outcome: .ok, duration: .now - start)
+            return answer
+        } catch {
+            let outcome: ServerMetrics.UpstreamOutcome
+            var fields: Logger.Metadata = ["operation": "\(call.rawValue)"]
+            switch error {
+            case .refused(let code, _):
+                outcome = .refused
+                let named = !code.isEmpty && code.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x41...0x5A).contains($0) }
+                fields["code"] = "\(named ? code : "other")"
+            case .unreachable: outcome = .unreachable
+            case .noAnswer: outcome = .noAnswer
+            }
+            fields["outcome"] = "\(outcome.rawValue)"
+            metrics?.upstreamCall(call, outcome: outcome, duration: .now - start)
+            logger?.warning("a call to the fronted project failed", metadata: fields)
+            throw error
+        }
     }
 
     /// Upstream's answer as `Answer`, or its refusal (Firebase's code and detail).
@@ -266,14 +311,17 @@ final class UpstreamClient: Service, Sendable {
             "grant_type=" + "urn:ietf:params:oauth:grant-type:jwt-bearer".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             + "&assertion=" + assertion
         request.body = .bytes(ByteBuffer(string: form))
-        let (status, data) = try await send(request)
         struct Grant: Decodable {
             var access_token: String
             var expires_in: Int64?
         }
-        guard status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: data) else {
-            if status >= 500 { throw .noAnswer }
-            throw .refused(code: "SERVICE_ACCOUNT_REFUSED", detail: nil)
+        let grant = try await observed(.token) { () throws(Failure) -> Grant in
+            let (status, data) = try await send(request)
+            guard status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: data) else {
+                if status >= 500 { throw .noAnswer }
+                throw .refused(code: "SERVICE_ACCOUNT_REFUSED", detail: nil)
+            }
+            return grant
         }
         let until = now + max(0, (grant.expires_in ?? 3600) - 60)
         token.withLock { $0 = (grant.access_token, until) }
@@ -291,19 +339,22 @@ final class UpstreamClient: Service, Sendable {
         var request = HTTPClientRequest(url: server + "/computeMetadata/v1/instance/service-accounts/default/token?scopes=" + scopes)
         request.method = .GET
         request.headers.add(name: "Metadata-Flavor", value: "Google")
-        let reply = try await answer(to: request, upTo: 64 << 10)
         struct Grant: Decodable {
             var access_token: String
             var expires_in: Int64?
         }
-        guard reply.headers["Metadata-Flavor"].first == "Google" else {
-            throw .refused(code: "NOT_THE_METADATA_SERVER", detail: "the answer has no Metadata-Flavor: Google")
-        }
-        guard reply.status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: Data(buffer: reply.body)),
-            !grant.access_token.isEmpty
-        else {
-            if reply.status >= 500 { throw .noAnswer }
-            throw .refused(code: "METADATA_SERVER_REFUSED", detail: "HTTP \(reply.status)")
+        let grant = try await observed(.metadataToken) { () throws(Failure) -> Grant in
+            let reply = try await answer(to: request, upTo: 64 << 10)
+            guard reply.headers["Metadata-Flavor"].first == "Google" else {
+                throw .refused(code: "NOT_THE_METADATA_SERVER", detail: "the answer has no Metadata-Flavor: Google")
+            }
+            guard reply.status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: Data(buffer: reply.body)),
+                !grant.access_token.isEmpty
+            else {
+                if reply.status >= 500 { throw .noAnswer }
+                throw .refused(code: "METADATA_SERVER_REFUSED", detail: "HTTP \(reply.status)")
+            }
+            return grant
         }
         let until = now + max(0, (grant.expires_in ?? 3600) - 60)
         token.withLock { $0 = (grant.access_token, until) }
