@@ -294,9 +294,14 @@ struct EndToEndTests {
 
     @Test("the send limit per address applies to known and unknown addresses alike")
     func sendLimit() async throws {
-        try await TestApp.router(environment: [
-            "ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2", "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
-        ]) { app in
+        // The limit's window is the clock's hour: a clock that stands mid-hour, so a run that crosses
+        // an hour cannot open a new window between the sends.
+        let clock = ManualClock(start: Timestamp.now.roundedDown(to: .seconds(3600)) + .seconds(1800))
+        try await TestApp.router(
+            environment: [
+                "ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2", "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
+            ], clock: clock
+        ) { app in
             try await app.createAccount(email: "lu@example.com")
             for email in ["lu@example.com", "ghost@example.com"] {
                 for _ in 0..<2 {

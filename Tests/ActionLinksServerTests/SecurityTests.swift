@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksServer
 import ActionLinksTestSupport
 import Foundation
 import Testing
@@ -110,7 +111,9 @@ struct SecurityTests {
 
     @Test("a change-email request counts against the new address's limit too")
     func changeEmailCountsTheRecipient() async throws {
-        try await TestApp.router(environment: ["ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2"]) { app in
+        // A clock that stands mid-hour: a run that crosses an hour cannot open a new window.
+        let clock = ManualClock(start: Timestamp.now.roundedDown(to: .seconds(3600)) + .seconds(1800))
+        try await TestApp.router(environment: ["ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2"], clock: clock) { app in
             try await app.createAccount(email: "victim@example.com")
             for _ in 0..<2 {
                 #expect(try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "victim@example.com"]).status == 200)
