@@ -6,7 +6,8 @@ import Foundation
 public struct UpstreamSettings: Sendable, Hashable {
     /// The upstream project's ID.
     public var projectID: String
-    /// The Web API keys the project's links carry; a link or call with any other key is refused.
+    /// The API keys the project's links carry (every platform's: web, iOS, Android); a link or call
+    /// with any other key is refused.
     public var apiKeys: [String]
     /// The service account that lets this server ask upstream for codes (link generation with our
     /// own mail), when given.
@@ -33,6 +34,10 @@ public struct UpstreamSettings: Sendable, Hashable {
     /// async-http-client's pool of connections per host. One more is refused at once (the page and
     /// the proxy answer 503) rather than queued behind slow ones.
     public var poolSize = 32
+    /// How long an answer from upstream keeps `GET /readyz` ready, in seconds
+    /// (`upstream.readinessInterval`, 60 s): past it, `/readyz` asks upstream again (`GET
+    /// /v2/passwordPolicy` with the first API key).
+    public var readinessInterval = 60
 
     /// Google's Identity Toolkit.
     public static let googleIdentityToolkit = "https://identitytoolkit.googleapis.com"
@@ -98,7 +103,7 @@ public struct UpstreamServiceAccount: Sendable, Hashable {
 extension UpstreamSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case projectId, apiKeys, serviceAccountFile, metadataServer, authDomain, identityToolkitURL, secureTokenURL, connectTimeout,
-            answerTimeout, poolSize
+            answerTimeout, poolSize, readinessInterval
     }
 
     /// Reads `upstream`; nil when neither the file nor the environment gives any of its keys.
@@ -114,9 +119,10 @@ extension UpstreamSettings {
         let connectTimeout = try section.duration(.connectTimeout, in: 1...60, kind: "a timeout", examples: "3s")
         let answerTimeout = try section.duration(.answerTimeout, in: 1...600, kind: "a timeout", examples: "10s or 1m")
         let poolSize = try section.integer(.poolSize, in: 1...1024)
+        let readinessInterval = try section.duration(.readinessInterval, in: 1...3600, kind: "an interval", examples: "60s or 5m")
         if projectID == nil, apiKeys.isEmpty, accountFile == nil, metadataServer == nil, authDomain == nil, toolkit == nil,
             secureToken == nil,
-            connectTimeout == nil, answerTimeout == nil, poolSize == nil
+            connectTimeout == nil, answerTimeout == nil, poolSize == nil, readinessInterval == nil
         {
             return nil
         }
@@ -127,7 +133,8 @@ extension UpstreamSettings {
             throw section.problem(.projectId, "expected lower-case letters, digits and hyphens; got '\(projectID)'")
         }
         guard !apiKeys.isEmpty else {
-            throw section.problem(.apiKeys, "expected at least one Web API key of the project (Firebase console → Project settings)")
+            throw section.problem(
+                .apiKeys, "expected at least one API key of the project, every platform's (Firebase console → Project settings)")
         }
         for (index, key) in apiKeys.enumerated()
         where !key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "&") && $0 != UInt8(ascii: "#") }) {
@@ -148,6 +155,7 @@ extension UpstreamSettings {
         settings.connectTimeout = connectTimeout ?? settings.connectTimeout
         settings.answerTimeout = answerTimeout ?? settings.answerTimeout
         settings.poolSize = poolSize ?? settings.poolSize
+        settings.readinessInterval = readinessInterval ?? settings.readinessInterval
         if let metadataServer {
             if accountFile != nil {
                 throw section.problem(

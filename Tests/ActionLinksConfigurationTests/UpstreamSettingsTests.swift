@@ -97,7 +97,7 @@ struct UpstreamSettingsTests {
             ("upstream:\n  projectId: p\n  apiKeys: [k]\n  poolSize: 0\n", "upstream.poolSize", "a whole number from 1 to 1024"),
             ("upstream:\n  projectId: p\n  apiKeys: [k]\n  poolSize: many\n", "upstream.poolSize", "a whole number from 1 to 1024"),
             ("upstream:\n  projectId: My_Project\n  apiKeys: [k]\n", "upstream.projectId", "lower-case letters"),
-            ("upstream:\n  projectId: p\n", "upstream.apiKeys", "at least one Web API key"),
+            ("upstream:\n  projectId: p\n", "upstream.apiKeys", "at least one API key of the project, every platform's"),
             ("upstream:\n  projectId: p\n  apiKeys: [ok, 'a&b']\n", "upstream.apiKeys[1]", "printable ASCII"),
             ("upstream:\n  projectId: p\n  apiKeys: [k]\n  authDomain: https://p.firebaseapp.com\n", "upstream.authDomain", "no scheme"),
             ("upstream:\n  projectId: p\n  apiKeys: [k]\n  authDomain: 10.0.0.1:9099\n", "upstream.authDomain", "host name"),
@@ -114,12 +114,21 @@ struct UpstreamSettingsTests {
                 "upstream.identityToolkitURL", "https URL"
             ),
             ("upstream:\n  projectId: p\n  apiKeys: [k]\n  regionn: x\n", "upstream.regionn", "unknown key"),
+            ("upstream:\n  projectId: p\n  apiKeys: [k]\n  readinessInterval: 2h\n", "upstream.readinessInterval", "an interval from"),
         ])
     func badValues(yaml: String, key: String, message: String) throws {
         let error = try #require(problem(yaml))
         #expect(error.key == key, "\(error)")
         #expect(error.message.contains(message), "\(error)")
         #expect(error.file == "t.yaml" && error.line != nil, "\(error)")
+    }
+
+    @Test("readinessInterval: 60 s unless given, from the file or its variable")
+    func readinessInterval() throws {
+        let yaml = "upstream:\n  projectId: p\n  apiKeys: [k]\n"
+        #expect(try parse(yaml).upstream?.readinessInterval == 60)
+        #expect(try parse(yaml + "  readinessInterval: 5m\n").upstream?.readinessInterval == 300)
+        #expect(try parse(yaml, environment: ["ACTIONLINKS_UPSTREAM_READINESS_INTERVAL": "1s"]).upstream?.readinessInterval == 1)
     }
 
     @Test("poolSize from the file, and its variable over the file")

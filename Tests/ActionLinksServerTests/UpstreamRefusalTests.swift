@@ -7,7 +7,7 @@ import Testing
 /// The front's `sendOobCode` in front of an upstream as strict as Google (``StrictUpstream``): the
 /// continue URL goes upstream, which checks it against the project's authorized domains, and
 /// Google's refusals come back with Google's code, never as a 500, and with no mail, each told in one
-/// warning line and counted in `/metrics`. A mode the front has no page for goes to Google's own
+/// warning line (with upstream's HTTP status) and counted in `/metrics`. A mode the front has no page for goes to Google's own
 /// handler.
 @Suite("Upstream mode: Google's refusals of the front's sendOobCode", .timeLimit(.minutes(5)))
 struct UpstreamRefusalTests {
@@ -51,8 +51,11 @@ struct UpstreamRefusalTests {
         let log = front.standardOutput + front.standardError
         let warnings = log.split(separator: "\n").filter { $0.contains("a call to the fronted project failed") }
         #expect(warnings.count == 2, "\(warnings)")
-        #expect(warnings.contains { $0.contains("code=UNAUTHORIZED_DOMAIN") && $0.contains("operation=accounts:sendOobCode") })
-        #expect(warnings.contains { $0.contains("code=QUOTA_EXCEEDED") && $0.contains("outcome=refused") })
+        #expect(
+            warnings.contains {
+                $0.contains("code=UNAUTHORIZED_DOMAIN") && $0.contains("operation=accounts:sendOobCode") && $0.contains("status=400")
+            })
+        #expect(warnings.contains { $0.contains("code=QUOTA_EXCEEDED") && $0.contains("outcome=refused") && $0.contains("status=400") })
         #expect(!warnings.contains { $0.contains("@example.com") || $0.contains("example.org") })
         let metrics = try await front.request("GET", "/metrics", headers: ["Authorization": "Bearer " + Upstream.frontAdmin])
         #expect(metrics.text.contains(#"actionlinks_upstream_requests_total{operation="accounts:sendOobCode",outcome="refused"} 2"#))

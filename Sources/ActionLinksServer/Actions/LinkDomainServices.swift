@@ -33,6 +33,8 @@ public struct LinkDomainServices: Sendable {
     let serviceAccountTokens: ServiceAccountTokens
     /// The project this server fronts (`upstream`), if any: it checks and applies every code.
     let upstream: UpstreamClient?
+    /// What `/readyz` checks: the store, and upstream when fronting a project.
+    let readiness: Readiness
     let clock: any ServiceClock
 
     /// The services over the given stores, keys and mail delivery.
@@ -73,6 +75,7 @@ public struct LinkDomainServices: Sendable {
         upstream = settings.upstream.map {
             UpstreamClient(settings: $0, apps: configuration.apps, referer: referer, metrics: metrics, logger: logger)
         }
+        readiness = Readiness(tenants: tenantStore, upstream: upstream, clock: clock, logger: logger)
         let serviceAccounts = ServiceAccountKeys(directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"))
         serviceAccountTokens = ServiceAccountTokens(
             keys: serviceAccounts, formKey: keys.formKey, projectID: settings.project.id, clock: clock)

@@ -43,8 +43,10 @@ public enum LinkDomainRouter {
             router.addRoutes(EmulatorRoutes(services: services).collection, atPath: "/emulator/v1/projects/{project}")
         }
         router.addRoutes(
-            OperationsRoutes(metrics: services.metrics, settings: services.settings.server, accessTokens: services.serviceAccountTokens)
-                .collection)
+            OperationsRoutes(
+                metrics: services.metrics, settings: services.settings.server, accessTokens: services.serviceAccountTokens,
+                readiness: services.readiness
+            ).collection)
         return router
     }
 
@@ -157,11 +159,12 @@ struct EmulatorRoutes {
     }
 }
 
-/// `/healthz` and `/metrics`.
+/// `/healthz` (liveness), `/readyz` (readiness: ``Readiness``) and `/metrics`.
 struct OperationsRoutes {
     let metrics: ServerMetrics
     let settings: ServerSettings
     let accessTokens: ServiceAccountTokens
+    let readiness: Readiness
 
     var collection: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
@@ -169,6 +172,14 @@ struct OperationsRoutes {
             Response(
                 status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
+        let readiness = readiness
+        routes.get("/readyz") { _, _ in
+            let report = await readiness.report()
+            return Response(
+                status: report.ready ? .ok : .serviceUnavailable,
+                headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: report.lines.joined(separator: "\n") + "\n")))
         }
         let (metrics, settings, accessTokens) = (metrics, settings, accessTokens)
         routes.get("/metrics") { request, _ in

@@ -40,6 +40,7 @@ final class UpstreamClient: Service, Sendable {
     /// The exchanges in flight with each host (`upstream.poolSize`).
     let slots: ExchangeSlots
     private let token = Mutex<(value: String, until: Int64)?>(nil)
+    private let lastAnswered = Mutex<ContinuousClock.Instant?>(nil)
     /// The headers sent with a link's API key, one set per try (``platformHeaders(apps:referer:)``).
     let keyHeaders: [[(String, String)]]
     /// Where each call is counted and timed (`actionlinks_upstream_*`).
@@ -129,8 +130,9 @@ final class UpstreamClient: Service, Sendable {
             var request = HTTPClientRequest(url: settings.identityToolkitURL + "/v2/passwordPolicy?" + query)
             request.method = .GET
             for (name, value) in headers { request.headers.add(name: name, value: value) }
-            return try await observed(.passwordPolicy) { () throws(Failure) in
+            return try await observed(.passwordPolicy) { (answered: inout UInt?) throws(Failure) in
                 let (status, data) = try await send(request)
+                answered = status
                 return try Self.answer(status: status, data: data)
             }
         }
@@ -203,27 +205,32 @@ final class UpstreamClient: Service, Sendable {
         let body = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data()
         request.body = .bytes(ByteBuffer(bytes: body))
         let name = operation.split(separator: "/").last.map(String.init) ?? operation
-        return try await observed(ServerMetrics.UpstreamCall(rawValue: name) ?? .update) { () throws(Failure) in
+        return try await observed(ServerMetrics.UpstreamCall(rawValue: name) ?? .update) { (answered: inout UInt?) throws(Failure) in
             let (status, data) = try await send(request)
+            answered = status
             return try Self.answer(status: status, data: data)
         }
     }
 
     /// Runs one call to upstream, counting and timing it (`actionlinks_upstream_requests_total`,
     /// `actionlinks_upstream_request_seconds`), and logs one warning line when it fails: the
-    /// operation, the outcome and Google's error code (an upper-case name, else `other`); never a
-    /// code, a key, a token or an address.
-    private func observed<Answer>(_ call: ServerMetrics.UpstreamCall, _ body: () async throws(Failure) -> Answer) async throws(Failure)
-        -> Answer
+    /// operation, the outcome, the HTTP status upstream answered with (`none` when it did not) and
+    /// Google's error code (an upper-case name, else `other`); never a code, a key, a token or an
+    /// address. `body` sets the status it got. A call that gets its answer marks upstream as
+    /// answering (``lastAnswer``).
+    private func observed<Answer>(_ call: ServerMetrics.UpstreamCall, _ body: (inout UInt?) async throws(Failure) -> Answer)
+        async throws(Failure) -> Answer
     {
         let start = ContinuousClock.now
+        var status: UInt?
         do throws(Failure) {
-            let answer = try await body()
+            let answer = try await body(&status)
             metrics?.upstreamCall(call, outcome: .ok, duration: .now - start)
+            lastAnswered.withLock { $0 = .now }
             return answer
         } catch {
             let outcome: ServerMetrics.UpstreamOutcome
-            var fields: Logger.Metadata = ["operation": "\(call.rawValue)"]
+            var fields: Logger.Metadata = ["operation": "\(call.rawValue)", "status": "\(status.map(String.init) ?? "none")"]
             switch error {
             case .refused(let code, _):
                 outcome = .refused
@@ -237,6 +244,17 @@ final class UpstreamClient: Service, Sendable {
             logger?.warning("a call to the fronted project failed", metadata: fields)
             throw error
         }
+    }
+
+    /// When upstream last answered a call of this server's (any call that succeeded), if ever.
+    var lastAnswer: ContinuousClock.Instant? { lastAnswered.withLock { $0 } }
+
+    /// Asks upstream something cheap that it answers whenever it works for this project: the
+    /// project's password policy with the first API key (no quota of the project's is spent) and,
+    /// with a service account, its access token (a call only when the kept one is near its end).
+    func probe(now: Int64) async throws(Failure) {
+        _ = try await passwordPolicy(apiKey: settings.apiKeys.first ?? "", tenantID: nil)
+        if settings.hasServiceAccount { _ = try await accessToken(now: now) }
     }
 
     /// Upstream's answer as `Answer`, or its refusal (Firebase's code and detail).
@@ -315,8 +333,9 @@ final class UpstreamClient: Service, Sendable {
             var access_token: String
             var expires_in: Int64?
         }
-        let grant = try await observed(.token) { () throws(Failure) -> Grant in
+        let grant = try await observed(.token) { (answered: inout UInt?) throws(Failure) -> Grant in
             let (status, data) = try await send(request)
+            answered = status
             guard status == 200, let grant = try? JSONDecoder().decode(Grant.self, from: data) else {
                 if status >= 500 { throw .noAnswer }
                 throw .refused(code: "SERVICE_ACCOUNT_REFUSED", detail: nil)
@@ -343,8 +362,9 @@ final class UpstreamClient: Service, Sendable {
             var access_token: String
             var expires_in: Int64?
         }
-        let grant = try await observed(.metadataToken) { () throws(Failure) -> Grant in
+        let grant = try await observed(.metadataToken) { (answered: inout UInt?) throws(Failure) -> Grant in
             let reply = try await answer(to: request, upTo: 64 << 10)
+            answered = reply.status
             guard reply.headers["Metadata-Flavor"].first == "Google" else {
                 throw .refused(code: "NOT_THE_METADATA_SERVER", detail: "the answer has no Metadata-Flavor: Google")
             }

@@ -22,7 +22,7 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         switch endpoint {
         case "/.well-known/apple-app-site-association", "/apple-app-site-association", "/.well-known/assetlinks.json": return .association
         case "/.well-known/jwks.json": return .jwks
-        case "/healthz": return .health
+        case "/healthz", "/readyz": return .health
         case "/metrics": return .metrics
         case ActionCodeLink.actionPath: return .actionPage
         case ActionCodeLink.mobileLinkPath: return .mobileLinkPage

@@ -1,0 +1,91 @@
+import ActionLinksTestSupport
+import Foundation
+import Testing
+
+/// `GET /readyz`: 200 while the store answers a read and, fronting a project, upstream answered
+/// within `upstream.readinessInterval`; 503 naming what is down otherwise; `/healthz` answers
+/// throughout (liveness only).
+@Suite("Readiness (/readyz)", .timeLimit(.minutes(5)))
+struct ReadinessTests {
+    typealias Upstream = UpstreamModeTests
+    typealias Strict = StrictUpstream
+
+    @Test("standalone on the embedded store: ready, one line for the store, never cached")
+    func embedded() async throws {
+        try await TestApp.router { app in
+            let ready = try await app.request("GET", "/readyz")
+            #expect(ready.status == 200 && ready.text == "store: ok\n", "\(ready.status) \(ready.text)")
+            #expect(ready.header("Cache-Control") == "no-store")
+        }
+    }
+
+    @Test("PostgreSQL stopped: 503 naming the store (within the probe's wait), /healthz still 200; ready again once it is back")
+    func storeDown() async throws {
+        let cluster = try await PrivatePostgresCluster()
+        defer { Task { await cluster.remove() } }
+        let server = try await TestServer(environment: ["ACTIONLINKS_STORE": cluster.url + "?connect_timeout=10"])
+        let up = try await server.request("GET", "/readyz")
+        #expect(up.status == 200 && up.text == "store: ok\n", "\(up.status) \(up.text)")
+
+        try await cluster.stop()
+        let down = try await server.request("GET", "/readyz")
+        #expect(down.status == 503, "\(down.status) \(down.text)")
+        #expect(down.text.hasPrefix("store: ") && !down.text.contains("store: ok"), "\(down.text)")
+        #expect(try await server.request("GET", "/healthz").status == 200)
+
+        try await cluster.start()
+        try await Eventually.wait(for: "/readyz to answer 200 after PostgreSQL is back") {
+            try await server.request("GET", "/readyz").status == 200
+        }
+    }
+
+    @Test(
+        "fronting a project: ready once Google answers the probe; upstream stopped, 503 naming upstream past the interval, the failed probe told in a warning line with no status and counted; ready again after it is back"
+    )
+    func upstreamDown() async throws {
+        let port = try LoopbackPort.free()
+        let directory = TestProject.temporaryDirectory("readiness-upstream")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let where_ = ["ACTIONLINKS_SERVER_PORT": String(port), "ACTIONLINKS_DATA_DIRECTORY": directory.path]
+        var upstream: TestServer? = try await Strict.start(environment: where_)
+        let front = try await Upstream.front(
+            for: try #require(upstream), serviceAccount: try await Upstream.serviceAccount(of: try #require(upstream)),
+            environment: ["ACTIONLINKS_UPSTREAM_API_KEYS": Strict.unrestrictedKey, "ACTIONLINKS_UPSTREAM_READINESS_INTERVAL": "1s"])
+
+        let ready = try await front.request("GET", "/readyz")
+        #expect(ready.status == 200 && ready.text == "store: ok\nupstream: ok\n", "\(ready.status) \(ready.text)")
+        let metrics = try await front.request("GET", "/metrics", headers: ["Authorization": "Bearer " + Upstream.frontAdmin])
+        #expect(
+            metrics.text.contains(#"actionlinks_upstream_requests_total{operation="passwordPolicy",outcome="ok"} 1"#), "\(metrics.text)")
+        #expect(metrics.text.contains(#"actionlinks_upstream_requests_total{operation="token",outcome="ok"} 1"#))
+
+        upstream?.process.terminate()
+        upstream?.process.waitUntilExit()
+        upstream = nil
+        try await Task.sleep(for: .milliseconds(1100))  // past the 1 s in which the last answer counts
+        // The probe's connection is refused; async-http-client retries it until upstream.connectTimeout
+        // (3 s), past /readyz's 2 s wait: "no answer within 2 s" first, then what the probe found.
+        let down = try await front.request("GET", "/readyz")
+        #expect(down.status == 503 && down.text.hasPrefix("store: ok\nupstream: ") && !down.text.contains("upstream: ok"), "\(down.text)")
+        #expect(try await front.request("GET", "/healthz").status == 200)
+        try await Eventually.wait(for: "/readyz to name the refused connection") {
+            let reply = try await front.request("GET", "/readyz")
+            #expect(reply.status == 503, "\(reply.text)")
+            return reply.text.contains("cannot be reached")
+        }
+        let warnings = front.standardError.split(separator: "\n").filter { $0.contains("a call to the fronted project failed") }
+        #expect(
+            warnings.contains {
+                $0.contains("operation=passwordPolicy") && $0.contains("outcome=unreachable") && $0.contains("status=none")
+            },
+            "\(warnings)")
+        let counted = try await front.request("GET", "/metrics", headers: ["Authorization": "Bearer " + Upstream.frontAdmin])
+        #expect(counted.text.contains(#"actionlinks_upstream_requests_total{operation="passwordPolicy",outcome="unreachable"}"#))
+
+        upstream = try await Strict.start(environment: where_)
+        try await Eventually.wait(for: "/readyz to answer 200 after upstream is back") {
+            try await front.request("GET", "/readyz").status == 200
+        }
+        withExtendedLifetime(upstream) {}
+    }
+}
