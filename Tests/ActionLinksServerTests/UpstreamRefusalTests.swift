@@ -82,4 +82,32 @@ struct UpstreamRefusalTests {
         let reset = try await front.request("GET", "/__/auth/action?mode=resetPassword&oobCode=unknown&apiKey=\(Strict.unrestrictedKey)")
         #expect(reset.status != 303 && reset.header("Location") == nil, "\(reset.status)")
     }
+
+    @Test(
+        "the front's sendOobCode asks upstream in the caller's language: X-Firebase-Locale goes with it (an upstream that needs it answers, and the link is mailed in it)"
+    )
+    func localeGoesUpstream() async throws {
+        // An Identity Toolkit stand-in that answers the service account's sendOobCode only with
+        // X-Firebase-Locale: fr (403 otherwise), and a metadata server for the token.
+        let path = "/v1/projects/\(TestProject.id)/accounts:sendOobCode"
+        let answer = #"{"kind":"identitytoolkit#GetOobConfirmationCodeResponse","email":"lu-locale@example.com","oobCode":"locale-code-1"}"#
+        let toolkit = try LoopbackHTTPServer(routes: [path: .init(body: Data(answer.utf8), requires: ["X-Firebase-Locale": "fr"])])
+        let metadata = try UpstreamMetadataServerTests.metadataServer(token: Strict.adminToken)
+        let front = try await TestServer(environment: [
+            "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": Upstream.frontAdmin,
+            "ACTIONLINKS_UPSTREAM_PROJECT_ID": TestProject.id, "ACTIONLINKS_UPSTREAM_API_KEYS": Strict.unrestrictedKey,
+            "ACTIONLINKS_UPSTREAM_IDENTITY_TOOLKIT_URL": toolkit.origin, "ACTIONLINKS_UPSTREAM_SECURE_TOKEN_URL": toolkit.origin,
+            "ACTIONLINKS_UPSTREAM_METADATA_SERVER": metadata.origin,
+        ])
+        let fields = ["requestType": "EMAIL_SIGNIN", "email": "lu-locale@example.com", "continueUrl": "https://app.example.com/finish"]
+
+        let plain = try await front.api("sendOobCode", fields, key: Strict.unrestrictedKey)
+        #expect(plain.status != 200, "\(plain.status) \(plain.text)")
+        #expect(Upstream.mailCount(front, to: "lu-locale@example.com") == 0)
+
+        let french = try await front.api("sendOobCode", fields, headers: ["X-Firebase-Locale": "fr"], key: Strict.unrestrictedKey)
+        #expect(french.status == 200, "\(french.status) \(french.text)")
+        let link = try await Upstream.mailedLink(front, to: "lu-locale@example.com")
+        #expect(link.contains("oobCode=locale-code-1") && link.contains("lang=fr"), "\(link)")
+    }
 }
