@@ -27,26 +27,48 @@ public struct HTTPReply: Sendable {
     public func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
 }
 
+/// The API key and the admin token the REST helpers use with a server unless told otherwise.
+public struct TestCredentials: Sendable {
+    public var apiKey: String
+    public var adminToken: String
+
+    public init(apiKey: String, adminToken: String) {
+        self.apiKey = apiKey
+        self.adminToken = adminToken
+    }
+
+    /// The test project's (`TestProject.apiKey`, `TestProject.adminToken`).
+    public static let project = TestCredentials(apiKey: TestProject.apiKey, adminToken: TestProject.adminToken)
+}
+
 /// Anything that answers the link domain's HTTP requests: the application in process or the binary.
 /// The REST and form helpers are written once on top of ``request(_:_:body:headers:)``.
 public protocol LinkDomainClient: Sendable {
     /// Sends one request; redirects are never followed and no cookie is kept.
     func request(_ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply
+    /// The key and admin token the REST helpers use by default (the test project's unless the
+    /// server was started with others, as ``StrictUpstream`` is).
+    var credentials: TestCredentials { get }
 }
 
 extension LinkDomainClient {
+    public var credentials: TestCredentials { .project }
+
     /// Sends one request with no body, or with no extra header.
     public func request(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> HTTPReply {
         try await request(method, path, body: body, headers: headers)
     }
 
-    /// A REST call: as the admin (`Bearer <adminToken>`), or as a client with the API key `key`.
+    /// A REST call: as the admin (`Bearer <adminToken>`), or as a client with the API key `key`
+    /// (by default, the server's ``credentials``).
     public func api(
         _ operation: String, _ fields: [String: Any], admin: Bool = false, tenant: String? = nil, headers: [String: String] = [:],
-        key: String = TestProject.apiKey, adminToken: String = TestProject.adminToken
+        key: String? = nil, adminToken: String? = nil
     )
         async throws -> HTTPReply
     {
+        let key = key ?? credentials.apiKey
+        let adminToken = adminToken ?? credentials.adminToken
         // The admin names the project (and tenant) in the path, as firebase-admin does; a client
         // names its tenant in the body, as the SDKs do.
         var path = "/v1/"

@@ -109,8 +109,11 @@ public enum StrictUpstream {
     /// Starts the real binary as a strict upstream; `environment` adds overrides (such as
     /// `ACTIONLINKS_LINK_DOMAINS` for a front's domain).
     public static func start(_ options: Options = Options(), environment: [String: String] = [:]) async throws -> TestServer {
-        try await TestServer(environment: environment, config: try configFile(options).path)
+        try await TestServer(environment: environment, config: try configFile(options).path, credentials: credentials)
     }
+
+    /// What the REST helpers use with a strict upstream: ``unrestrictedKey`` and ``adminToken``.
+    public static let credentials = TestCredentials(apiKey: unrestrictedKey, adminToken: adminToken)
 
     /// The headers the SDK of `key`'s platform sends with it, so the request satisfies the key's
     /// restriction: the iOS SDK's bundle ID, the Android SDK's package and certificate, a browser's

@@ -12,12 +12,17 @@ public final class TestServer: LinkDomainClient {
     public let base: String
     /// The server's data directory (deleted with the server unless the test named it).
     public let dataDirectory: URL
+    /// The key and admin token its REST helpers use by default.
+    public let credentials: TestCredentials
     private let ownsDataDirectory: Bool
     private let output = TextBuffer()
     private let errors = TextBuffer()
 
     /// Starts the server with the shipped config plus `environment` overrides, and waits until it listens.
-    public init(environment: [String: String] = [:], config: String = "config/actionlinks.yaml") async throws {
+    public init(
+        environment: [String: String] = [:], config: String = "config/actionlinks.yaml", credentials: TestCredentials = .project
+    ) async throws {
+        self.credentials = credentials
         let dataDirectory = TestProject.temporaryDirectory("actionlinks-e2e")
         ownsDataDirectory = environment["ACTIONLINKS_DATA_DIRECTORY"] == nil
         self.dataDirectory = environment["ACTIONLINKS_DATA_DIRECTORY"].map { URL(fileURLWithPath: $0) } ?? dataDirectory
