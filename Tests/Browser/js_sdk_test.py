@@ -84,9 +84,9 @@ class Failures:
             self.items.append(message)
 
 
-def serve_app(sdk, server, port=0):
-    """Serves the SDK and the app page (its project's server `server`) on loopback `port` (0: a free
-    one); returns the origin."""
+def serve_app(sdk, server, port=0, api_key=API_KEY):
+    """Serves the SDK and the app page (its project's server `server`, its key `api_key`) on loopback
+    `port` (0: a free one); returns the origin."""
     class Handler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -98,7 +98,7 @@ def serve_app(sdk, server, port=0):
                     body = handle.read()
                 content_type = "text/javascript"
             else:
-                body = (APP_PAGE % {"apiKey": API_KEY, "authDomain": urllib.parse.urlparse(server).netloc, "project": PROJECT,
+                body = (APP_PAGE % {"apiKey": api_key, "authDomain": urllib.parse.urlparse(server).netloc, "project": PROJECT,
                                     "server": server}).encode()
                 content_type = "text/html; charset=utf-8"
             self.send_response(200)

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The real Firebase JS SDK (Tests/Clients) in headless Chromium with ActionLinks in upstream
-mode: the SDK's project is the upstream (an ActionLinks development server, as Firebase's emulator,
-`useEmulator`), and the front (production, upstream mode) is the link domain.
+mode: the SDK's project is the upstream (an ActionLinks production server as strict as Google, with
+its restricted keys and authorized domains, reached with `useEmulator` for its address; the app
+uses its unrestricted key, `--api-key`), and the front (production, upstream mode) is the link
+domain. Both servers mail through the webhook this script runs.
 
 1. The app asks the front's sendOobCode for a sign-in link (a fetch, as an app or backend would);
    the link the front mailed (to a webhook this script runs) is opened in the browser, the front
@@ -15,7 +17,7 @@ mode: the SDK's project is the upstream (an ActionLinks development server, as F
    password through the SDK.
 
 Run by Tests/ActionLinksServerTests/UpstreamBrowserTests.swift:
-    python3 Tests/Browser/js_sdk_upstream_test.py --upstream URL --front URL --sdk DIR --app-port N --mail-port N
+    python3 Tests/Browser/js_sdk_upstream_test.py --upstream URL --front URL --sdk DIR --app-port N --mail-port N --api-key K
 Exit status 0 when every check passed; otherwise 1, with the failures listed; 3 when Selenium is missing.
 """
 
@@ -29,11 +31,9 @@ import sys
 import threading
 import time
 import traceback
-import urllib.parse
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from js_sdk_test import API_KEY, PROJECT, RUN, Failures, call, make_driver, serve_app, sign_in_code  # noqa: E402
+from js_sdk_test import RUN, Failures, call, make_driver, serve_app, sign_in_code  # noqa: E402
 
 from selenium.webdriver.common.by import By  # noqa: E402
 
@@ -73,11 +73,11 @@ def wait_for(condition, seconds=60):
     return None
 
 
-def run(driver, upstream, front, app, messages, failures):
+def run(driver, front, app, messages, api_key, failures):
     email = f"upstream-web-{RUN}@example.com"
     driver.get(app + "/")
     asked = call(driver, f"""
-        const reply = await fetch("{front}/v1/accounts:sendOobCode?key={API_KEY}", {{
+        const reply = await fetch("{front}/v1/accounts:sendOobCode?key={api_key}", {{
             method: "POST", headers: {{"Content-Type": "application/json"}},
             body: JSON.stringify({{requestType: "EMAIL_SIGNIN", email: "{email}", continueUrl: "{app}/finish"}})}});
         return {{status: reply.status, body: await reply.json()}};""")
@@ -104,7 +104,7 @@ def run(driver, upstream, front, app, messages, failures):
                    f"signInWithEmailLink with the upstream: {signed_in}")
 
     if signed_in["ok"]:
-        sign_in_on_another_device(driver, front, app, messages, email, signed_in["value"]["uid"], failures)
+        sign_in_on_another_device(driver, front, app, messages, api_key, email, signed_in["value"]["uid"], failures)
 
     # A reset mailed by the upstream, whose action URL is the front, completed on the front's page.
     reader = f"reader-{RUN}@example.com"
@@ -112,12 +112,20 @@ def run(driver, upstream, front, app, messages, failures):
     made = call(driver, f"await auth.signOut(); const c = await auth.createUserWithEmailAndPassword('{reader}', 'first-pass-1');"
                         f" await auth.sendPasswordResetEmail('{reader}'); return c.user.uid;")
     failures.check(made["ok"], f"createUserWithEmailAndPassword and sendPasswordResetEmail: {made}")
-    with urllib.request.urlopen(f"{upstream}/emulator/v1/projects/{PROJECT}/oobCodes") as response:
-        codes = [c for c in json.loads(response.read())["oobCodes"] if c["email"] == reader and c["requestType"] == "PASSWORD_RESET"]
-    failures.check(codes and codes[-1]["oobLink"].startswith(front + "/__/auth/action?"), f"the upstream's link is on the front: {codes}")
-    if not codes:
+
+    def mailed_reset():
+        for message in messages:
+            if message.get("to") == reader:
+                found = re.search(r"https?://[^\s\"<>]+/__/auth/action\?[^\s\"<>]*mode=resetPassword[^\s\"<>]*", message.get("text", ""))
+                if found:
+                    return found.group(0)
+        return None
+
+    reset = wait_for(mailed_reset)
+    failures.check(reset is not None and reset.startswith(front + "/__/auth/action?"), f"the upstream mailed a link on the front: {reset}")
+    if reset is None:
         return
-    driver.get(codes[-1]["oobLink"])
+    driver.get(reset)
     driver.find_element(By.NAME, "password").send_keys("new-pass-2")
     driver.find_element(By.NAME, "passwordAgain").send_keys("new-pass-2")
     driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
@@ -130,14 +138,14 @@ def run(driver, upstream, front, app, messages, failures):
     failures.check(not old["ok"], f"the old password no longer works: {old}")
 
 
-def sign_in_on_another_device(driver, front, app, messages, email, uid, failures):
+def sign_in_on_another_device(driver, front, app, messages, api_key, email, uid, failures):
     """The front's sign-in mail carries a code; a second browser context, sharing nothing with the
     first, exchanges it at the front and signs in with the upstream as the same user."""
     driver.get(app + "/")
     seen = len([m for m in messages if m.get("to") == email])
     asked = call(driver, f"""
         await auth.signOut();
-        const reply = await fetch("{front}/v1/accounts:sendOobCode?key={API_KEY}", {{
+        const reply = await fetch("{front}/v1/accounts:sendOobCode?key={api_key}", {{
             method: "POST", headers: {{"Content-Type": "application/json"}},
             body: JSON.stringify({{requestType: "EMAIL_SIGNIN", email: "{email}", continueUrl: "{app}/finish"}})}});
         return reply.status;""")
@@ -151,7 +159,7 @@ def sign_in_on_another_device(driver, front, app, messages, email, uid, failures
     try:
         other.get(app + "/")
         exchange = f"""
-            const response = await fetch("{front}/v1/signInCodes:exchange?key={API_KEY}", {{
+            const response = await fetch("{front}/v1/signInCodes:exchange?key={api_key}", {{
                 method: "POST", headers: {{"Content-Type": "application/json"}},
                 body: JSON.stringify({{email: "{email}", code: {json.dumps(code)}}})}});
             const answer = await response.json();
@@ -176,15 +184,16 @@ def main():
         parser.add_argument(name, required=True)
     parser.add_argument("--app-port", type=int, required=True)
     parser.add_argument("--mail-port", type=int, required=True)
+    parser.add_argument("--api-key", required=True)
     args = parser.parse_args()
     upstream, front = args.upstream.rstrip("/"), args.front.rstrip("/")
-    serve_app(args.sdk, upstream, port=args.app_port)
+    serve_app(args.sdk, upstream, port=args.app_port, api_key=args.api_key)
     messages = serve_mailbox(args.mail_port)
     app = f"http://127.0.0.1:{args.app_port}"
     failures = Failures()
     driver = make_driver()
     try:
-        run(driver, upstream, front, app, messages, failures)
+        run(driver, front, app, messages, args.api_key, failures)
     except Exception:
         failures.items.append("stopped: " + traceback.format_exc())
     finally:
