@@ -138,7 +138,7 @@ struct AccountAttackTests {
         if kind == "postgres" { environment["ACTIONLINKS_STORE"] = try await PostgresTestServer.freshDatabaseURL() }
         // The limits' window is the clock's hour: a clock that stands mid-hour, so a run that
         // crosses an hour cannot open a new window before the right password is tried.
-        let clock = ManualClock(start: Timestamp.now.roundedDown(to: .seconds(3600)) + .seconds(1800))
+        let clock = ManualClock.midHour()
         try await TestApp.live(environment: environment, clock: clock) { app in
             _ = try await app.registerUser(email: "target@example.com", password: "the right password")
             let wrong = try await Self.checkedOfConcurrentGuesses(app, count: 24, limit: 10) { ("target@example.com", "guess \($0)") }

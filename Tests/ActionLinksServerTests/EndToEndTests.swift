@@ -296,7 +296,7 @@ struct EndToEndTests {
     func sendLimit() async throws {
         // The limit's window is the clock's hour: a clock that stands mid-hour, so a run that crosses
         // an hour cannot open a new window between the sends.
-        let clock = ManualClock(start: Timestamp.now.roundedDown(to: .seconds(3600)) + .seconds(1800))
+        let clock = ManualClock.midHour()
         try await TestApp.router(
             environment: [
                 "ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2", "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",

@@ -83,10 +83,12 @@ struct SecurityTests {
 
     @Test("only configured tenants exist; malformed IDs are refused; the per-address limit counts across tenants")
     func tenantsAndLimits() async throws {
-        try await TestApp.router(environment: [
-            "ACTIONLINKS_TENANTS": "t-one,t-two", "ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "3",
-            "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
-        ]) { app in
+        try await TestApp.router(
+            environment: [
+                "ACTIONLINKS_TENANTS": "t-one,t-two", "ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "3",
+                "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
+            ], clock: ManualClock.midHour()
+        ) { app in
             for tenant in ["t-one", "t-two"] { _ = try await app.api("create", ["email": "rot@example.com"], admin: true, tenant: tenant) }
             let unknown = try await app.api(
                 "sendOobCode", ["requestType": "PASSWORD_RESET", "email": "rot@example.com"], tenant: "t-three")
@@ -112,7 +114,7 @@ struct SecurityTests {
     @Test("a change-email request counts against the new address's limit too")
     func changeEmailCountsTheRecipient() async throws {
         // A clock that stands mid-hour: a run that crosses an hour cannot open a new window.
-        let clock = ManualClock(start: Timestamp.now.roundedDown(to: .seconds(3600)) + .seconds(1800))
+        let clock = ManualClock.midHour()
         try await TestApp.router(environment: ["ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2"], clock: clock) { app in
             try await app.createAccount(email: "victim@example.com")
             for _ in 0..<2 {
@@ -178,9 +180,11 @@ struct SecurityTests {
 
     @Test("X-Forwarded-For and -Proto count only from a configured proxy; Host never decides a cookie")
     func trustedProxies() async throws {
-        try await TestApp.live(environment: [
-            "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "2", "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
-        ]) { direct in
+        try await TestApp.live(
+            environment: [
+                "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "2", "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
+            ], clock: ManualClock.midHour()
+        ) { direct in
             var answers: [Int] = []
             for index in 0..<3 {
                 answers.append(
@@ -192,10 +196,12 @@ struct SecurityTests {
             #expect(answers == [200, 200, 429], "a client cannot pick its own address: \(answers)")
             #expect(try await Self.deviceCookie(direct, headers: ["X-Forwarded-Proto": "https"])?.contains("Secure") == false)
         }
-        try await TestApp.live(environment: [
-            "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "2", "ACTIONLINKS_SERVER_TRUSTED_PROXIES": "127.0.0.0/8,::1",
-            "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
-        ]) { proxied in
+        try await TestApp.live(
+            environment: [
+                "ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "2", "ACTIONLINKS_SERVER_TRUSTED_PROXIES": "127.0.0.0/8,::1",
+                "ACTIONLINKS_USERS_EMAIL_ENUMERATION_PROTECTION": "true",
+            ], clock: ManualClock.midHour()
+        ) { proxied in
             var answers: [Int] = []
             for index in 0..<3 {
                 answers.append(

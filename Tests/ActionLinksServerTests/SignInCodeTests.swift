@@ -224,7 +224,10 @@ struct SignInCodeTests {
 
     @Test("CORS: a page on an allowed origin may call the exchange, and read Retry-After")
     func cors() async throws {
-        try await TestApp.router(environment: ["ACTIONLINKS_LIMITS_SIGN_IN_CODE_EXCHANGES_PER_ADDRESS_PER_HOUR": "1"]) { app in
+        try await TestApp.router(
+            environment: ["ACTIONLINKS_LIMITS_SIGN_IN_CODE_EXCHANGES_PER_ADDRESS_PER_HOUR": "1"], clock: ManualClock.midHour()
+        ) {
+            app in
             let origin = ["Origin": "https://app.example.com"]
             let preflight = try await app.request(
                 "OPTIONS", "/v1/signInCodes:exchange?key=\(TestProject.apiKey)",

@@ -374,7 +374,10 @@ struct StrictProductionTests {
             #expect(try await Self.admin(app, "sendOobCode", generated).status == 200)
         }
         // Bursts to one address are still TOO_MANY_ATTEMPTS_TRY_LATER, before any quota.
-        try await TestApp.router(environment: ["ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2"], config: try Strict.configFile()) {
+        try await TestApp.router(
+            environment: ["ACTIONLINKS_LIMITS_SENDS_PER_ADDRESS_PER_HOUR": "2"], clock: ManualClock.midHour(),
+            config: try Strict.configFile()
+        ) {
             app in
             var answers: [String] = []
             for _ in 0..<3 {
