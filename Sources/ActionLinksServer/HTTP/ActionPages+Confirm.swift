@@ -12,7 +12,6 @@ import NIOCore
 
 extension ActionPages {
     func confirm(_ request: Request, context: ServerRequestContext) async -> Response {
-        if let upstream { return await upstreamConfirm(request, context: context, upstream: upstream) }
         // The body was collected (and its size checked) by RequestBodyLimitMiddleware.
         let fields = (try? URLEncodedFormDecoder().decode(ConfirmForm.self, from: String(buffer: context.body)))
         let language = templates.language(requested: fields?.lang, acceptLanguage: request.headers[.acceptLanguage])
@@ -186,7 +185,7 @@ extension ActionPages {
     ) -> PageAnswer {
         // Fronting a Firebase project, the page's text masks the addresses (the password form's
         // hidden username keeps the full one, for password managers).
-        let shown = upstream == nil ? { $0 } : EmailAddress.masked
+        let shown = masksAddresses ? EmailAddress.masked : { $0 }
         let values = FormValues(
             code: code, formToken: formToken(code: code, mode: record.mode), email: record.email, shownEmail: shown(record.email),
             shownNewEmail: record.newEmail.map(shown), signInCode: signInCode)

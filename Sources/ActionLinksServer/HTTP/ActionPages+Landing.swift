@@ -12,7 +12,6 @@ import NIOCore
 
 extension ActionPages {
     func landing(_ request: Request) async -> Response {
-        if let upstream { return await upstreamLanding(request, upstream: upstream) }
         let acceptLanguage = request.headers[.acceptLanguage]
         switch landingStart(uri: request.uri, acceptLanguage: acceptLanguage) {
         case .page(let page): return page.response

@@ -17,7 +17,6 @@ extension ActionPages {
     func mobileLink(_ request: Request, context: ServerRequestContext) async -> Response {
         let acceptLanguage = request.headers[.acceptLanguage]
         let language = templates.language(requested: nil, acceptLanguage: acceptLanguage)
-        if upstream != nil { return upstreamMobileLink(request, language: language) }
         // The library unwraps the wrapper exactly as the SDKs do, decoding `link` once. Only a
         // wrapper around a link to our own action handler, with nothing nested further, is shown.
         let (layers, unwrapped) = LinkUnwrapper.unwrap("https://link.invalid" + request.uri.string)

@@ -8,9 +8,23 @@ import Hummingbird
 import HummingbirdCore
 import NIOCore
 
-/// The pages of `/__/auth/action` and `/__/auth/links`: a GET only shows (mail scanners fetch every
-/// link), a POST with a valid form token consumes and applies.
-struct ActionPages: Sendable {
+/// What the action pages do with a link's code (`/__/auth/action` GET and POST, `/__/auth/links`):
+/// this server's own codes (``ActionPages``) or the fronted project's (``UpstreamActionFlow``),
+/// chosen where the server is put together. A GET only shows (mail scanners fetch every link); a
+/// POST with a valid form token consumes and applies.
+protocol ActionFlow: Sendable {
+    /// `GET /__/auth/action`: the page for a link, never consuming its code.
+    func landing(_ request: Request) async -> Response
+    /// `POST /__/auth/action`: the form's post.
+    func confirm(_ request: Request, context: ServerRequestContext) async -> Response
+    /// `GET /__/auth/links`: a mobile link's browser fallback.
+    func mobileLink(_ request: Request, context: ServerRequestContext) async -> Response
+}
+
+/// The pages of `/__/auth/action` and `/__/auth/links`, and their flow for this server's own codes
+/// (``ActionFlow``): a GET only shows (mail scanners fetch every link), a POST with a valid form
+/// token consumes and applies.
+struct ActionPages: ActionFlow {
     let completer: ActionCompleter
     /// The code a sign-in link's page shows beside its form.
     let signInCodes: SignInCodes
@@ -23,21 +37,15 @@ struct ActionPages: Sendable {
     let origins: WebOrigins
     /// Ties each form to its code and mode.
     let formTokens: SignedToken
-    /// Ties upstream mode's reset offer to the recovered code and address.
-    let resetOfferTokens: SignedToken
     let devices: RememberedDevice
     let clock: any ServiceClock
     let templates: PageTemplates
     /// The pages and compiled forms kept for every request (``PageCache``).
     let cache = PageCache()
-    /// The project this server fronts (upstream mode), which checks and applies every code.
-    let upstream: UpstreamClient?
-    /// Sends links through this domain in upstream mode (the recovered address's password reset).
-    let upstreamSender: UpstreamLinkSender?
-    /// In upstream mode, the fronted project's password policies, read from it and kept a while.
-    let upstreamPolicies: UpstreamPasswordPolicies?
+    /// Whether the page's text masks the addresses (fronting a Firebase project, whose page does).
+    let masksAddresses: Bool
 
-    init(services: LinkDomainServices, templates: PageTemplates) {
+    init(services: LinkDomainServices, templates: PageTemplates, masksAddresses: Bool = false) {
         completer = services.completer
         signInCodes = services.signInCodes
         tokens = services.tokens
@@ -47,15 +55,10 @@ struct ActionPages: Sendable {
         apps = services.apps
         origins = services.origins
         formTokens = SignedToken(.form, formKey: services.keys.formKey)
-        resetOfferTokens = SignedToken(.resetOffer, formKey: services.keys.formKey)
         devices = RememberedDevice(formKey: services.keys.formKey)
         clock = services.clock
         self.templates = templates
-        upstream = services.upstream
-        upstreamSender = services.upstream.map {
-            UpstreamLinkSender(upstream: $0, issuer: services.issuer, settings: services.settings, clock: services.clock)
-        }
-        upstreamPolicies = services.upstream.map { UpstreamPasswordPolicies(upstream: $0, clock: services.clock) }
+        self.masksAddresses = masksAddresses
     }
 
     /// The modes that have a page (a second-factor revert is completed in the app).
@@ -66,9 +69,10 @@ struct ActionPages: Sendable {
     /// The pages that end a flow without a form.
     enum Outcome: String {
         case expired, used, invalid, unavailable, form, notFound
-        /// Upstream's answers (upstream mode): the link may have worked before an answer was lost,
-        /// the account is disabled, too many attempts.
-        case maybeDone, disabled, tooMany
+        /// The account is disabled; too many attempts, try later.
+        case disabled, tooMany
+        /// Upstream mode: the link may have worked before an answer was lost.
+        case maybeDone
     }
 
     func notFound(_ request: Request) -> Response {
@@ -83,6 +87,8 @@ struct ActionPages: Sendable {
         switch error.code {
         case .expiredOOBCode: outcomePage(.expired, language, status: .gone)
         case .unavailable: outcomePage(.unavailable, language, status: .serviceUnavailable)
+        case .userDisabled: outcomePage(.disabled, language, status: .forbidden)
+        case .tooManyAttempts: outcomePage(.tooMany, language, status: .tooManyRequests)
         default: outcomePage(.invalid, language)
         }
     }

@@ -12,14 +12,17 @@ public enum LinkDomainRouter {
     static func build(
         services: LinkDomainServices, templates: PageTemplates, staticFiles: StaticFiles, associations: AssociationRoutes
     ) -> Router<ServerRequestContext> {
-        let pages = ActionPages(services: services, templates: templates)
+        // Fronting a Firebase project, the pages mask addresses (as its own page does) and every
+        // code is the project's: checked and applied upstream.
+        let pages = ActionPages(services: services, templates: templates, masksAddresses: services.upstream != nil)
+        let flow: any ActionFlow = services.upstream.map { UpstreamActionFlow(pages: pages, upstream: $0, services: services) } ?? pages
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: services.metrics))
         router.add(middleware: RequestLoggingMiddleware())
         router.add(middleware: ClientIdentityMiddleware(settings: services.settings.server))
         router.add(middleware: FallbackMiddleware(staticFiles: staticFiles, pages: pages))
         router.addRoutes(associations.collection)
-        router.addRoutes(PageRoutes(pages: pages).collection)
+        router.addRoutes(PageRoutes(pages: pages, flow: flow).collection)
         if let upstream = services.upstream {
             // Fronting a Firebase project, its own helper runs the federated sign-in (or nothing does).
             router.addRoutes(AuthDomainProxy(upstream: upstream, settings: services.settings).collection)
@@ -120,19 +123,21 @@ struct AssociationRoutes {
 /// fallback `/__/auth/links`.
 struct PageRoutes {
     let pages: ActionPages
+    /// What the pages do with a code: ``pages`` themselves, or ``UpstreamActionFlow``.
+    let flow: any ActionFlow
 
     var collection: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
-        let pages = pages
+        let (pages, flow) = (pages, flow)
         routes.add(middleware: PageHeadersMiddleware())
         routes.add(middleware: PageErrorMiddleware(pages: pages))
         routes.add(middleware: RequestBodyLimitMiddleware(maximumBytes: pages.settings.server.maximumBodyBytes))
         routes.head(RouterPath(ActionCodeLink.actionPath)) { _, _ in Response(status: .ok) }
-        routes.get(RouterPath(ActionCodeLink.actionPath)) { request, _ in await pages.landing(request) }
-        routes.post(RouterPath(ActionCodeLink.actionPath)) { request, context in await pages.confirm(request, context: context) }
+        routes.get(RouterPath(ActionCodeLink.actionPath)) { request, _ in await flow.landing(request) }
+        routes.post(RouterPath(ActionCodeLink.actionPath)) { request, context in await flow.confirm(request, context: context) }
         routes.refuseOtherMethods(RouterPath(ActionCodeLink.actionPath), allowed: [.get, .head, .post])
         routes.head(RouterPath(ActionCodeLink.mobileLinkPath)) { _, _ in Response(status: .ok) }
-        routes.get(RouterPath(ActionCodeLink.mobileLinkPath)) { request, context in await pages.mobileLink(request, context: context) }
+        routes.get(RouterPath(ActionCodeLink.mobileLinkPath)) { request, context in await flow.mobileLink(request, context: context) }
         routes.refuseOtherMethods(RouterPath(ActionCodeLink.mobileLinkPath), allowed: [.get, .head])
         return routes
     }

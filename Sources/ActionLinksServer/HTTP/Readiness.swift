@@ -63,15 +63,14 @@ final class Readiness: Sendable {
         if let last = upstream.lastAnswer, ContinuousClock.now - last < interval { return "upstream: ok" }
         let clock = clock
         let problem = await upstreamCheck.result(within: Self.wait) { () async -> String? in
-            do throws(UpstreamClient.Failure) {
+            do throws(ActionError) {
                 try await upstream.probe(now: clock.now.seconds)
                 return nil
             } catch {
-                switch error {
-                case .unreachable: return "cannot be reached"
-                case .noAnswer: return "did not answer"
-                case .refused(let code, _): return "refused the probe (\(code))"
-                }
+                if error == UpstreamClient.Failure.unreachable.actionError { return "cannot be reached" }
+                if error == UpstreamClient.Failure.noAnswer.actionError { return "did not answer" }
+                // A code this server does not know is INTERNAL_ERROR naming it in its detail.
+                return error.code == .internalError ? error.detail ?? "refused the probe" : "refused the probe (\(error.code.rawValue))"
             }
         }
         return "upstream: " + (problem ?? "ok")

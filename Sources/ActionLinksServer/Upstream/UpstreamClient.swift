@@ -9,13 +9,17 @@ import Synchronization
 import JWTKit
 import Logging
 
-/// The Identity Toolkit of the project this server fronts (`upstream`), over async-http-client:
+/// The Identity Toolkit of the project this server fronts (`upstream`), over async-http-client,
+/// answering in this server's terms: upstream's refusal as the ``ActionError`` of its code, no answer
+/// as `UNAVAILABLE` (``Failure/actionError``).
+///
 /// every call about a code carries the link's API key and tenant (and the headers the configured
 /// apps' SDKs send with their keys, so a key restricted to one of them passes Google's API front
 /// end), connects within 3 seconds, is answered (head and body) within 10, and is refused at once
 /// when `upstream.poolSize` calls to its host are in flight. Nothing about a code is kept here; logs never see a code or a password.
 final class UpstreamClient: Service, Sendable {
-    /// Why a call did not get an answer from upstream's accounts, or upstream's refusal.
+    /// Why a call did not get an answer from upstream's accounts, or upstream's refusal (inside the
+    /// client: its callers get ``actionError``).
     enum Failure: Error, Sendable {
         /// Firebase's error code (`EXPIRED_OOB_CODE`) and the detail after ` : `, if any.
         case refused(code: String, detail: String?)
@@ -23,6 +27,26 @@ final class UpstreamClient: Service, Sendable {
         case unreachable
         /// The request went out and no answer came back in time: upstream may have applied it.
         case noAnswer
+
+        /// The failure as this server's error: upstream's refusal as the same Firebase code and
+        /// detail (a code this server does not know: `INTERNAL_ERROR` naming it), no answer as
+        /// `UNAVAILABLE` saying whether anything was sent.
+        var actionError: ActionError {
+            switch self {
+            case .unreachable:
+                ActionError(.unavailable, Self.unreachableDetail)
+            case .noAnswer:
+                ActionError(.unavailable, Self.noAnswerDetail)
+            case .refused(let code, let detail):
+                ActionError.Code(rawValue: code).map { ActionError($0, detail) }
+                    ?? ActionError(.internalError, "the project refused the request (\(code.prefix(60)))")
+            }
+        }
+
+        /// `UNAVAILABLE`'s detail when nothing was sent.
+        static let unreachableDetail = "the project's Identity Toolkit cannot be reached; nothing was sent"
+        /// `UNAVAILABLE`'s detail when the request went out and no answer came.
+        static let noAnswerDetail = "the project's Identity Toolkit did not answer in time"
     }
 
     /// What upstream says about a code (`accounts:resetPassword` with only the code, or the answer
@@ -72,18 +96,22 @@ final class UpstreamClient: Service, Sendable {
     }
 
     /// The code's mode and address, without consuming it (what the JS SDK's `checkActionCode` asks).
-    func check(code: String, apiKey: String, tenantID: String?) async throws(Failure) -> CodeAnswer {
-        try await call("accounts:resetPassword", ["oobCode": code, "tenantId": tenantID], apiKey: apiKey)
+    func check(code: String, apiKey: String, tenantID: String?) async throws(ActionError) -> CodeAnswer {
+        try await mapped { () throws(Failure) in
+            try await call("accounts:resetPassword", ["oobCode": code, "tenantId": tenantID], apiKey: apiKey)
+        }
     }
 
     /// Sets a new password with a reset code.
-    func resetPassword(code: String, newPassword: String, apiKey: String, tenantID: String?) async throws(Failure) -> CodeAnswer {
-        try await call("accounts:resetPassword", ["oobCode": code, "newPassword": newPassword, "tenantId": tenantID], apiKey: apiKey)
+    func resetPassword(code: String, newPassword: String, apiKey: String, tenantID: String?) async throws(ActionError) -> CodeAnswer {
+        try await mapped { () throws(Failure) in
+            try await call("accounts:resetPassword", ["oobCode": code, "newPassword": newPassword, "tenantId": tenantID], apiKey: apiKey)
+        }
     }
 
     /// Applies a verify, recover or verify-and-change code (`accounts:update` with the code).
-    func apply(code: String, apiKey: String, tenantID: String?) async throws(Failure) -> CodeAnswer {
-        try await call("accounts:update", ["oobCode": code, "tenantId": tenantID], apiKey: apiKey)
+    func apply(code: String, apiKey: String, tenantID: String?) async throws(ActionError) -> CodeAnswer {
+        try await mapped { () throws(Failure) in try await call("accounts:update", ["oobCode": code, "tenantId": tenantID], apiKey: apiKey) }
     }
 
     /// What upstream answers when asked for a code (`accounts:sendOobCode` with `returnOobLink`).
@@ -94,35 +122,45 @@ final class UpstreamClient: Service, Sendable {
 
     /// Asks upstream, as the service account, for a code (never mailed by upstream: `returnOobLink`),
     /// in `locale` (`X-Firebase-Locale`, as the SDKs send the app's language).
-    func issueCode(_ fields: [String: String], locale: String? = nil, now: Int64) async throws(Failure) -> IssuedCode {
-        let token = try await accessToken(now: now)
-        var body: [String: Any] = fields
-        body["returnOobLink"] = true
-        var headers = [("Authorization", "Bearer " + token)]
-        if let locale { headers.append(("X-Firebase-Locale", locale)) }
-        return try await call("projects/\(settings.projectID)/accounts:sendOobCode", body, headers: headers)
+    func issueCode(_ fields: [String: String], locale: String? = nil, now: Int64) async throws(ActionError) -> IssuedCode {
+        try await mapped { () throws(Failure) in
+            let token = try await accessToken(now: now)
+            var body: [String: Any] = fields
+            body["returnOobLink"] = true
+            var headers = [("Authorization", "Bearer " + token)]
+            if let locale { headers.append(("X-Firebase-Locale", locale)) }
+            return try await call("projects/\(settings.projectID)/accounts:sendOobCode", body, headers: headers)
+        }
     }
 
     /// Asks upstream, as a client with the link's API key, to mail a password reset (what Firebase's
     /// hosted page does after an address is recovered): upstream's own mail.
-    func sendPasswordReset(email: String, apiKey: String, tenantID: String?) async throws(Failure) {
-        let _: IssuedCode = try await call(
-            "accounts:sendOobCode", ["requestType": "PASSWORD_RESET", "email": email, "tenantId": tenantID], apiKey: apiKey)
+    func sendPasswordReset(email: String, apiKey: String, tenantID: String?) async throws(ActionError) {
+        try await mapped { () throws(Failure) in
+            let _: IssuedCode = try await call(
+                "accounts:sendOobCode", ["requestType": "PASSWORD_RESET", "email": email, "tenantId": tenantID], apiKey: apiKey)
+        }
     }
 
     /// The address of the user an ID token names, as upstream (which checks the token) answers.
-    func email(idToken: String, apiKey: String, tenantID: String?) async throws(Failure) -> String? {
+    func email(idToken: String, apiKey: String, tenantID: String?) async throws(ActionError) -> String? {
         struct Users: Decodable {
             struct User: Decodable { var email: String? }
             var users: [User]?
         }
-        let answer: Users = try await call("accounts:lookup", ["idToken": idToken, "tenantId": tenantID], apiKey: apiKey)
+        let answer: Users = try await mapped { () throws(Failure) in
+            try await call("accounts:lookup", ["idToken": idToken, "tenantId": tenantID], apiKey: apiKey)
+        }
         return answer.users?.first?.email
     }
 
     /// The project's (or a tenant's) password policy, as the JS SDK reads it:
     /// `GET /v2/passwordPolicy?key=<the link's key>[&tenantId=]`.
-    func passwordPolicy(apiKey: String, tenantID: String?) async throws(Failure) -> PasswordPolicyResponse {
+    func passwordPolicy(apiKey: String, tenantID: String?) async throws(ActionError) -> PasswordPolicyResponse {
+        try await mapped { () throws(Failure) in try await readPasswordPolicy(apiKey: apiKey, tenantID: tenantID) }
+    }
+
+    private func readPasswordPolicy(apiKey: String, tenantID: String?) async throws(Failure) -> PasswordPolicyResponse {
         func escaped(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
         var query = "key=" + escaped(apiKey)
         if let tenantID, !tenantID.isEmpty { query += "&tenantId=" + escaped(tenantID) }
@@ -252,9 +290,20 @@ final class UpstreamClient: Service, Sendable {
     /// Asks upstream something cheap that it answers whenever it works for this project: the
     /// project's password policy with the first API key (no quota of the project's is spent) and,
     /// with a service account, its access token (a call only when the kept one is near its end).
-    func probe(now: Int64) async throws(Failure) {
-        _ = try await passwordPolicy(apiKey: settings.apiKeys.first ?? "", tenantID: nil)
-        if settings.hasServiceAccount { _ = try await accessToken(now: now) }
+    func probe(now: Int64) async throws(ActionError) {
+        try await mapped { () throws(Failure) in
+            _ = try await readPasswordPolicy(apiKey: settings.apiKeys.first ?? "", tenantID: nil)
+            if settings.hasServiceAccount { _ = try await accessToken(now: now) }
+        }
+    }
+
+    /// `body`'s answer, or its failure in this server's terms (``Failure/actionError``).
+    private func mapped<Answer>(_ body: () async throws(Failure) -> Answer) async throws(ActionError) -> Answer {
+        do throws(Failure) {
+            return try await body()
+        } catch {
+            throw error.actionError
+        }
     }
 
     /// Upstream's answer as `Answer`, or its refusal (Firebase's code and detail).

@@ -51,12 +51,7 @@ struct UpstreamLinkSender: Sendable {
         if mode == .verifyEmail || mode == .verifyAndChangeEmail, !isAdmin || fields.idToken != nil {
             // The signed-in user's own address, as upstream knows it from the ID token.
             guard let idToken = fields.idToken, !idToken.isEmpty else { throw ActionError(.missingIDToken) }
-            let found: String?
-            do throws(UpstreamClient.Failure) {
-                found = try await upstream.email(idToken: idToken, apiKey: apiKey, tenantID: tenantID)
-            } catch {
-                throw Self.error(error)
-            }
+            let found = try await upstream.email(idToken: idToken, apiKey: apiKey, tenantID: tenantID)
             guard let found, let canonical = EmailAddress.canonical(found) else { throw ActionError.missingEmail }
             email = canonical
             // Upstream is asked for the code as the service account, so its own recent sign-in
@@ -87,19 +82,17 @@ struct UpstreamLinkSender: Sendable {
         if let continueURL { asked["continueUrl"] = continueURL }
         var issuedCode: String?
         var deliver = true
-        do throws(UpstreamClient.Failure) {
+        do throws(ActionError) {
             issuedCode = try await upstream.issueCode(asked, locale: locale, now: clock.now.seconds).oobCode
-        } catch .refused(let refusal, _)
+        } catch let refusal
             where !isAdmin && settings.users.emailEnumerationProtection
-            && (refusal == "EMAIL_NOT_FOUND" || refusal == "USER_NOT_FOUND" || (refusal == "EMAIL_EXISTS" && mode == .verifyAndChangeEmail))
+            && (refusal.code == .emailNotFound || refusal.code == .userNotFound || (refusal.code == .emailExists && mode == .verifyAndChangeEmail))
         {
             // As Firebase production with enumeration protection: an unknown address, or a new
             // address another account has, is not told apart from a mailed link.
             // The same answer after the same work (the link built and the message rendered), and no mail.
             issuedCode = Secrets.token()
             deliver = false
-        } catch {
-            throw Self.error(error)
         }
         guard let code = issuedCode, !code.isEmpty else { throw ActionError(.internalError, "upstream answered no code") }
         let action = ActionCodeLink(
@@ -159,17 +152,6 @@ struct UpstreamLinkSender: Sendable {
         if claims.firebase?.sign_in_provider == "anonymous" { return }
         if clock.now.seconds - authTime > Int64(settings.users.recentSignInSeconds) {
             throw ActionError(.credentialTooOld, "this change needs a recent sign-in; sign in again (reauthenticate) and retry")
-        }
-    }
-
-    /// Upstream's refusal as the same Firebase error, or 503 when upstream did not answer.
-    static func error(_ failure: UpstreamClient.Failure) -> ActionError {
-        switch failure {
-        case .unreachable, .noAnswer:
-            return ActionError(.unavailable, "the project's Identity Toolkit did not answer in time; nothing was sent")
-        case .refused(let code, let detail):
-            if let known = ActionError.Code(rawValue: code) { return ActionError(known, detail) }
-            return ActionError(.internalError, "the project refused the request (\(code.prefix(60)))")
         }
     }
 }

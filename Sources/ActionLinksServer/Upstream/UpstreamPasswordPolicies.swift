@@ -35,7 +35,7 @@ final class UpstreamPasswordPolicies: Sendable {
         let now = clock.now
         if let entry = kept.withLock({ $0[key] }), now < entry.until { return entry.policy }
         let policy: PasswordPolicy
-        do throws(UpstreamClient.Failure) {
+        do throws(ActionError) {
             policy = try await upstream.passwordPolicy(apiKey: apiKey, tenantID: tenantID).enforcedPolicy
         } catch {
             return PasswordPolicyResponse.floorPolicy
