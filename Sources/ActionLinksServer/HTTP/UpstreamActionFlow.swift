@@ -31,7 +31,8 @@ struct UpstreamActionFlow: ActionFlow {
 
     func landing(_ request: Request) async -> Response {
         let acceptLanguage = request.headers[.acceptLanguage]
-        let language = pages.templates.language(requested: request.uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
+        let language = pages.templates.language(
+            requested: request.uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
         // A mode with no page here (revertSecondFactorAddition, or one Google adds later) is
         // Google's own handler's, which stays up: the query goes on exactly as it came.
         if let mode = request.uri.queryParameters["mode"], !ActionPages.pageModes.contains(where: { $0.rawValue == mode }) {
@@ -63,8 +64,10 @@ struct UpstreamActionFlow: ActionFlow {
         var state = ActionPages.FormState()
         state.upstreamFields = Self.fields(link, apiKey: apiKey)
         let passwords = link.mode == .resetPassword ? await upstreamPolicy(link) : nil
-        return pages.formPage(for: Self.record(link, answer), code: link.oobCode, language: pageLanguage, state: state, passwords: passwords)
-            .response
+        return pages.formPage(
+            for: Self.record(link, answer), code: link.oobCode, language: pageLanguage, state: state, passwords: passwords
+        )
+        .response
     }
 
     func confirm(_ request: Request, context: ServerRequestContext) async -> Response {
@@ -124,7 +127,8 @@ struct UpstreamActionFlow: ActionFlow {
             let missing = PasswordPolicy.Requirement.parse(detail: refusal.code == .weakPassword ? nil : refusal.detail)
             state.passwordError =
                 missing.isEmpty
-                ? pages.templates.text("passwordRefused", language, ["appName": pages.settings.project.appName]) : pages.unmetRules(missing, language)
+                ? pages.templates.text("passwordRefused", language, ["appName": pages.settings.project.appName])
+                : pages.unmetRules(missing, language)
             do throws(ActionError) {
                 return try await form(link, state: state, language: language)
             } catch {
@@ -192,8 +196,7 @@ struct UpstreamActionFlow: ActionFlow {
     }
 
     /// The form for `link` again (a password refused), with what upstream says about the code now.
-    private func form(_ link: ActionCodeLink, state: ActionPages.FormState, language: String) async throws(ActionError) -> Response
-    {
+    private func form(_ link: ActionCodeLink, state: ActionPages.FormState, language: String) async throws(ActionError) -> Response {
         let answer = try await upstream.check(code: link.oobCode, apiKey: link.apiKey ?? "", tenantID: link.tenantID)
         let passwords = link.mode == .resetPassword ? await upstreamPolicy(link) : nil
         return pages.formPage(

@@ -111,7 +111,8 @@ final class UpstreamClient: Service, Sendable {
 
     /// Applies a verify, recover or verify-and-change code (`accounts:update` with the code).
     func apply(code: String, apiKey: String, tenantID: String?) async throws(ActionError) -> CodeAnswer {
-        try await mapped { () throws(Failure) in try await call("accounts:update", ["oobCode": code, "tenantId": tenantID], apiKey: apiKey) }
+        try await mapped { () throws(Failure) in try await call("accounts:update", ["oobCode": code, "tenantId": tenantID], apiKey: apiKey)
+        }
     }
 
     /// What upstream answers when asked for a code (`accounts:sendOobCode` with `returnOobLink`).

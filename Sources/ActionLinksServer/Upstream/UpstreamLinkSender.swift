@@ -86,7 +86,8 @@ struct UpstreamLinkSender: Sendable {
             issuedCode = try await upstream.issueCode(asked, locale: locale, now: clock.now.seconds).oobCode
         } catch let refusal
             where !isAdmin && settings.users.emailEnumerationProtection
-            && (refusal.code == .emailNotFound || refusal.code == .userNotFound || (refusal.code == .emailExists && mode == .verifyAndChangeEmail))
+            && (refusal.code == .emailNotFound || refusal.code == .userNotFound
+                || (refusal.code == .emailExists && mode == .verifyAndChangeEmail))
         {
             // As Firebase production with enumeration protection: an unknown address, or a new
             // address another account has, is not told apart from a mailed link.
