@@ -75,7 +75,8 @@ public struct LinkDomainServices: Sendable {
         upstream = settings.upstream.map {
             UpstreamClient(settings: $0, apps: configuration.apps, referer: referer, metrics: metrics, logger: logger)
         }
-        readiness = Readiness(tenants: tenantStore, upstream: upstream, clock: clock, logger: logger)
+        readiness = Readiness(
+            checks: [Readiness.store(tenantStore, logger: logger)] + (upstream.map { [Readiness.upstream($0, clock: clock)] } ?? []))
         let serviceAccounts = ServiceAccountKeys(directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"))
         serviceAccountTokens = ServiceAccountTokens(
             keys: serviceAccounts, formKey: keys.formKey, projectID: settings.project.id, clock: clock)

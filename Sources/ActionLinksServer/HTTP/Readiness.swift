@@ -4,48 +4,35 @@ import Synchronization
 /// `GET /readyz`: whether this instance can do its work now, for a load balancer or Kubernetes'
 /// readiness probe (`/healthz` stays liveness: the process answers).
 ///
-/// Ready is: the store answers a read (one tenant row, through the same pool as every request)
-/// within ``wait``, and, fronting a project, upstream answered a call within
-/// `upstream.readinessInterval`: any call of the front's that succeeded counts, and when none is
-/// that recent, `/readyz` asks upstream itself (``UpstreamClient/probe(now:)``: the password
-/// policy, and the service account's token when it is near its end). Each check runs once at a
-/// time however many probes arrive; a check that takes longer than ``wait`` is reported as not
-/// answering and goes on in the background, so the next probe gets its result.
+/// Ready is every ``Check`` the composition root gives passing: the store answers a read within
+/// ``wait`` (``store(_:logger:)``), and, fronting a project, upstream answered a call within
+/// `upstream.readinessInterval` (``upstream(_:clock:)``: any call of the front's that succeeded
+/// counts, and when none is that recent, `/readyz` asks upstream itself: the password policy, and
+/// the service account's token when it is near its end). Each check runs once at a time however
+/// many probes arrive; a check that takes longer than ``wait`` is reported as not answering and goes
+/// on in the background, so the next probe gets its result.
 final class Readiness: Sendable {
     /// How long `/readyz` waits for a check before saying it did not answer.
     static let wait = Duration.seconds(2)
 
-    let tenants: any TenantStore
-    let upstream: UpstreamClient?
-    let clock: any ServiceClock
-    let logger: Logger
-    private let storeCheck = SingleCheck()
-    private let upstreamCheck = SingleCheck()
-
-    init(tenants: any TenantStore, upstream: UpstreamClient?, clock: any ServiceClock, logger: Logger) {
-        self.tenants = tenants
-        self.upstream = upstream
-        self.clock = clock
-        self.logger = logger
+    /// One part `/readyz` checks: its name, whether it is known to be ready without asking, and
+    /// how to ask (a problem, or nil when ready).
+    struct Check: Sendable {
+        var name: String
+        var isFresh: @Sendable () -> Bool = { false }
+        var probe: @Sendable () async -> String?
     }
 
-    /// What `/readyz` says: whether every part is ready, and one line per part.
-    struct Report: Sendable {
-        var ready: Bool
-        var lines: [String]
+    private let checks: [(check: Check, runner: SingleCheck)]
+
+    /// `/readyz` over `checks`, in the order its lines name them.
+    init(checks: [Check]) {
+        self.checks = checks.map { ($0, SingleCheck()) }
     }
 
-    func report() async -> Report {
-        async let store = storeLine()
-        async let upstream = upstreamLine()
-        let lines = await [store] + (upstream.map { [$0] } ?? [])
-        return Report(ready: lines.allSatisfy { $0.hasSuffix(": ok") }, lines: lines)
-    }
-
-    private func storeLine() async -> String {
-        let tenants = tenants
-        let logger = logger
-        let problem = await storeCheck.result(within: Self.wait) {
+    /// The store: one tenant row read through the same pool as every request.
+    static func store(_ tenants: any TenantStore, logger: Logger) -> Check {
+        Check(name: "store") {
             do {
                 _ = try await tenants.tenants(after: nil, limit: 1)
                 return nil
@@ -54,15 +41,13 @@ final class Readiness: Sendable {
                 return "a read failed"
             }
         }
-        return "store: " + (problem ?? "ok")
     }
 
-    private func upstreamLine() async -> String? {
-        guard let upstream else { return nil }
+    /// The fronted project: fresh while any call to it succeeded within
+    /// `upstream.readinessInterval`, else asked (``UpstreamClient/probe(now:)``).
+    static func upstream(_ upstream: UpstreamClient, clock: any ServiceClock) -> Check {
         let interval = Duration.seconds(upstream.settings.readinessInterval)
-        if let last = upstream.lastAnswer, ContinuousClock.now - last < interval { return "upstream: ok" }
-        let clock = clock
-        let problem = await upstreamCheck.result(within: Self.wait) { () async -> String? in
+        return Check(name: "upstream", isFresh: { upstream.lastAnswer.map { ContinuousClock.now - $0 < interval } ?? false }) {
             do throws(ActionError) {
                 try await upstream.probe(now: clock.now.seconds)
                 return nil
@@ -73,7 +58,28 @@ final class Readiness: Sendable {
                 return error.code == .internalError ? error.detail ?? "refused the probe" : "refused the probe (\(error.code.rawValue))"
             }
         }
-        return "upstream: " + (problem ?? "ok")
+    }
+
+    /// What `/readyz` says: whether every part is ready, and one line per part.
+    struct Report: Sendable {
+        var ready: Bool
+        var lines: [String]
+    }
+
+    func report() async -> Report {
+        let lines = await withTaskGroup(of: (Int, String).self) { group in
+            for (index, (check, runner)) in checks.enumerated() {
+                group.addTask {
+                    if check.isFresh() { return (index, check.name + ": ok") }
+                    let problem = await runner.result(within: Self.wait, check.probe)
+                    return (index, check.name + ": " + (problem ?? "ok"))
+                }
+            }
+            var lines: [(Int, String)] = []
+            for await line in group { lines.append(line) }
+            return lines.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        return Report(ready: lines.allSatisfy { $0.hasSuffix(": ok") }, lines: lines)
     }
 }
 
