@@ -38,7 +38,8 @@ extension FirebaseSpecs.MiscSpecTests {
     func lookupByLocalID() async throws {
         try await TestApp.router { app in
             let user = try await app.registerAnonUser()
-            #expect(FirebaseSpecs.BatchSpecTests.ids(try await app.api("lookup", ["localId": [user.localId]], admin: true)) == [user.localId])
+            #expect(
+                FirebaseSpecs.BatchSpecTests.ids(try await app.api("lookup", ["localId": [user.localId]], admin: true)) == [user.localId])
         }
     }
 
