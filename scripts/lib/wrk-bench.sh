@@ -1,4 +1,4 @@
-# Shared by scripts/bench.sh and scripts/load-test.sh (sourced, not run): the tools they need,
+# Shared by scripts/bench.sh, scripts/load-test.sh and scripts/accounts-bench.sh (sourced, not run): the tools they need,
 # the release build, waiting for a server, and wrk's numbers. The sourcing script defines `log`
 # and `die` (their prefixes and exit codes differ) and sets `tmp` before calling wait_for.
 
@@ -18,6 +18,19 @@ ensure_wrk_nginx_curl() {
     fi
     NGINX=$(nginx_binary)
     [ -n "$NGINX" ] || die "nginx is not installed"
+}
+
+# Sets BIN to the binary to measure: ACTIONLINKS_BIN, else this tree's release build (built first
+# unless SKIP_BUILD=1), and unsets ACTIONLINKS_BIN (the server refuses ACTIONLINKS_ variables that
+# name no configuration key).
+release_binary() {
+    if [ "${SKIP_BUILD:-0}" != 1 ]; then
+        log "building actionlinks (release)"
+        swift build -c release --product actionlinks >&2
+    fi
+    BIN=${ACTIONLINKS_BIN:-"$(swift build -c release --show-bin-path)/actionlinks"}
+    unset ACTIONLINKS_BIN
+    [ -x "$BIN" ] || die "no release build at $BIN (run without SKIP_BUILD=1)"
 }
 
 wait_for() { # url pid name

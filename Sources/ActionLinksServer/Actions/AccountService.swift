@@ -143,6 +143,14 @@ public final class AccountService: Sendable {
         return (found, found.count >= maximum ? found.last?.localID : nil)
     }
 
+    /// A window of the tenant's accounts by ID (`accounts:query`): up to `limit` after the first
+    /// `offset`, ascending or `descending`.
+    func window(tenantID: String, descending: Bool, offset: Int, limit: Int) async throws(ActionError) -> [Account] {
+        try await store.call {
+            try await self.accounts.accounts(tenantID: tenantID, descending: descending, offset: offset, limit: limit)
+        }
+    }
+
     /// How many accounts the tenant has.
     func count(tenantID: String) async throws(ActionError) -> Int {
         try await store.call { try await self.accounts.countAccounts(tenantID: tenantID) }

@@ -109,6 +109,10 @@ public protocol AccountStore: Sendable {
 
     /// Up to `limit` accounts of the tenant with IDs after `localID`, by ID (`accounts:batchGet`).
     func accounts(tenantID: String, after localID: String?, limit: Int) async throws -> [Account]
+    /// Up to `limit` accounts of the tenant by ID, ascending or `descending`, after the first `offset`
+    /// of that order (`accounts:query`): read through the index of IDs, so the cost grows with
+    /// `offset + limit`, not with the tenant's accounts.
+    func accounts(tenantID: String, descending: Bool, offset: Int, limit: Int) async throws -> [Account]
     /// How many accounts the tenant has.
     func countAccounts(tenantID: String) async throws -> Int
     /// Deletes every account of the tenant, with their sessions (the emulator's reset).

@@ -109,6 +109,18 @@ public struct PostgresAccountStore: AccountStore {
         }
     }
 
+    public func accounts(tenantID: String, descending: Bool, offset: Int, limit: Int) async throws -> [Account] {
+        try await database.withConnection { connection in
+            try await Self.accounts(
+                connection,
+                """
+                tenant_id = \(tenantID) ORDER BY local_id \(unescaped: descending ? "DESC" : "ASC") \
+                LIMIT \(Int64(max(limit, 0))) OFFSET \(Int64(max(offset, 0)))
+                """,
+                tenantID: tenantID, lock: false, database: database)
+        }
+    }
+
     public func countAccounts(tenantID: String) async throws -> Int {
         try await database.withConnection { connection in
             let rows = try await connection.query("SELECT count(*) FROM accounts WHERE tenant_id = \(tenantID)", logger: database.logger)

@@ -82,6 +82,13 @@ public struct SQLiteAccountStore: AccountStore {
         }
     }
 
+    public func accounts(tenantID: String, descending: Bool, offset: Int, limit: Int) async throws -> [Account] {
+        try await pool.read { db in
+            try Self.fetchAll(
+                db, "true ORDER BY local_id \(descending ? "DESC" : "ASC") LIMIT ? OFFSET ?", [tenantID, max(limit, 0), max(offset, 0)])
+        }
+    }
+
     public func countAccounts(tenantID: String) async throws -> Int {
         try await pool.read { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM accounts WHERE tenant_id = ?", arguments: [tenantID]) ?? 0

@@ -91,15 +91,8 @@ extension IdentityToolkitAPI {
             guard fields.returnUserInfo?.value ?? true else { return QueryResponse(recordsCount: String(count)) }
             let limit = min(max(fields.limit.flatMap { Int($0.text) } ?? 500, 1), 500)
             let offset = max(fields.offset.flatMap { Int($0.text) } ?? 0, 0)
-            var all: [Account] = []
-            var token: String?
-            repeat {
-                let page = try await accounts.page(tenantID: tenant.tenantID, maximum: 1000, after: token)
-                all += page.accounts
-                token = page.next
-            } while token != nil
-            if fields.order == "DESC" { all.reverse() }
-            let window = all.dropFirst(offset).prefix(limit)
+            let window = try await accounts.window(
+                tenantID: tenant.tenantID, descending: fields.order == "DESC", offset: offset, limit: limit)
             return QueryResponse(recordsCount: String(count), userInfo: window.map { UserRecord($0) })
         }
         add("query", requires: [.admin, .enabledTenant], body: QueryRequest.self, query)
