@@ -138,7 +138,9 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ]),
+            ],
+            // What the ported spec cases are and where they come from, for people.
+            exclude: ["FirebaseSpecs/README.md"]),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail", "ActionLinksFixtures"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksCLITests",
