@@ -49,11 +49,10 @@ struct UpstreamSendTests {
         #expect(badToken.status == 400 && badToken.errorCode == "INVALID_ID_TOKEN", "\(badToken.text)")
 
         // The admin's returnOobLink: our link, unmailed; a client may not ask for it.
-        let admin = try await front.request(
-            "POST", "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
-            body: try JSONSerialization.data(withJSONObject: [
-                "requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true, "continueUrl": "https://app.example.com/finish",
-            ]), headers: ["Content-Type": "application/json", "Authorization": "Bearer " + Upstream.frontAdmin])
+        let admin = try await front.api(
+            "sendOobCode",
+            ["requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true, "continueUrl": "https://app.example.com/finish"],
+            admin: true)
         let signInLink = try #require(admin.json["oobLink"] as? String, "\(admin.text)")
         let signInCode = try #require(admin.json["oobCode"] as? String)
         #expect(signInLink.hasPrefix("https://links.test.example/__/auth/action?") && signInLink.contains(signInCode))

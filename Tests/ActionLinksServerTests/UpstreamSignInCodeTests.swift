@@ -65,11 +65,10 @@ struct UpstreamSignInCodeTests {
         #expect(signedIn.status == 200 && signedIn.json["email"] as? String == email, "\(signedIn.text)")
 
         // The admin's returnOobLink gets the code with the link; another project's key no exchange.
-        let admin = try await front.request(
-            "POST", "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
-            body: try JSONSerialization.data(withJSONObject: [
-                "requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true, "continueUrl": "https://app.example.com/finish",
-            ]), headers: ["Content-Type": "application/json", "Authorization": "Bearer " + Upstream.frontAdmin])
+        let admin = try await front.api(
+            "sendOobCode",
+            ["requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true, "continueUrl": "https://app.example.com/finish"],
+            admin: true)
         let adminCode = try #require(admin.json["signInCode"] as? String, "\(admin.text)")
         let adminLink = try #require(admin.json["oobLink"] as? String)
         let foreign = try await front.request(
