@@ -18,3 +18,24 @@ enum ConfigurationText {
         }
     }
 }
+
+/// A suite of one section's settings: ``parse(_:environment:)`` reads `prefix` then the YAML (as
+/// the file `t.yaml`) into the service settings, ``error(_:environment:)`` says why it is refused.
+protocol ServiceSettingsSuite {
+    /// What every YAML of the suite starts with (a section its keys need); empty unless given.
+    static var prefix: String { get }
+}
+
+extension ServiceSettingsSuite {
+    static var prefix: String { "" }
+
+    /// The service settings of ``prefix`` then `yaml`.
+    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
+        try ConfigurationText.service(Self.prefix + yaml, environment: environment)
+    }
+
+    /// Why ``prefix`` then `yaml` is refused, or nil when it is taken.
+    func error(_ yaml: String, environment: [String: String] = [:]) -> ConfigurationError? {
+        ConfigurationText.problem(Self.prefix + yaml, environment: environment)
+    }
+}

@@ -7,11 +7,7 @@ import Testing
 /// defaults, values from the file and the environment, a tenant's own, and bad values with their
 /// key and line.
 @Suite("The passwords section", .timeLimit(.minutes(5)))
-struct PasswordSettingsTests {
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
-        try ConfigurationText.service(yaml, environment: environment)
-    }
-
+struct PasswordSettingsTests: ServiceSettingsSuite {
     @Test("defaults: 8 to 4096 characters, no character rule, enforcement off (the policy as it was before it had rules)")
     func defaults() throws {
         let passwords = try parse("").passwords

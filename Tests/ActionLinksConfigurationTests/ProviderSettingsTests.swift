@@ -4,21 +4,9 @@ import Testing
 @testable import ActionLinksConfiguration
 
 @Suite("Federated sign-in providers", .timeLimit(.minutes(5)))
-struct ProviderSettingsTests {
+struct ProviderSettingsTests: ServiceSettingsSuite {
+    static var prefix: String { domains }
     static let domains = "linkDomains: [links.example.com, go.example.com]\n"
-
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
-        try ActionLinksConfiguration.parse(yaml: Self.domains + yaml, file: "t.yaml", environment: environment).service
-    }
-
-    func error(_ yaml: String, environment: [String: String] = [:]) -> ConfigurationError? {
-        do {
-            _ = try parse(yaml, environment: environment)
-            return nil
-        } catch {
-            return error
-        }
-    }
 
     /// A file holding `text`, with `mode`.
     func secretFile(_ text: String, mode: Int) throws -> String {

@@ -4,26 +4,14 @@ import Testing
 @testable import ActionLinksConfiguration
 
 @Suite("SAML providers", .timeLimit(.minutes(5)))
-struct SAMLProviderSettingsTests {
+struct SAMLProviderSettingsTests: ServiceSettingsSuite {
+    static var prefix: String { domains }
     static let domains = "linkDomains: [links.example.com, go.example.com]\n"
     /// The test IdP's certificate (Tests/ActionLinksSAMLTests/Fixtures), as one YAML line.
     static let certificateFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("ActionLinksSAMLTests/Fixtures/idp-cert.pem")
     static var pem: String { (try? String(contentsOf: certificateFile, encoding: .utf8)) ?? "" }
     static var inlinePEM: String { "\"" + pem.replacingOccurrences(of: "\n", with: "\\n") + "\"" }
-
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
-        try ActionLinksConfiguration.parse(yaml: Self.domains + yaml, file: "t.yaml", environment: environment).service
-    }
-
-    func error(_ yaml: String) -> ConfigurationError? {
-        do {
-            _ = try parse(yaml)
-            return nil
-        } catch {
-            return error
-        }
-    }
 
     @Test("the documented shape, beside an OpenID Connect provider; the defaults are the first link domain and its handler")
     func documentedShape() throws {

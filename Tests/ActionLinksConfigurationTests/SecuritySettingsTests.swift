@@ -6,20 +6,7 @@ import Testing
 
 /// The settings the security issue added: each refuses what would open a hole, naming the key.
 @Suite("Security settings", .timeLimit(.minutes(5)))
-struct SecuritySettingsTests {
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
-        try ActionLinksConfiguration.parse(yaml: yaml, file: "test.yaml", environment: environment).service
-    }
-
-    func error(_ yaml: String, environment: [String: String] = [:]) -> ConfigurationError? {
-        do {
-            _ = try parse(yaml, environment: environment)
-            return nil
-        } catch {
-            return error
-        }
-    }
-
+struct SecuritySettingsTests: ServiceSettingsSuite {
     @Test("emulatorListing is refused on a production server, in the file or from the environment")
     func listingNeedsDevelopment() throws {
         let production = "server:\n  development: false\n  adminToken: \(String(repeating: "a", count: 32))\nemulatorListing: true\n"

@@ -5,20 +5,7 @@ import Testing
 /// Sections of the service settings: each key's default, good values from the file and the
 /// environment, and bad values with their key and line.
 @Suite("Service sections", .timeLimit(.minutes(5)))
-struct ServiceSectionTests {
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
-        try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment).service
-    }
-
-    func error(_ yaml: String, environment: [String: String] = [:]) -> ConfigurationError? {
-        do {
-            _ = try parse(yaml, environment: environment)
-            return nil
-        } catch {
-            return error
-        }
-    }
-
+struct ServiceSectionTests: ServiceSettingsSuite {
     @Test("pages.signIn: redirect by default, confirm when asked")
     func signInPage() throws {
         #expect(try parse("").pages.signIn == .redirect)

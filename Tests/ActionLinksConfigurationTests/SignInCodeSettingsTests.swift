@@ -5,11 +5,7 @@ import Testing
 @testable import ActionLinksConfiguration
 
 @Suite("codes.signInCode and the exchange limits", .timeLimit(.minutes(5)))
-struct SignInCodeSettingsTests {
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
-        try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment).service
-    }
-
+struct SignInCodeSettingsTests: ServiceSettingsSuite {
     @Test(
         "defaults: six digits, 15 minutes, five wrong tries; 20 exchanges an hour per address, 100 per IP; the shipped file says the same")
     func defaults() throws {

@@ -3,20 +3,7 @@ import Testing
 @testable import ActionLinksConfiguration
 
 @Suite("Tenants with their own settings", .timeLimit(.minutes(5)))
-struct TenantSettingsTests {
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
-        try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment).service
-    }
-
-    func error(_ yaml: String, environment: [String: String] = [:]) -> ConfigurationError? {
-        do {
-            _ = try parse(yaml, environment: environment)
-            return nil
-        } catch {
-            return error
-        }
-    }
-
+struct TenantSettingsTests: ServiceSettingsSuite {
     let yaml = """
         users:
           selfServiceDelete: false
