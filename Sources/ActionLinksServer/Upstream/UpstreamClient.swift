@@ -13,7 +13,7 @@ import Logging
 /// answering in this server's terms: upstream's refusal as the ``ActionError`` of its code, no answer
 /// as `UNAVAILABLE` (``Failure/actionError``).
 ///
-/// every call about a code carries the link's API key and tenant (and the headers the configured
+/// Every call about a code carries the link's API key and tenant (and the headers the configured
 /// apps' SDKs send with their keys, so a key restricted to one of them passes Google's API front
 /// end), connects within 3 seconds, is answered (head and body) within 10, and is refused at once
 /// when `upstream.poolSize` calls to its host are in flight. Nothing about a code is kept here; logs never see a code or a password.
