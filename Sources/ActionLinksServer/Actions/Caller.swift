@@ -19,8 +19,14 @@ struct Caller: Sendable {
     func tenant(body bodyTenant: String?, token tokenTenant: String? = nil, tenants: TenantDirectory) async throws(ActionError)
         -> TenantPolicy
     {
+        try await tenants.policy(for: tenantID(body: bodyTenant, token: tokenTenant))
+    }
+
+    /// The ID of the call's tenant ("" for the project): the path's, else the body's, else the ID
+    /// token's; two that differ are `TENANT_ID_MISMATCH`.
+    func tenantID(body bodyTenant: String?, token tokenTenant: String? = nil) throws(ActionError) -> String {
         let given = [pathTenant, bodyTenant, tokenTenant].compactMap { $0?.isEmpty == false ? $0 : nil }
         if let first = given.first, given.contains(where: { $0 != first }) { throw ActionError(.tenantIDMismatch) }
-        return try await tenants.policy(for: given.first ?? "")
+        return given.first ?? ""
     }
 }

@@ -4,14 +4,17 @@ import Crypto
 import Foundation
 import Logging
 
-/// Issues codes (docs/ARCHITECTURE.md §2, step 1): checks the request, the continue URL and the
-/// link domain, stores the code's hash, and returns or mails the link; also announces the recovery
+/// Issues codes (docs/ARCHITECTURE.md §2, step 1): `accounts:sendOobCode`'s rules, once for both
+/// back ends (the REST API of this server's accounts and the front of a Firebase project call
+/// ``issue(_:caller:tenant:)``), with the code from a ``CodeSource``; also announces the recovery
 /// code an email change leaves behind.
 public final class CodeIssuer: Sendable {
     let settings: ServiceSettings
     let policy: ContinueURLPolicy
+    /// Where codes come from: this server's store, or the project it fronts.
+    let source: any CodeSource
+    /// The send limits' and quotas' counters.
     let codes: any CodeStore
-    let accounts: any AccountStore
     let keys: ServerKeys
     let mailer: Mailer
     let listing: IssuedLinkListing?
@@ -22,39 +25,37 @@ public final class CodeIssuer: Sendable {
     let signInCodes: SignInCodes
 
     init(
-        settings: ServiceSettings, policy: ContinueURLPolicy, codes: any CodeStore, accounts: any AccountStore,
-        keys: ServerKeys, mailer: Mailer, listing: IssuedLinkListing?, metrics: ServerMetrics, store: StoreGateway,
-        clock: any ServiceClock, signInCodes: SignInCodes
+        settings: ServiceSettings, policy: ContinueURLPolicy, source: any CodeSource, codes: any CodeStore, keys: ServerKeys,
+        mailer: Mailer, listing: IssuedLinkListing?, metrics: ServerMetrics, store: StoreGateway, clock: any ServiceClock,
+        signInCodes: SignInCodes
     ) {
-        self.clock = clock
-        self.signInCodes = signInCodes
         self.settings = settings
         self.policy = policy
+        self.source = source
         self.codes = codes
-        self.accounts = accounts
         self.keys = keys
         self.mailer = mailer
         self.listing = listing
         self.metrics = metrics
         self.store = store
+        self.clock = clock
+        self.signInCodes = signInCodes
     }
 
-    /// What a caller asks for when it asks for a link.
+    /// What a caller asks for when it asks for a link (`accounts:sendOobCode`'s fields).
     public struct IssueRequest: Sendable {
-        /// The mode of the link.
-        public var mode: ActionCodeLink.Mode
-        /// The tenant the call resolved (its policy decides what an unknown address is told).
-        public var tenant: TenantPolicy
+        /// Firebase's `requestType` (`PASSWORD_RESET`, `EMAIL_SIGNIN`, `VERIFY_EMAIL`, `VERIFY_AND_CHANGE_EMAIL`).
+        public var requestType: String?
         /// The address (a password reset or sign-in; the admin's verification by address).
         public var email: String?
         /// The new address (`verifyAndChangeEmail`).
         public var newEmail: String?
-        /// The signed-in user a verification or an email change is for (from the ID token).
-        public var user: Account?
+        /// The signed-in user's ID token (a verification or an email change for oneself).
+        public var idToken: String?
+        /// The tenant the body names (the ID token's must agree).
+        public var tenantID: String?
         /// The continue URL, checked against the allow-list.
         public var continueURL: String?
-        /// The language of the email and the landing page.
-        public var languageCode: String?
         /// Whether the app completes the action itself (mobile link when an app is named).
         public var canHandleCodeInApp = false
         /// The iOS app's bundle ID.
@@ -67,19 +68,12 @@ public final class CodeIssuer: Sendable {
         public var androidMinimumVersion: String?
         /// The link domain to build the link on (one of the configured ones).
         public var linkDomain: String?
-        /// The admin asked (may learn whether an address exists; may have the link returned).
-        public var isAdmin = false
         /// Return the link instead of emailing it (admin only).
         public var returnLink = false
-        /// The client's address, for the per-IP send limit.
-        public var clientAddress: String?
-        /// The API key the client asked with: the link carries it, as Firebase's do (``linkKey(_:)``).
-        public var apiKey: String?
 
-        /// A request for a `mode` link in `tenant`.
-        public init(mode: ActionCodeLink.Mode, tenant: TenantPolicy) {
-            self.mode = mode
-            self.tenant = tenant
+        /// A request for a link of Firebase's `requestType`.
+        public init(requestType: String?) {
+            self.requestType = requestType
         }
     }
 
@@ -98,58 +92,82 @@ public final class CodeIssuer: Sendable {
         public var signInCode: String? = nil
     }
 
-    /// Issues a code and returns the link (`returnLink`) or emails it. An address with no account
-    /// is `EMAIL_NOT_FOUND` for the admin and, without email-enumeration protection, for a client;
-    /// with it, nothing is sent (``IssuedLink/delivered`` is `false`) and the caller answers exactly
-    /// as if it had been. The checks, in order: the continue URL, the mobile settings, the link
-    /// domain, the addresses, the hourly send limits (clients), the daily quota of the mode.
-    public func issue(_ request: IssueRequest) async throws(ActionError) -> IssuedLink {
-        let now = clock.now
-        let tenantID = request.tenant.tenantID
+    /// Issues a code and returns the link (`returnLink`, the admin only) or emails it. Whether an
+    /// address with no account is told so is the source's (``CodeSource/code(for:)``); when it is
+    /// not, nothing is sent (``IssuedLink/delivered`` is `false`) and the caller answers exactly as
+    /// if it had been. The checks, in order: the request type, who may have the link returned,
+    /// what the source can issue, the signed-in user (an ID token), the continue URL, the mobile
+    /// settings, the link domain, the addresses, the hourly send limits (clients), the daily quota
+    /// of the mode. `tenant` is the tenant the call resolved; `caller.locale` is the language of
+    /// the mail and the pages.
+    func issue(_ request: IssueRequest, caller: Caller, tenant named: TenantPolicy) async throws(ActionError) -> IssuedLink {
+        guard let type = request.requestType, !type.isEmpty, type != "OOB_REQ_TYPE_UNSPECIFIED" else {
+            throw ActionError(.missingRequestType)
+        }
+        guard let mode = ActionCodeLink.Mode(requestType: type) else {
+            throw ActionError(.invalidRequestType, "unknown requestType '\(type.prefix(100))'")
+        }
+        guard [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail].contains(mode) else {
+            throw ActionError(.invalidRequestType, "\(mode.requestType) links are sent when their change is made, not on request")
+        }
+        let isAdmin = caller.isAdmin
+        if request.returnLink, !isAdmin { throw ActionError.insufficientPermission }
+        var tenant = named
+        try source.checkIssuable(mode, tenant: tenant)
+        let emulator = source.followsEmulator
+
+        var email: String?
+        var account: Account?
+        if mode == .verifyEmail || mode == .verifyAndChangeEmail {
+            if mode == .verifyAndChangeEmail, request.newEmail?.isEmpty ?? true { throw ActionError(.missingNewEmail) }
+            // As in Firebase, `returnOobLink` marks the admin's request by address; any other is
+            // the signed-in user's own. The admin may also have it mailed (Firebase's admin can
+            // only have it returned).
+            if !isAdmin || request.idToken != nil {
+                // Firebase's emulator: no token is MISSING_ID_TOKEN for an email change and an
+                // unreadable one (INVALID_ID_TOKEN) for a verification.
+                guard let idToken = request.idToken, !idToken.isEmpty else {
+                    throw mode == .verifyAndChangeEmail ? ActionError(.missingIDToken) : ActionError.invalidIDToken
+                }
+                let requester = try await source.requester(
+                    idToken: idToken, mode: mode, caller: caller, tenant: tenant, bodyTenant: request.tenantID)
+                guard let address = requester.email else { throw ActionError.missingEmail }
+                (email, account, tenant) = (address, requester.account, requester.tenant)
+            }
+        }
         // A development server, like Firebase's emulator, needs no continue URL for a sign-in link;
         // Firebase production needs one from a client, not from the admin (OAuth).
-        let continueURL = try checkedContinueURL(
-            request.continueURL, required: request.mode == .signIn && !settings.server.development && !request.isAdmin)
+        let continueURL = try checkedContinueURL(request.continueURL, required: mode == .signIn && !emulator && !isAdmin)
         // Firebase production refuses an app's bundle or package (the iOS SDK always sends its bundle)
         // where the project has no mobile link domain; its emulator ignores them.
         let namesApp = !(request.iOSBundleID ?? "").isEmpty || !(request.androidPackageName ?? "").isEmpty
         let mobileDomain = settings.mobileLinkDomain
-        if namesApp, mobileDomain == nil, !settings.server.development {
+        if namesApp, mobileDomain == nil, !emulator {
             throw ActionError(.dynamicLinkNotActivated, "FDL domain is not configured")
         }
         let mobile = request.canHandleCodeInApp && namesApp && mobileDomain != nil
         let domain = try linkDomain(request.linkDomain, default: mobile ? mobileDomain : nil)
-        var email: String
-        var newEmail: String?
-        var account = request.user
 
-        switch request.mode {
-        case .resetPassword, .signIn:
+        let address: String
+        if let email {
+            guard let canonical = EmailAddress.canonical(email) else { throw ActionError.missingEmail }
+            address = canonical
+        } else {
             guard let given = request.email, !given.isEmpty else { throw ActionError.missingEmail }
             guard let canonical = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
-            email = canonical
-        case .verifyEmail, .verifyAndChangeEmail:
-            if let user = request.user {
-                guard let address = user.email else { throw ActionError.missingEmail }
-                email = address
-            } else {
-                guard let given = request.email, !given.isEmpty else { throw ActionError.missingEmail }
-                guard let canonical = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
-                email = canonical
-            }
-            if request.mode == .verifyAndChangeEmail {
-                guard let given = request.newEmail, !given.isEmpty else { throw ActionError(.missingNewEmail) }
-                guard let canonical = EmailAddress.canonical(given) else { throw ActionError(.invalidNewEmail) }
-                newEmail = canonical
-            }
-        case .recoverEmail, .revertSecondFactorAddition:
-            throw ActionError(.invalidRequestType, "\(request.mode.requestType) links are sent by the server itself, not on request")
+            address = canonical
+        }
+        var newEmail: String?
+        if mode == .verifyAndChangeEmail {
+            guard let canonical = EmailAddress.canonical(request.newEmail ?? "") else { throw ActionError(.invalidNewEmail) }
+            newEmail = canonical
         }
 
-        if !request.isAdmin {
-            try await checkSendLimits(addresses: [email] + (newEmail.map { [$0] } ?? []), clientAddress: request.clientAddress, now: now)
+        let now = clock.now
+        if !isAdmin {
+            try await checkSendLimits(addresses: [address] + (newEmail.map { [$0] } ?? []), clientAddress: caller.clientAddress, now: now)
         }
-        try await checkDailyQuota(request.mode, returnLink: request.returnLink, now: now)
+        try await checkDailyQuota(mode, returnLink: request.returnLink, now: now)
 
         var appSettings = AppSettings()
         appSettings.iOSBundleId = request.iOSBundleID
@@ -157,90 +175,37 @@ public final class CodeIssuer: Sendable {
         appSettings.androidMinimumVersion = request.androidMinimumVersion
         if request.androidInstallApp { appSettings.androidInstallApp = "true" }
         if request.canHandleCodeInApp { appSettings.canHandleCodeInApp = "true" }
+        let pending = PendingCode(
+            mode: mode, tenant: tenant, email: address, newEmail: newEmail, account: account, continueURL: continueURL,
+            languageCode: caller.locale, appSettings: appSettings, isAdmin: isAdmin, now: now,
+            expiresAt: now + .seconds(settings.codes.lifetime(of: mode)))
+        let sourced = try await source.code(for: pending)
+        metrics.codeIssued(mode)
 
-        let code = Secrets.token()
-        var record = ActionCodeRecord(
-            hash: keys.newCodeHash(code), mode: request.mode, tenantID: tenantID, accountID: account?.localID, email: email,
-            newEmail: newEmail, continueURL: continueURL, languageCode: request.languageCode,
-            appSettings: appSettings.json,
-            createdAt: now, expiresAt: now + .seconds(settings.codes.lifetime(of: request.mode)))
-
-        // With email-enumeration protection an address with no account gets no mail, but the same
-        // answer, byte for byte, after the same work: a code is stored (for no account, so it can
-        // never be completed, and never shown to anyone), counted and its message rendered.
-        let mode = request.mode
-        let tenant = request.tenant
-        let isAdmin = request.isAdmin
-        let deliverWithout = { @Sendable () throws(ActionError) -> Bool in
-            switch mode {
-            case .signIn:
-                return tenant.selfServiceSignUp || isAdmin
-            case .resetPassword:
-                if isAdmin || !tenant.emailEnumerationProtection { throw ActionError.emailNotFound }
-                return false
-            default:
-                throw ActionError.userNotFound
-            }
-        }
-        var deliver = true
-        if account == nil, newEmail == nil, let sqlite = codes as? SQLiteCodeStore {
-            // The address's account is looked up in the write that stores the code (one trip to the
-            // database's writer instead of a reader and then the writer).
-            let issued = record
-            deliver = try await store.call {
-                try await sqlite.issue(issued, accountOf: email) { accountID in accountID != nil ? true : try deliverWithout() }
-            }
-        } else {
-            if account == nil { account = try await store.call { try await self.accounts.account(email: email, tenantID: tenantID) } }
-            if account == nil { deliver = try deliverWithout() }
-            if let newEmail, let taken = try await store.call({ try await self.accounts.account(email: newEmail, tenantID: tenantID) }),
-                taken.localID != account?.localID
-            {
-                // With email-enumeration protection a client learns nothing from Firebase production
-                // here either: the same answer, and no mail (the emulator, like an admin, is told).
-                guard !request.isAdmin, request.tenant.emailEnumerationProtection, !settings.server.development else {
-                    throw ActionError.emailExists
-                }
-                deliver = false
-            }
-            record.accountID = account?.localID
-            let issued = record
-            try await store.call { try await self.codes.issue(issued) }
-        }
-        metrics.codeIssued(request.mode)
-
+        let tenantID = tenant.tenantID
         let action = ActionCodeLink(
-            mode: request.mode, oobCode: code, apiKey: linkKey(request.apiKey), continueURL: continueURL,
-            languageCode: request.languageCode, tenantID: tenantID.isEmpty ? nil : tenantID)
+            mode: mode, oobCode: sourced.code, apiKey: source.linkKey(caller.apiKey), continueURL: continueURL,
+            languageCode: caller.locale, tenantID: tenantID.isEmpty ? nil : tenantID)
         let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
-        let recipient = newEmail ?? email
-        // A sign-in link's code is stored whether or not the link goes out (the same work).
+        let recipient = newEmail ?? address
+        // With email-enumeration protection an address with no account gets no mail, but the same
+        // answer, byte for byte, after the same work: its code made and counted, its sign-in code
+        // stored (a sign-in code lives no longer than its link) and its message rendered.
         var signInCode: String?
-        if request.mode == .signIn {
+        if mode == .signIn {
             signInCode = try await signInCodes.issue(
-                tenantID: tenantID, email: email, link: link, oobCode: code, linkExpiry: record.expiresAt)
+                tenantID: tenantID, email: address, link: link, oobCode: sourced.code, linkExpiry: pending.expiresAt)
         }
-        guard deliver else {
-            _ = mailer.render(
-                mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName,
-                signInCode: signInCode)
-            return IssuedLink(link: link, code: code, email: email, delivered: false)
+        let appName = settings.project.appName
+        guard sourced.deliver else {
+            _ = mailer.render(mode: mode, to: recipient, link: link, languageCode: caller.locale, appName: appName, signInCode: signInCode)
+            return IssuedLink(link: link, code: sourced.code, email: address, delivered: false)
         }
-        listing?.record(.init(tenantID: tenantID, email: email, newEmail: newEmail, mode: request.mode, code: code, link: link))
+        listing?.record(.init(tenantID: tenantID, email: address, newEmail: newEmail, mode: mode, code: sourced.code, link: link))
         if !request.returnLink {
-            await mailer.send(
-                mode: request.mode, to: recipient, link: link, languageCode: request.languageCode, appName: settings.project.appName,
-                signInCode: signInCode)
+            await mailer.send(mode: mode, to: recipient, link: link, languageCode: caller.locale, appName: appName, signInCode: signInCode)
         }
-        return IssuedLink(link: link, code: code, email: email, delivered: true, signInCode: signInCode)
-    }
-
-    /// The key a link carries: the key of the client that asked for it when that is one of the
-    /// project's (a development server takes any key, and a link with a key that is not the
-    /// project's would not open its page), else (the admin, the server's own mail) the project's
-    /// first unrestricted key (``ProjectSettings/apiKey``).
-    func linkKey(_ asked: String?) -> String {
-        asked.flatMap { settings.project.apiKey(matching: $0)?.key } ?? settings.project.apiKey
+        return IssuedLink(link: link, code: sourced.code, email: address, delivered: true, signInCode: signInCode)
     }
 
     /// The `recoverEmail` code for an email change (its hash, stored by the caller in the change's
@@ -255,7 +220,7 @@ public final class CodeIssuer: Sendable {
     func announceRecovery(code: String, for change: ActionCodeRecord) async {
         metrics.codeIssued(.recoverEmail)
         let link = ActionCodeLink(
-            mode: .recoverEmail, oobCode: code, apiKey: linkKey(nil), languageCode: change.languageCode,
+            mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: change.languageCode,
             tenantID: change.tenantID.isEmpty ? nil : change.tenantID
         ).webLink(on: settings.linkDomains[0])
         listing?.record(

@@ -89,10 +89,15 @@ public struct LinkDomainServices: Sendable {
         signInCodes = SignInCodes(
             settings: settings.codes.signInCode, limits: settings.limits, keys: SignInCodeKeys(formKey: keys.formKey),
             store: signInCodeStore, gateway: store, clock: clock)
+        // Fronting a Firebase project, its codes are its own (and the emulator's listing shows
+        // only this server's).
+        let source: any CodeSource =
+            upstream.map { UpstreamCodeSource(upstream: $0, settings: settings, clock: clock) }
+            ?? LocalCodeSource(
+                settings: settings, codes: codes, accounts: accounts, accountService: self.accounts, keys: keys, store: store)
         issuer = CodeIssuer(
-            settings: settings, policy: policy, codes: codes, accounts: accounts, keys: keys, mailer: mailer, listing: listing,
-            metrics: metrics,
-            store: store, clock: clock, signInCodes: signInCodes)
+            settings: settings, policy: policy, source: source, codes: codes, keys: keys, mailer: mailer,
+            listing: upstream == nil ? listing : nil, metrics: metrics, store: store, clock: clock, signInCodes: signInCodes)
         completer = ActionCompleter(
             settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens, tenants: tenants,
             issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)

@@ -30,9 +30,9 @@ public enum LinkDomainRouter {
             router.addRoutes(FederatedHandlerRoutes(services: services, pages: pages).collection)
         }
         if let upstream = services.upstream {
-            let sender = UpstreamLinkSender(upstream: upstream, issuer: services.issuer, settings: services.settings, clock: services.clock)
             UpstreamRESTRoutes(
-                sender: sender, settings: services.settings, origins: services.origins, accessTokens: services.serviceAccountTokens
+                issuer: services.issuer, upstream: upstream.settings, tenants: services.tenants, settings: services.settings,
+                origins: services.origins, accessTokens: services.serviceAccountTokens
             )
             .add(to: router)
         } else {

@@ -14,8 +14,11 @@ struct UpstreamActionFlow: ActionFlow {
     let pages: ActionPages
     /// The project this server fronts, which checks and applies every code.
     let upstream: UpstreamClient
-    /// Sends links through this domain (the recovered address's password reset).
-    let sender: UpstreamLinkSender
+    /// Sends links through this domain (the recovered address's password reset), with the
+    /// project's codes.
+    let issuer: CodeIssuer
+    /// The front's own policy (email-enumeration protection) for the project and its tenants.
+    let tenants: TenantDirectory
     /// The fronted project's password policies, read from it and kept a while.
     let policies: UpstreamPasswordPolicies
     /// Ties the reset offer to the recovered code and address.
@@ -24,7 +27,8 @@ struct UpstreamActionFlow: ActionFlow {
     init(pages: ActionPages, upstream: UpstreamClient, services: LinkDomainServices) {
         self.pages = pages
         self.upstream = upstream
-        sender = UpstreamLinkSender(upstream: upstream, issuer: services.issuer, settings: services.settings, clock: services.clock)
+        issuer = services.issuer
+        tenants = services.tenants
         policies = UpstreamPasswordPolicies(upstream: upstream, clock: services.clock)
         resetOfferTokens = SignedToken(.resetOffer, formKey: services.keys.formKey)
     }
@@ -167,13 +171,12 @@ struct UpstreamActionFlow: ActionFlow {
         let tenantID = fields.tenantId.flatMap { $0.isEmpty ? nil : $0 }
         do throws(ActionError) {
             if upstream.settings.hasServiceAccount {
-                var body: [String: String] = ["requestType": "PASSWORD_RESET", "email": email]
-                if let tenantID { body["tenantId"] = tenantID }
-                let data = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()
-                guard let asked = try? IdentityToolkitJSON.decoder.decode(SendOobCodeRequest.self, from: data) else {
-                    throw ActionError(.internalError)
-                }
-                _ = try await sender.send(asked, caller: .client(apiKey: apiKey), locale: language, clientAddress: context.clientAddress)
+                var asked = CodeIssuer.IssueRequest(requestType: ActionCodeLink.Mode.resetPassword.requestType)
+                asked.email = email
+                var tenant = tenants.project
+                tenant.tenantID = tenantID ?? ""
+                let caller = Caller(isAdmin: false, clientAddress: context.clientAddress, locale: language, apiKey: apiKey)
+                _ = try await issuer.issue(asked, caller: caller, tenant: tenant)
             } else {
                 try await upstream.sendPasswordReset(email: email, apiKey: apiKey, tenantID: tenantID)
             }

@@ -11,57 +11,9 @@ extension IdentityToolkitAPI {
         let accounts = services.accounts
 
         add("sendOobCode", legacy: "getOobConfirmationCode", requires: [.enabledTenant], body: SendOobCodeRequest.self) {
-            fields, call, named throws(ActionError) in
-            var tenant = named
-            guard let type = fields.requestType?.name, !type.isEmpty, type != "OOB_REQ_TYPE_UNSPECIFIED" else {
-                throw ActionError(.missingRequestType)
-            }
-            guard let mode = ActionCodeLink.Mode(requestType: type) else {
-                throw ActionError(.invalidRequestType, "unknown requestType '\(type.prefix(100))'")
-            }
-            let returnLink = fields.returnOobLink?.value ?? false
-            if returnLink, !call.isAdmin { throw ActionError.insufficientPermission }
-            var user: Account?
-            switch mode {
-            case .signIn:
-                guard tenant.enableEmailLinkSignin else { throw ActionError(.operationNotAllowed) }
-            case .verifyEmail, .verifyAndChangeEmail:
-                // As in Firebase, `returnOobLink` marks the admin's request by address; any other
-                // is the signed-in user's own. The admin may also have it mailed (Firebase's admin
-                // can only have it returned).
-                if mode == .verifyAndChangeEmail, fields.newEmail?.isEmpty ?? true { throw ActionError(.missingNewEmail) }
-                if !((returnLink || call.isAdmin) && fields.idToken == nil) {
-                    if mode == .verifyAndChangeEmail, fields.idToken == nil { throw ActionError(.missingIDToken) }
-                    let signedIn = try await accounts.user(idToken: fields.idToken ?? "", caller: call.caller, bodyTenant: fields.tenantId)
-                    // verifyBeforeUpdateEmail moves the address: as sensitive as changing it.
-                    if mode == .verifyAndChangeEmail { try accounts.checkRecentSignIn(signedIn, caller: call.caller) }
-                    user = signedIn.account
-                    tenant = signedIn.tenant
-                }
-            default: break
-            }
-            var issue = CodeIssuer.IssueRequest(mode: mode, tenant: tenant)
-            issue.email = fields.email
-            issue.newEmail = fields.newEmail
-            issue.user = user
-            issue.continueURL = fields.continueUrl
-            issue.canHandleCodeInApp = fields.canHandleCodeInApp?.value ?? false
-            issue.iOSBundleID = fields.iOSBundleId ?? fields.iosBundleId
-            issue.androidPackageName = fields.androidPackageName
-            issue.androidInstallApp = fields.androidInstallApp?.value ?? false
-            issue.androidMinimumVersion = fields.androidMinimumVersion?.digits ?? fields.androidMinimumVersionCode?.digits
-            issue.linkDomain = fields.linkDomain ?? fields.dynamicLinkDomain
-            issue.languageCode = call.locale
-            issue.isAdmin = call.isAdmin
-            issue.returnLink = returnLink
-            issue.clientAddress = call.caller.clientAddress
-            issue.apiKey = call.caller.apiKey
-            let issued = try await issuer.issue(issue)
-            // The same bytes whether or not the address has an account: the canonical address either way.
-            let returned = returnLink && issued.delivered
-            return SendOobCodeResponse(
-                email: issued.email, oobLink: returned ? issued.link : nil, oobCode: returned ? issued.code : nil,
-                signInCode: returned ? issued.signInCode : nil)
+            fields, call, tenant throws(ActionError) in
+            let issued = try await issuer.issue(fields.issueRequest, caller: call.caller, tenant: tenant)
+            return SendOobCodeResponse(issued, returnLink: fields.returnOobLink?.value ?? false)
         }
 
         add("resetPassword", legacy: "resetPassword", requires: [.enabledTenant], body: OobCodeRequest.self) {
@@ -130,6 +82,26 @@ struct OobCodeRequest: Decodable, Sendable, NamesTenant {
     var tenantId: String?
 }
 
+extension SendOobCodeRequest {
+    /// The fields as ``CodeIssuer`` takes them (both REST surfaces: this server's and a front's).
+    var issueRequest: CodeIssuer.IssueRequest {
+        var issue = CodeIssuer.IssueRequest(requestType: requestType?.name)
+        issue.email = email
+        issue.newEmail = newEmail
+        issue.idToken = idToken
+        issue.tenantID = tenantId
+        issue.continueURL = continueUrl
+        issue.canHandleCodeInApp = canHandleCodeInApp?.value ?? false
+        issue.iOSBundleID = iOSBundleId ?? iosBundleId
+        issue.androidPackageName = androidPackageName
+        issue.androidInstallApp = androidInstallApp?.value ?? false
+        issue.androidMinimumVersion = androidMinimumVersion?.digits ?? androidMinimumVersionCode?.digits
+        issue.linkDomain = linkDomain ?? dynamicLinkDomain
+        issue.returnLink = returnOobLink?.value ?? false
+        return issue
+    }
+}
+
 /// `accounts:sendOobCode`'s answer.
 struct SendOobCodeResponse: Encodable, Sendable {
     var kind = "identitytoolkit#GetOobConfirmationCodeResponse"
@@ -138,6 +110,17 @@ struct SendOobCodeResponse: Encodable, Sendable {
     var oobCode: String?
     /// A returned sign-in link's code (its digits; this server's own field), when codes are on.
     var signInCode: String? = nil
+}
+
+extension SendOobCodeResponse {
+    /// The answer for `issued`: the link only when it was returned. The same bytes whether or not
+    /// the address has an account: the canonical address either way.
+    init(_ issued: CodeIssuer.IssuedLink, returnLink: Bool) {
+        let returned = returnLink && issued.delivered
+        self.init(
+            email: issued.email, oobLink: returned ? issued.link : nil, oobCode: returned ? issued.code : nil,
+            signInCode: returned ? issued.signInCode : nil)
+    }
 }
 
 /// `accounts:resetPassword`'s answer (inspection or reset).
