@@ -218,7 +218,8 @@ extension FirebaseSpecs {
                 let oobs = try await app.inspectOobs(tenant: tenant)
                 #expect(oobs.count == 1 && oobs.first?["email"] as? String == "alice@example.com")
                 #expect(oobs.first?["requestType"] as? String == "RECOVER_EMAIL")
-                #expect((oobs.first?["oobLink"] as? String ?? "").contains(tenant))
+                let link = oobs.first?["oobLink"] as? String ?? ""
+                #expect(link.contains(tenant))
             }
         }
 
