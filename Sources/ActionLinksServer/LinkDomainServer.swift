@@ -119,7 +119,7 @@ public enum LinkDomainServer {
                     logger: logger)
             } : nil
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [AssociationFastPath(files: files)]
+            additionalChannelHandlers: [AssociationFastPath(files: files, metrics: metrics, logger: logger)]
                 + (pages.map { [ActionPageFastPath(pages: $0.0, codes: $0.1, metrics: metrics, logger: logger)] } ?? [])
                 + (refresher.map { [TokenRefreshFastPath(refresher: $0)] } ?? []),
             // The idle timeout is the connection guard's (it hears of the fast paths' answers).

@@ -99,4 +99,29 @@ struct AssociationFastPathTests {
             #expect(answers[3].hasPrefix("HTTP/1.1 200") && answers[3].contains("delegate_permission"))
         }
     }
+
+    @Test("answers on the event loop are counted and timed in /metrics, 2xx and 3xx, as the responder's are")
+    func counted() async throws {
+        try await withServer { port in
+            let path = "/.well-known/apple-app-site-association"
+            // The responder answers this one (it has a Connection header) and counts it.
+            let first = try Self.exchange(port: port, [Self.request("GET", path, ["Connection: close"])])
+            let etag = try #require(first.components(separatedBy: "\r\n").first { $0.hasPrefix("ETag: ") }?.dropFirst(6))
+            let text = try Self.exchange(
+                port: port,
+                [
+                    Self.request("GET", path), Self.request("HEAD", path), Self.request("GET", path + "?x=1"),
+                    Self.request("GET", path, ["If-None-Match: \(etag)"]), Self.request("GET", "/.well-known/assetlinks.json"),
+                    Self.request("GET", "/metrics", ["Authorization: Bearer \(TestProject.adminToken)", "Connection: close"]),
+                ])
+            let exposition = try #require(Self.responses(text).last)
+            func value(_ series: String) -> String? {
+                exposition.components(separatedBy: "\r\n").last?.components(separatedBy: "\n")
+                    .first { $0.hasPrefix(series + " ") }?.split(separator: " ").last.map(String.init)
+            }
+            #expect(value(#"actionlinks_http_requests_total{route="association",status="2xx"}"#) == "5", "\(exposition)")
+            #expect(value(#"actionlinks_http_requests_total{route="association",status="3xx"}"#) == "1")
+            #expect(value(#"actionlinks_http_request_duration_seconds_count{route="association"}"#) == "6")
+        }
+    }
 }

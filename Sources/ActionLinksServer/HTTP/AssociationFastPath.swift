@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
@@ -11,7 +12,8 @@ import Synchronization
 /// These are the requests Apple's CDN and Android's verifier make, they are answered from memory,
 /// and Hummingbird's hand-off to Swift concurrency costs more than the answer itself. The answer is
 /// the one ``AssociationRoutes`` gives (same ``PrebuiltJSON``, same headers, plus `Date` as
-/// Hummingbird adds it). Anything else passes through untouched: other paths and methods, a
+/// Hummingbird adds it), counted and timed in the metrics and logged as the route's are. Anything
+/// else passes through untouched: other paths and methods, a
 /// `Connection` header, and any request that arrives while an earlier one on the connection is
 /// still being answered by the responder (so pipelined responses stay in order).
 final class AssociationFastPath: FastPathHandler {
@@ -21,22 +23,31 @@ final class AssociationFastPath: FastPathHandler {
     typealias OutboundOut = HTTPResponsePart
 
     let files: [String: PrebuiltJSON]
+    let metrics: ServerMetrics
+    let logger: Logger
     var forwarded = 0
     /// The request being answered here, until its `.end` arrives.
-    private var answering: (file: PrebuiltJSON, method: HTTPRequest.Method, ifNoneMatch: String?)?
+    private var answering: Answering?
+
+    /// A request this handler answers: its file, method, `If-None-Match`, target and start.
+    private typealias Answering = (
+        file: PrebuiltJSON, method: HTTPRequest.Method, ifNoneMatch: String?, path: String, start: ContinuousClock.Instant
+    )
     var raw: RawAnswers?
 
-    init(files: [String: PrebuiltJSON]) {
+    init(files: [String: PrebuiltJSON], metrics: ServerMetrics, logger: Logger) {
         self.files = files
+        self.metrics = metrics
+        self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
-            if forwarded == 0, request.method == .get || request.method == .head, let file = file(for: request.path),
+            if forwarded == 0, request.method == .get || request.method == .head, let path = request.path, let file = file(for: path),
                 !request.headerFields.contains(.connection)
             {
-                answering = (file, request.method, request.headerFields[.ifNoneMatch])
+                answering = (file, request.method, request.headerFields[.ifNoneMatch], path, ContinuousClock.now)
                 return
             }
             forwarded += 1
@@ -44,21 +55,33 @@ final class AssociationFastPath: FastPathHandler {
         case .body:
             if answering == nil { context.fireChannelRead(data) }
         case .end:
-            guard let (file, method, ifNoneMatch) = answering else {
+            guard let (file, method, ifNoneMatch, path, start) = answering else {
                 context.fireChannelRead(data)
                 return
             }
             answering = nil
+            let status: Int
             if method == .get, ifNoneMatch != file.etag, let raw {
                 raw.write(file.encodedAnswer())
-                return
+                status = 200
+            } else {
+                let (response, body) = file.response(method: method, ifNoneMatch: ifNoneMatch)
+                var head = response.head
+                head.headerFields[.date] = HTTPDate.now
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                status = response.status.code
             }
-            let (response, body) = file.response(method: method, ifNoneMatch: ifNoneMatch)
-            var head = response.head
-            head.headerFields[.date] = HTTPDate.now
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            let duration = ContinuousClock.now - start
+            metrics.request(.association, status: status, duration: duration)
+            // The route, as the router's log line names it: the file's path, never the query.
+            logger.debug(
+                "request",
+                metadata: [
+                    "method": "\(method.rawValue)", "route": "\(path.prefix { $0 != "?" })", "status": "\(status)",
+                    "duration": "\(duration)",
+                ])
         }
     }
 
@@ -71,8 +94,7 @@ final class AssociationFastPath: FastPathHandler {
     }
 
     /// The file for a request target: the exact path, with or without a query.
-    func file(for target: String?) -> PrebuiltJSON? {
-        guard let target else { return nil }
+    func file(for target: String) -> PrebuiltJSON? {
         if let query = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             return files[String(target[..<query])]
         }
