@@ -94,7 +94,13 @@ enum Browser {
         }
     }
 
-    static let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        // A hang guard only, as LoopbackHTTP's: the provider stand-in (Python) answers late on a
+        // loaded machine, and late is not wrong. URLSession's own 60 s failed a full run once.
+        configuration.timeoutIntervalForRequest = 300
+        return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
+    }()
 
     /// The query of `url` split on `&` and `=` and decoded once (`+` as a space), the first of a
     /// repeated name winning, as `AuthWebUtils.dictionary(withHttpArgumentsString:)` reads it.
