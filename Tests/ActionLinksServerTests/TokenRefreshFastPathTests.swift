@@ -51,7 +51,8 @@ struct TokenRefreshFastPathTests {
         /// A new anonymous user's refresh token, and its account's ID.
         func signUp() async throws -> (refreshToken: String, localID: String) {
             try await services.signingKeys.refresh(now: services.clock.now)
-            let (account, user) = try await services.signIn.signUp(.init(), caller: Caller(isAdmin: false))
+            let (account, user) = try await services.signIn.signUp(
+                .init(), tenant: services.tenants.project, caller: Caller(isAdmin: false))
             let tokens = try await #require(user).tokens(services.tokens, now: services.clock.now)
             return (tokens.refreshToken, account.localID)
         }

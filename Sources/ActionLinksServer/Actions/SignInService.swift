@@ -55,15 +55,17 @@ public final class SignInService: Sendable {
     /// `accounts:signUp`: a client signs up with an address and a password, anonymously, or adds
     /// an address and a password to the signed-in user (`idToken`); the admin creates any account.
     /// A client gets a session; the admin does not.
-    func signUp(_ request: SignUp, caller: Caller) async throws(ActionError) -> (account: Account, session: SignedInUser?) {
+    /// `named` is the call's tenant, resolved and enabled (the route requires it).
+    func signUp(_ request: SignUp, tenant named: TenantPolicy, caller: Caller) async throws(ActionError) -> (
+        account: Account, session: SignedInUser?
+    ) {
         let now = clock.now
         if caller.isAdmin {
             if request.idToken != nil, request.localID != nil { throw ActionError(.unexpectedParameter, "User ID") }
         } else if request.localID != nil {
             throw ActionError(.unexpectedParameter, "User ID")
         }
-        var tenant = try await caller.tenant(body: request.bodyTenant, tenants: accountService.tenants)
-        try tenant.checkEnabled()
+        var tenant = named
         let withPassword = request.idToken != nil || request.password != nil || request.email != nil
         if !caller.isAdmin {
             if withPassword {
@@ -192,10 +194,9 @@ public final class SignInService: Sendable {
     /// taken back when the attempt was not a wrong guess (it signed in, or the server could not
     /// judge it). Concurrent guesses therefore cannot all pass a limit that each read before any
     /// was counted: of 24 at once against a limit of 10, 10 are hashed and 14 refused.
-    func signIn(email given: String?, password: String?, bodyTenant: String?, caller: Caller) async throws(ActionError) -> SignedInUser {
+    /// `tenant` is the call's, resolved and enabled (the route requires it).
+    func signIn(email given: String?, password: String?, tenant: TenantPolicy, caller: Caller) async throws(ActionError) -> SignedInUser {
         let now = clock.now
-        let tenant = try await caller.tenant(body: bodyTenant, tenants: accountService.tenants)
-        try tenant.checkEnabled()
         guard tenant.allowPasswordSignup else { throw ActionError(.passwordLoginDisabled) }
         guard let given else { throw ActionError.missingEmail }
         guard let email = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
@@ -288,11 +289,10 @@ public final class SignInService: Sendable {
 
     /// `accounts:signInWithCustomToken`: a token a backend minted (`firebase-admin`'s
     /// `create_custom_token`) signs in its `uid`, creating the account the first time.
-    func signIn(customToken: String?, bodyTenant: String?, caller: Caller) async throws(ActionError) -> SignedInUser {
+    /// `tenant` is the call's, resolved and enabled (the route requires it: as Firebase checks,
+    /// the tenant first, `PROJECT_DISABLED`, then the token).
+    func signIn(customToken: String?, tenant: TenantPolicy, caller: Caller) async throws(ActionError) -> SignedInUser {
         let now = clock.now
-        // As Firebase checks: the tenant first (PROJECT_DISABLED), then the token.
-        let tenant = try await caller.tenant(body: bodyTenant, tenants: accountService.tenants)
-        try tenant.checkEnabled()
         guard let customToken, !customToken.isEmpty else { throw ActionError(.missingCustomToken) }
         let token = try await customTokens.verify(customToken, now: now)
         if !tenant.tenantID.isEmpty || token.tenantID != nil, (token.tenantID ?? "") != tenant.tenantID {

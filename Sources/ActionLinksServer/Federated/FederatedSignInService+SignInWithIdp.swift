@@ -41,10 +41,12 @@ extension FederatedSignInService {
         var answer: Answer
     }
 
-    /// `accounts:signInWithIdp`.
-    func signInWithIdp(_ request: Assertion, caller: Caller) async throws(ActionError) -> Result<Answer, CredentialRefusal> {
-        var tenant = try await caller.tenant(body: request.tenantID, tenants: accountService.tenants)
-        try tenant.checkEnabled()
+    /// `accounts:signInWithIdp`; `named` is the call's tenant, resolved and enabled (the route
+    /// requires it).
+    func signInWithIdp(_ request: Assertion, tenant named: TenantPolicy, caller: Caller) async throws(ActionError)
+        -> Result<Answer, CredentialRefusal>
+    {
+        var tenant = named
         let now = clock.now
         var oauthIDToken: String?
         var oauthAccessToken: String?

@@ -9,7 +9,8 @@ extension IdentityToolkitAPI {
         let tokens = services.tokens
         let clock = services.clock
 
-        add("signInWithIdp", legacy: "verifyAssertion", body: SignInWithIdpRequest.self) { fields, call throws(ActionError) in
+        add("signInWithIdp", legacy: "verifyAssertion", requires: [.enabledTenant], body: SignInWithIdpRequest.self) {
+            fields, call, tenant throws(ActionError) in
             if fields.returnRefreshToken?.value == true || fields.pendingIdToken != nil {
                 throw ActionError.notImplemented("returnRefreshToken and pendingIdToken are not implemented")
             }
@@ -21,7 +22,7 @@ extension IdentityToolkitAPI {
             request.idToken = fields.idToken
             request.autoCreate = fields.autoCreate?.value ?? true
             request.tenantID = fields.tenantId
-            switch try await federated.signInWithIdp(request, caller: call.caller) {
+            switch try await federated.signInWithIdp(request, tenant: tenant, caller: call.caller) {
             case .success(let answer):
                 var response = SignInWithIdpResponse(answer)
                 switch answer.outcome {
@@ -49,7 +50,7 @@ extension IdentityToolkitAPI {
 }
 
 /// `accounts:signInWithIdp` / `verifyAssertion`.
-struct SignInWithIdpRequest: Decodable, Sendable {
+struct SignInWithIdpRequest: Decodable, Sendable, NamesTenant {
     var requestUri: String?
     var postBody: String?
     var sessionId: String?

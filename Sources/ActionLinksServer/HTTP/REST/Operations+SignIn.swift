@@ -13,7 +13,8 @@ extension IdentityToolkitAPI {
         let clock = services.clock
         let projectID = services.settings.project.id
 
-        add("signUp", legacy: "signupNewUser", body: SignUpRequest.self) { fields, call throws(ActionError) in
+        add("signUp", legacy: "signupNewUser", requires: [.enabledTenant], body: SignUpRequest.self) {
+            fields, call, tenant throws(ActionError) in
             var request = SignInService.SignUp()
             request.email = fields.email
             request.password = fields.password
@@ -25,20 +26,21 @@ extension IdentityToolkitAPI {
             request.localID = fields.localId
             request.idToken = fields.idToken
             request.bodyTenant = fields.tenantId
-            let (account, session) = try await signIn.signUp(request, caller: call.caller)
+            let (account, session) = try await signIn.signUp(request, tenant: tenant, caller: call.caller)
             return SignUpResponse(
                 localId: account.localID, email: account.email, displayName: account.displayName,
                 tokens: try await session?.tokens(tokens, now: clock.now))
         }
 
-        add("signInWithPassword", legacy: "verifyPassword", body: PasswordSignInRequest.self) { fields, call throws(ActionError) in
-            let user = try await signIn.signIn(
-                email: fields.email, password: fields.password, bodyTenant: fields.tenantId, caller: call.caller)
+        add("signInWithPassword", legacy: "verifyPassword", requires: [.enabledTenant], body: PasswordSignInRequest.self) {
+            fields, call, tenant throws(ActionError) in
+            let user = try await signIn.signIn(email: fields.email, password: fields.password, tenant: tenant, caller: call.caller)
             return PasswordSignInResponse(account: user.account, tokens: try await user.tokens(tokens, now: clock.now))
         }
 
-        add("signInWithCustomToken", legacy: "verifyCustomToken", body: CustomTokenSignInRequest.self) { fields, call throws(ActionError) in
-            let user = try await signIn.signIn(customToken: fields.token, bodyTenant: fields.tenantId, caller: call.caller)
+        add("signInWithCustomToken", legacy: "verifyCustomToken", requires: [.enabledTenant], body: CustomTokenSignInRequest.self) {
+            fields, call, tenant throws(ActionError) in
+            let user = try await signIn.signIn(customToken: fields.token, tenant: tenant, caller: call.caller)
             return CustomTokenSignInResponse(isNewUser: user.isNewUser, tokens: try await user.tokens(tokens, now: clock.now))
         }
 
@@ -61,7 +63,7 @@ extension IdentityToolkitAPI {
 }
 
 /// `accounts:signUp` (a client's, or the admin's account creation).
-struct SignUpRequest: Decodable, Sendable {
+struct SignUpRequest: Decodable, Sendable, NamesTenant {
     var email: String?
     var password: String?
     var displayName: String?
@@ -95,7 +97,7 @@ struct SignUpResponse: Encodable, Sendable {
 }
 
 /// `accounts:signInWithPassword`.
-struct PasswordSignInRequest: Decodable, Sendable {
+struct PasswordSignInRequest: Decodable, Sendable, NamesTenant {
     var email: String?
     var password: String?
     var tenantId: String?
@@ -125,7 +127,7 @@ struct PasswordSignInResponse: Encodable, Sendable {
 }
 
 /// `accounts:signInWithCustomToken`.
-struct CustomTokenSignInRequest: Decodable, Sendable {
+struct CustomTokenSignInRequest: Decodable, Sendable, NamesTenant {
     var token: String?
     var tenantId: String?
 }
