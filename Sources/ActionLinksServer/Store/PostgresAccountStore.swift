@@ -146,10 +146,13 @@ public struct PostgresAccountStore: AccountStore {
         _ connection: PostgresConnection, _ condition: PostgresQuery, tenantID: String, lock: Bool, database: PostgresStore
     ) async throws -> [Account] {
         let query = PostgresQuery(
-            unsafeSQL: "SELECT \(accountColumns()) FROM accounts WHERE " + condition.sql + (lock ? " FOR UPDATE" : ""),
+            unsafeSQL: "SELECT \(PostgresColumns.select(PostgresColumns.accounts)) FROM accounts WHERE " + condition.sql
+                + (lock ? " FOR UPDATE" : ""),
             binds: condition.binds)
         var accounts: [Account] = []
-        for try await row in try await connection.query(query, logger: database.logger) { accounts.append(try accountFromRow(row)) }
+        for try await row in try await connection.query(query, logger: database.logger) {
+            accounts.append(try Account(PostgresNamedRow(row)))
+        }
         let identities = try await Self.identities(connection, tenantID: tenantID, localIDs: accounts.map(\.localID), database: database)
         for index in accounts.indices { accounts[index].federatedIdentities = identities[accounts[index].localID] ?? [] }
         return accounts
@@ -163,16 +166,13 @@ public struct PostgresAccountStore: AccountStore {
         var identities: [String: [FederatedIdentity]] = [:]
         let rows = try await connection.query(
             """
-            SELECT local_id, provider_id, raw_id, email, display_name, photo_url, screen_name FROM account_providers
+            SELECT local_id, \(unescaped: PostgresColumns.select(PostgresColumns.accountProviders)) FROM account_providers
             WHERE tenant_id = \(tenantID) AND local_id = ANY(\(localIDs)) ORDER BY provider_id, raw_id
             """, logger: database.logger)
-        for try await (localID, providerID, rawID, email, displayName, photoURL, screenName) in rows.decode(
-            (String, String, String, String?, String?, String?, String?).self)
-        {
-            identities[localID, default: []].append(
-                FederatedIdentity(
-                    providerID: providerID, rawID: rawID, email: email, displayName: displayName, photoURL: photoURL, screenName: screenName
-                ))
+        for try await row in rows {
+            let named = PostgresNamedRow(row)
+            guard let identity = try FederatedIdentity(named) else { continue }
+            identities[try named("local_id", as: String.self), default: []].append(identity)
         }
         return identities
     }
@@ -346,7 +346,7 @@ final class PostgresAccountTransaction: AccountTransaction {
             let hashes = Array(missingCodes)
             for hash in hashes { loadedCodes[hash] = .some(nil) }
             let rows = try await connection.query(
-                "SELECT \(unescaped: codeColumns) FROM codes WHERE hash = ANY(\(hashes.map(PostgresCodeStore.buffer))) FOR UPDATE",
+                "SELECT \(unescaped: PostgresColumns.select(PostgresColumns.codes)) FROM codes WHERE hash = ANY(\(hashes.map(PostgresCodeStore.buffer))) FOR UPDATE",
                 logger: database.logger)
             for try await row in rows {
                 let code = try CodeRow(row)
@@ -363,7 +363,7 @@ final class PostgresAccountTransaction: AccountTransaction {
             case .insert(let account):
                 try await connection.query(
                     """
-                    INSERT INTO accounts (\(unescaped: accountColumns()))
+                    INSERT INTO accounts (\(unescaped: PostgresColumns.accounts.joined(separator: ", ")))
                     VALUES (\(account.localID), \(account.tenantID), \(account.email), \(account.emailVerified), \(account.passwordHash),
                             \(account.passwordUpdatedAt), \(account.displayName), \(account.photoURL), \(account.phoneNumber),
                             \(account.disabled), \(account.createdAt), \(account.lastLoginAt), \(account.lastRefreshAt), \(account.validSince),
@@ -441,38 +441,15 @@ final class PostgresAccountTransaction: AccountTransaction {
 
 // MARK: - Rows and prepared statements
 
-/// The columns of an account row, in the order ``accountFromRow(_:)`` reads them.
-func accountColumns(prefix: String = "") -> String {
-    [
-        "local_id", "tenant_id", "email", "email_verified", "password_hash", "password_updated_at", "display_name", "photo_url",
-        "phone_number", "disabled", "created_at", "last_login_at", "last_refresh_at", "valid_since", "custom_attributes", "initial_email",
-        "email_link_signin", "custom_auth", "screen_name",
-    ].map { prefix + $0 }.joined(separator: ", ")
-}
-
-func accountFromRow(_ row: PostgresRow) throws -> Account {
-    let cells = row.makeRandomAccess()
-    return Account(
-        localID: try cells[0].decode(String.self), tenantID: try cells[1].decode(String.self), email: try cells[2].decode(String?.self),
-        emailVerified: try cells[3].decode(Bool.self), passwordHash: try cells[4].decode(String?.self),
-        passwordUpdatedAt: try cells[5].decode(Timestamp?.self), displayName: try cells[6].decode(String?.self),
-        photoURL: try cells[7].decode(String?.self), phoneNumber: try cells[8].decode(String?.self),
-        disabled: try cells[9].decode(Bool.self),
-        createdAt: try cells[10].decode(Timestamp.self), lastLoginAt: try cells[11].decode(Timestamp?.self),
-        lastRefreshAt: try cells[12].decode(Timestamp?.self), validSince: try cells[13].decode(Int64.self),
-        customAttributes: try cells[14].decode(String?.self), initialEmail: try cells[15].decode(String?.self),
-        emailLinkSignin: try cells[16].decode(Bool.self), customAuth: try cells[17].decode(Bool.self),
-        screenName: try cells[18].decode(String?.self))
-}
-
 /// A session with its account and the account's federated identities (one row per identity, or
-/// one row without), for a token refresh: the account's columns first, as ``accountFromRow(_:)``
-/// reads them.
+/// one row without), for a token refresh: the account's columns by their names, the session's
+/// with `session_`, the identity's with `provider_`.
 struct SessionWithAccount: PostgresPreparedStatement {
     static let name = "actionlinks_session_with_account_v1"
     static let sql = """
-        SELECT \(accountColumns(prefix: "a.")), r.created_at, r.sign_in_provider, r.auth_time, r.claims,
-               p.provider_id, p.raw_id, p.email, p.display_name, p.photo_url, p.screen_name
+        SELECT \(PostgresColumns.select(PostgresColumns.accounts, from: "a.")),
+               \(PostgresColumns.select(PostgresColumns.refreshTokens, from: "r.", as: "session_")),
+               \(PostgresColumns.select(PostgresColumns.accountProviders, from: "p.", as: "provider_"))
         FROM refresh_tokens r
         JOIN accounts a ON a.tenant_id = r.tenant_id AND a.local_id = r.account_id
         LEFT JOIN account_providers p ON p.tenant_id = a.tenant_id AND p.local_id = a.local_id
@@ -495,25 +472,16 @@ struct SessionWithAccount: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        let account = try accountFromRow(row)
-        let cells = row.makeRandomAccess()
-        let session = Session(
-            hash: hash, tenantID: account.tenantID, accountID: account.localID, createdAt: try cells[19].decode(Timestamp.self),
-            signInProvider: try cells[20].decode(String.self), authTime: try cells[21].decode(Int64.self),
-            claims: try cells[22].decode(String?.self))
-        let identity = try cells[23].decode(String?.self).map { providerID in
-            FederatedIdentity(
-                providerID: providerID, rawID: try cells[24].decode(String.self), email: try cells[25].decode(String?.self),
-                displayName: try cells[26].decode(String?.self), photoURL: try cells[27].decode(String?.self),
-                screenName: try cells[28].decode(String?.self))
-        }
-        return Row(session: session, account: account, identity: identity)
+        let named = PostgresNamedRow(row)
+        let account = try Account(named)
+        let session = try Session(named.prefixed("session_"), hash: hash, tenantID: account.tenantID, accountID: account.localID)
+        return Row(session: session, account: account, identity: try FederatedIdentity(named.prefixed("provider_")))
     }
 }
 
 struct AccountByEmail: PostgresPreparedStatement {
     static let name = "actionlinks_account_by_email_v2"
-    static let sql = "SELECT \(accountColumns()) FROM accounts WHERE tenant_id = $1 AND email = $2"
+    static let sql = "SELECT \(PostgresColumns.select(PostgresColumns.accounts)) FROM accounts WHERE tenant_id = $1 AND email = $2"
     typealias Row = Account
     var email: String
     var tenantID: String
@@ -525,5 +493,5 @@ struct AccountByEmail: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Account { try accountFromRow(row) }
+    func decodeRow(_ row: PostgresRow) throws -> Account { try Account(PostgresNamedRow(row)) }
 }

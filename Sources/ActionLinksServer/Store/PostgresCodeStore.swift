@@ -193,32 +193,25 @@ public struct PostgresCodeStore: CodeStore {
 
 // MARK: - Prepared statements
 
-/// The columns of a code row, in the order every statement returns them.
-let codeColumns =
-    "hash, mode, tenant_id, account_id, email, new_email, continue_url, language_code, app_settings, created_at, expires_at, consumed_at, consumed_by, retired_at"
+/// The columns of a code row, as every statement that reads one selects them.
+let codeColumns = PostgresColumns.select(PostgresColumns.codes)
 
-/// A code row as read.
+/// A `codes` row as read, by its columns' names (with a prefix where a statement renames them).
 struct CodeRow: Sendable {
     var record: ActionCodeRecord?
     var retiredAt: Timestamp?
 
-    init(_ row: PostgresRow) throws {
-        let (
-            hash, mode, tenantID, accountID, email, newEmail, continueURL, languageCode, appSettings, createdAt, expiresAt, consumedAt,
-            consumedBy, retiredAt
-        ) =
-            try row.decode(
-                (
-                    ByteBuffer, String, String, String?, String, String?, String?, String?, String?, Timestamp, Timestamp, Timestamp?,
-                    String?, Timestamp?
-                )
-                .self)
-        self.retiredAt = retiredAt
-        guard let mode = ActionCodeLink.Mode(rawValue: mode) else { record = nil; return }
+    init(_ row: PostgresRow) throws { try self.init(PostgresNamedRow(row)) }
+
+    init(_ row: PostgresNamedRow) throws {
+        retiredAt = try row("retired_at")
+        guard let mode = ActionCodeLink.Mode(rawValue: try row("mode")) else { record = nil; return }
         record = ActionCodeRecord(
-            hash: Data(hash.readableBytesView), mode: mode, tenantID: tenantID, accountID: accountID, email: email, newEmail: newEmail,
-            continueURL: continueURL, languageCode: languageCode, appSettings: appSettings, createdAt: createdAt, expiresAt: expiresAt,
-            consumedAt: consumedAt, consumedBy: consumedBy)
+            hash: Data(try row("hash", as: ByteBuffer.self).readableBytesView), mode: mode, tenantID: try row("tenant_id"),
+            accountID: try row("account_id"), email: try row("email"), newEmail: try row("new_email"),
+            continueURL: try row("continue_url"), languageCode: try row("language_code"), appSettings: try row("app_settings"),
+            createdAt: try row("created_at"), expiresAt: try row("expires_at"), consumedAt: try row("consumed_at"),
+            consumedBy: try row("consumed_by"))
     }
 }
 

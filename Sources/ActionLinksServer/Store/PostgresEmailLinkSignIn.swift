@@ -125,18 +125,16 @@ extension PostgresAccountStore {
     }
 }
 
-/// `SELECT … FROM actionlinks_email_link_sign_in(…)`: the account's columns first (so that
-/// ``accountFromRow(_:)`` reads them where it always does), then the status, whether the account is
-/// new, its providers (JSON) and the code's columns.
+/// `SELECT … FROM actionlinks_email_link_sign_in(…)`: the account's columns by their names, the
+/// status (`o_status`), whether the account is new (`o_is_new`), its providers as JSON
+/// (`o_identities`) and the code's columns with `code_`.
 struct EmailLinkSignIn: PostgresPreparedStatement {
     static let name = "actionlinks_email_link_sign_in_v7"
-    static let accountColumnCount = accountColumns().split(separator: ",").count
-    /// The columns of the function's row (`r`), in the order ``decode(_:)`` reads them.
+    /// The columns of the function's row (`r`), as ``decode(_:)`` reads them.
     static let columns = """
-        \(accountColumns(prefix: "(r.o_account).")), r.o_status, r.o_is_new, r.o_identities,
-            \(codeColumns.split(separator: ",").map { "(r.o_code)." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+        \(PostgresColumns.select(PostgresColumns.accounts, from: "(r.o_account).")), r.o_status, r.o_is_new, r.o_identities,
+            \(PostgresColumns.select(PostgresColumns.codes, from: "(r.o_code).", as: "code_"))
         """
-    static let columnCount = accountColumnCount + 3 + codeColumns.split(separator: ",").count
     static let sql = "SELECT \(columns) FROM actionlinks_email_link_sign_in($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS r"
     typealias Row = EmailLinkSignInOutcome
     var hashes: [Data]
@@ -169,12 +167,11 @@ struct EmailLinkSignIn: PostgresPreparedStatement {
 
     /// The outcome a row of `actionlinks_email_link_sign_in` (or of `_sign_ins`) describes.
     static func decode(_ row: PostgresRow) throws -> EmailLinkSignInOutcome {
-        let cells = row.makeRandomAccess()
-        let at = accountColumnCount
-        let status = try cells[at].decode(String.self)
+        let named = PostgresNamedRow(row)
+        let status = try named("o_status", as: String.self)
         /// The code's mode as this server knows it (`nil`: a mode it does not know, which it takes
         /// for no code at all, as ``PostgresCodeStore/lookup(hashes:now:)`` does).
-        func mode() throws -> ActionCodeLink.Mode? { ActionCodeLink.Mode(rawValue: try cells[at + 4].decode(String.self)) }
+        func mode() throws -> ActionCodeLink.Mode? { ActionCodeLink.Mode(rawValue: try named("code_mode")) }
         switch status {
         case "invalid": return .invalid
         case "expired": return try mode() == nil ? .invalid : .expired
@@ -185,23 +182,14 @@ struct EmailLinkSignIn: PostgresPreparedStatement {
         case "signed_in": break
         default: throw StoreInconsistency(description: "actionlinks_email_link_sign_in answered \(status)")
         }
-        var account = try accountFromRow(row)
-        if let identities = try cells[at + 2].decode(String?.self) {
+        var account = try Account(named)
+        if let identities = try named("o_identities", as: String?.self) {
             account.federatedIdentities = try JSONDecoder().decode([FederatedIdentity].self, from: Data(identities.utf8))
         }
-        let code = at + 3
-        guard let mode = ActionCodeLink.Mode(rawValue: try cells[code + 1].decode(String.self)) else {
+        guard let record = try CodeRow(named.prefixed("code_")).record else {
             throw StoreInconsistency(description: "a code of an unknown mode was consumed")
         }
-        let record = ActionCodeRecord(
-            hash: Data(try cells[code].decode(ByteBuffer.self).readableBytesView), mode: mode,
-            tenantID: try cells[code + 2].decode(String.self),
-            accountID: try cells[code + 3].decode(String?.self), email: try cells[code + 4].decode(String.self),
-            newEmail: try cells[code + 5].decode(String?.self), continueURL: try cells[code + 6].decode(String?.self),
-            languageCode: try cells[code + 7].decode(String?.self), appSettings: try cells[code + 8].decode(String?.self),
-            createdAt: try cells[code + 9].decode(Timestamp.self), expiresAt: try cells[code + 10].decode(Timestamp.self),
-            consumedAt: try cells[code + 11].decode(Timestamp?.self), consumedBy: try cells[code + 12].decode(String?.self))
-        return .signedIn(record: record, account: account, isNew: try cells[at + 1].decode(Bool.self))
+        return .signedIn(record: record, account: account, isNew: try named("o_is_new"))
     }
 }
 
@@ -210,7 +198,7 @@ struct EmailLinkSignIn: PostgresPreparedStatement {
 struct EmailLinkSignIns: PostgresPreparedStatement {
     static let name = "actionlinks_email_link_sign_ins_v8"
     static let sql = """
-        SELECT \(EmailLinkSignIn.columns), r.o_position
+        SELECT r.o_position, \(EmailLinkSignIn.columns)
         FROM actionlinks_email_link_sign_ins($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS r
         """
     typealias Row = (position: Int, outcome: EmailLinkSignInOutcome)
@@ -235,7 +223,7 @@ struct EmailLinkSignIns: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> (position: Int, outcome: EmailLinkSignInOutcome) {
-        let position = try row.makeRandomAccess()[EmailLinkSignIn.columnCount].decode(Int32.self)
+        let position = try PostgresNamedRow(row)("o_position", as: Int32.self)
         return (Int(position), try EmailLinkSignIn.decode(row))
     }
 }

@@ -246,6 +246,12 @@ extension FirebaseSpecs {
                 let tenant = try await app.registerTenant(["disableAuth": true])
                 let reply = try await app.api("signUp", [:], tenant: tenant)
                 #expect(reply.status == 400 && reply.errorMessage.contains("PROJECT_DISABLED"), "\(reply.text)")
+                // Before anything in the body, as the emulator asserts it first: a client's `localId`
+                // (UNEXPECTED_PARAMETER elsewhere) and the admin's call alike.
+                let named = try await app.api("signUp", ["localId": "chosen"], tenant: tenant)
+                #expect(named.isError("PROJECT_DISABLED"), "\(named.text)")
+                let admin = try await app.api("create", ["localId": "chosen", "idToken": "x"], admin: true, tenant: tenant)
+                #expect(admin.isError("PROJECT_DISABLED"), "\(admin.text)")
             }
         }
 
