@@ -56,6 +56,15 @@ public struct TenantDirectory: Sendable {
             passwordPolicyConfig: settings.tenantSettings[id]?.passwords.map(PasswordPolicyConfig.init))
     }
 
+    /// The policy a front applies in a tenant (`id`, "" for the project) of the Firebase project
+    /// it fronts: its own (email-enumeration protection) under that tenant's ID. The tenant itself
+    /// is the project's, and upstream checks it.
+    func fronted(_ id: String) -> TenantPolicy {
+        var policy = project
+        policy.tenantID = id
+        return policy
+    }
+
     /// The policy of a tenant a call names ("" for the project): `INVALID_TENANT_ID` for an ID that
     /// cannot be one, `TENANT_NOT_FOUND` for one that does not exist.
     func policy(for id: String) async throws(ActionError) -> TenantPolicy {

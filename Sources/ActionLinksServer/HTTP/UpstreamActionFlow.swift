@@ -173,10 +173,8 @@ struct UpstreamActionFlow: ActionFlow {
             if upstream.settings.hasServiceAccount {
                 var asked = CodeIssuer.IssueRequest(requestType: ActionCodeLink.Mode.resetPassword.requestType)
                 asked.email = email
-                var tenant = tenants.project
-                tenant.tenantID = tenantID ?? ""
                 let caller = Caller(isAdmin: false, clientAddress: context.clientAddress, locale: language, apiKey: apiKey)
-                _ = try await issuer.issue(asked, caller: caller, tenant: tenant)
+                _ = try await issuer.issue(asked, caller: caller, tenant: tenants.fronted(tenantID ?? ""))
             } else {
                 try await upstream.sendPasswordReset(email: email, apiKey: apiKey, tenantID: tenantID)
             }

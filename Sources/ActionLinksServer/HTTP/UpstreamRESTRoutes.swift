@@ -79,8 +79,7 @@ struct UpstreamRESTRoutes {
                     return RESTAPIResponse.json(IdentityToolkitJSON.encode(answer))
                 }
                 let fields: SendOobCodeRequest = try Self.decoded(context.body, operation: "accounts:sendOobCode")
-                var tenant = routes.tenants.project
-                tenant.tenantID = try caller.tenantID(body: fields.tenantId)
+                let tenant = routes.tenants.fronted(try caller.tenantID(body: fields.tenantId))
                 let issued = try await routes.issuer.issue(fields.issueRequest, caller: caller, tenant: tenant)
                 return RESTAPIResponse.json(
                     IdentityToolkitJSON.encode(SendOobCodeResponse(issued, returnLink: fields.returnOobLink?.value ?? false)))
