@@ -163,7 +163,9 @@ struct AccountAttackTests {
     func concurrentGuessesFromOneClient(kind: String) async throws {
         var environment = Self.production.merging(["ACTIONLINKS_LIMITS_SIGN_IN_FAILURES_PER_IP_PER_HOUR": "5"]) { $1 }
         if kind == "postgres" { environment["ACTIONLINKS_STORE"] = try await PostgresTestServer.freshDatabaseURL() }
-        try await TestApp.live(environment: environment) { app in
+        // The limit's window is the clock's hour: a clock that stands mid-hour, so a run that
+        // crosses the hour on a loaded machine (a CI run did, at 06:00) does not open a new window.
+        try await TestApp.live(environment: environment, clock: ManualClock.midHour()) { app in
             _ = try await Self.checkedOfConcurrentGuesses(app, count: 16, limit: 5) { ("nobody\($0)@example.com", "guess") }
         }
     }
@@ -171,7 +173,8 @@ struct AccountAttackTests {
     @Test("a successful sign-in takes its reservation back: the owner's own sign-ins never fill the limit")
     func successDoesNotCount() async throws {
         try await TestApp.router(
-            environment: Self.production.merging(["ACTIONLINKS_LIMITS_SIGN_IN_FAILURES_PER_ACCOUNT_PER_HOUR": "2"]) { $1 }
+            environment: Self.production.merging(["ACTIONLINKS_LIMITS_SIGN_IN_FAILURES_PER_ACCOUNT_PER_HOUR": "2"]) { $1 },
+            clock: ManualClock.midHour()
         ) {
             app in
             _ = try await app.registerUser(email: "regular@example.com")
