@@ -153,20 +153,27 @@ public struct PostgresCodeStore: CodeStore {
             var removed = 0
             // In batches, so that no single statement holds many row locks for long.
             while true {
-                let batch = try await connection.query(
-                    """
-                    WITH doomed AS (
-                        SELECT hash FROM codes WHERE expires_at < \(cutoff) OR consumed_at < \(cutoff) OR retired_at < \(cutoff) LIMIT 5000
-                    )
-                    DELETE FROM codes WHERE hash IN (SELECT hash FROM doomed) RETURNING 1
-                    """, logger: database.logger
-                ).collect().count
+                let batch = try await connection.query(Self.purgeStatements(before: cutoff)[0], logger: database.logger).collect().count
                 removed += batch
                 if batch < 5000 { break }
             }
-            try await connection.query("DELETE FROM event_counts WHERE window_start < \(cutoff)", logger: database.logger)
+            try await connection.query(Self.purgeStatements(before: cutoff)[1], logger: database.logger)
             return removed
         }
+    }
+
+    /// The purge's statements (a batch of codes, then the event counts), each with an index for
+    /// every condition (`SchemaTests` plans them).
+    static func purgeStatements(before cutoff: Timestamp) -> [PostgresQuery] {
+        [
+            """
+            WITH doomed AS (
+                SELECT hash FROM codes WHERE expires_at < \(cutoff) OR consumed_at < \(cutoff) OR retired_at < \(cutoff) LIMIT 5000
+            )
+            DELETE FROM codes WHERE hash IN (SELECT hash FROM doomed) RETURNING 1
+            """,
+            "DELETE FROM event_counts WHERE window_start < \(cutoff)",
+        ]
     }
 
     static func buffer(_ data: Data) -> ByteBuffer { ByteBuffer(bytes: data) }

@@ -163,13 +163,18 @@ public struct SQLiteCodeStore: CodeStore {
     @discardableResult
     public func purge(before cutoff: Timestamp) async throws -> Int {
         try await pool.write { db in
-            try db.execute(
-                sql: "DELETE FROM codes WHERE expires_at < ? OR consumed_at < ? OR retired_at < ?", arguments: [cutoff, cutoff, cutoff])
+            try db.execute(sql: Self.purgeStatements[0], arguments: [cutoff, cutoff, cutoff])
             let codes = db.changesCount
-            try db.execute(sql: "DELETE FROM event_counts WHERE window_start < ?", arguments: [cutoff])
+            try db.execute(sql: Self.purgeStatements[1], arguments: [cutoff])
             return codes
         }
     }
+
+    /// The purge's statements, each with an index for every condition (`SchemaTests` plans them).
+    static let purgeStatements = [
+        "DELETE FROM codes WHERE expires_at < ? OR consumed_at < ? OR retired_at < ?",
+        "DELETE FROM event_counts WHERE window_start < ?",
+    ]
 
     /// Retires the outstanding codes of the addresses (inside a caller's transaction).
     static func retire(_ db: Database, tenantID: String, emails: [String], now: Timestamp) throws -> Int {
