@@ -46,15 +46,11 @@ public enum LinkDomainServer {
         let signInCodes: any SignInCodeStore
         var storeServices: [any Service] = []
         var postgres: PostgresStore?
-        var sqliteCodes: SQLiteCodeStore?
-        var sqliteAccounts: SQLiteAccountStore?
         switch settings.store {
         case .sqlite(let path):
             do {
                 let database = try SQLiteDatabase(path: path)
                 (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
-                sqliteCodes = database.codes
-                sqliteAccounts = database.accounts
                 flows = database.federatedFlows
                 signInCodes = database.signInCodes
             } catch {
@@ -107,13 +103,16 @@ public enum LinkDomainServer {
         let scheme: String
         let files = associations.prebuilt
         let limits = settings.server
-        // With SQLite, the landing page is answered on the event loop too (its read never waits).
-        // In upstream mode every code is checked upstream: nothing to read on the event loop.
-        let pages = services.upstream == nil ? sqliteCodes.map { (ActionPages(services: services, templates: templates), $0) } : nil
+        // With a store that reads on the caller's thread (SQLite), the landing page is answered on
+        // the event loop too (its read never waits). In upstream mode every code is checked
+        // upstream: nothing to read on the event loop.
+        let pages =
+            services.upstream == nil
+            ? (codes as? any ImmediateCodeLookup).map { (ActionPages(services: services, templates: templates), $0) } : nil
         // So are the SDKs' token refreshes (a read and a signature).
         let refresher =
             services.upstream == nil
-            ? sqliteAccounts.map {
+            ? (accounts as? any ImmediateSessionLookup).map {
                 TokenRefreshFastPath.Refresher(
                     signIn: services.signIn, sessions: $0, settings: settings, projectID: settings.project.id, metrics: metrics,
                     logger: logger)

@@ -19,6 +19,8 @@ public final class ActionCompleter: Sendable {
     let store: StoreGateway
     let clock: any ServiceClock
     let logger: Logger
+    /// `accounts`, when it completes an email-link sign-in in one statement.
+    let oneStatement: (any OneStatementEmailLinkSignIn)?
 
     init(
         settings: ServiceSettings, codes: any CodeStore, accounts: any AccountStore, keys: ServerKeys, passwords: PasswordHasher,
@@ -37,6 +39,7 @@ public final class ActionCompleter: Sendable {
         self.store = store
         self.clock = clock
         self.logger = logger
+        oneStatement = accounts as? any OneStatementEmailLinkSignIn
     }
 
     /// Looks a code up without consuming it (GET of a link, `accounts:resetPassword` with only
@@ -49,9 +52,9 @@ public final class ActionCompleter: Sendable {
             tenantID: tenantID)
     }
 
-    /// ``check(code:tenantID:)`` on a store that answers on the caller's thread (SQLite's reads, for
-    /// the event-loop fast path of the landing page).
-    func checkNow(code: String, tenantID: String? = nil, in codes: SQLiteCodeStore) throws(ActionError) -> ActionCodeRecord {
+    /// ``check(code:tenantID:)`` on a store that answers on the caller's thread, for the event-loop
+    /// fast path of the landing page.
+    func checkNow(code: String, tenantID: String? = nil, in codes: any ImmediateCodeLookup) throws(ActionError) -> ActionCodeRecord {
         guard Self.isWellFormedCode(code) else { throw refusal(expired: false) }
         let lookup: CodeLookup
         do {
@@ -191,12 +194,11 @@ public final class ActionCompleter: Sendable {
     {
         guard let email, !email.isEmpty else { throw ActionError.missingEmail }
         guard let canonical = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
-        // On PostgreSQL, without a signed-in user and with a tenant that allows it, all of the below
-        // is one statement (one round trip instead of eight); the same checks in the same order.
-        if user == nil, let given, given.enableEmailLinkSignin, (try? given.checkEnabled()) != nil,
-            let postgres = accounts as? PostgresAccountStore
-        {
-            return try await signInInOneStatement(code: code, email: canonical, tenant: given, consumer: consumer, store: postgres)
+        // On a store that can, without a signed-in user and with a tenant that allows it, all of
+        // the below is one statement (one round trip instead of eight); the same checks in the same
+        // order.
+        if user == nil, let given, given.enableEmailLinkSignin, (try? given.checkEnabled()) != nil, let oneStatement {
+            return try await signInInOneStatement(code: code, email: canonical, tenant: given, consumer: consumer, store: oneStatement)
         }
         let record = try await check(code: code, tenantID: given?.tenantID)
         let tenant = try await resolved(given, record)
@@ -256,11 +258,11 @@ public final class ActionCompleter: Sendable {
     }
 
     /// ``signIn(code:email:user:tenant:consumer:)`` without a user, for an enabled `tenant` that
-    /// allows email-link sign-in, on PostgreSQL: the function `actionlinks_email_link_sign_in` makes
-    /// the checks ``check(code:tenantID:)``, `signIn` and its unit of work make, in their order, and
-    /// applies what the unit of work applies, in one statement.
+    /// allows email-link sign-in, on a store that makes the checks ``check(code:tenantID:)``,
+    /// `signIn` and its unit of work make, in their order, and applies what the unit of work
+    /// applies, in one statement (``OneStatementEmailLinkSignIn``).
     private func signInInOneStatement(
-        code: String, email: String, tenant: TenantPolicy, consumer: String, store postgres: PostgresAccountStore
+        code: String, email: String, tenant: TenantPolicy, consumer: String, store oneStatement: any OneStatementEmailLinkSignIn
     )
         async throws(ActionError) -> Completion
     {
@@ -271,7 +273,7 @@ public final class ActionCompleter: Sendable {
         let hashes = keys.codeHashes(code)
         let session = newSession.session
         let outcome = try await store.call {
-            try await postgres.emailLinkSignIn(
+            try await oneStatement.emailLinkSignIn(
                 hashes: hashes, tenantID: tenant.tenantID, email: email, now: now, consumer: consumer, newID: newID,
                 canCreate: tenant.selfServiceSignUp, session: session)
         }

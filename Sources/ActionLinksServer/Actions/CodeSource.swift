@@ -85,6 +85,21 @@ struct LocalCodeSource: CodeSource {
     let accountService: AccountService
     let keys: ServerKeys
     let store: StoreGateway
+    /// `codes`, when it can look the account up in the write that stores a code.
+    let oneWrite: (any AccountLookupWhileIssuing)?
+
+    init(
+        settings: ServiceSettings, codes: any CodeStore, accounts: any AccountStore, accountService: AccountService, keys: ServerKeys,
+        store: StoreGateway
+    ) {
+        self.settings = settings
+        self.codes = codes
+        self.accounts = accounts
+        self.accountService = accountService
+        self.keys = keys
+        self.store = store
+        oneWrite = codes as? any AccountLookupWhileIssuing
+    }
 
     var followsEmulator: Bool { settings.server.development }
 
@@ -129,12 +144,12 @@ struct LocalCodeSource: CodeSource {
             }
         }
         let email = pending.email
-        if pending.account == nil, pending.newEmail == nil, let sqlite = codes as? SQLiteCodeStore {
+        if pending.account == nil, pending.newEmail == nil, let oneWrite {
             // The address's account is looked up in the write that stores the code (one trip to the
-            // database's writer instead of a reader and then the writer).
+            // store's writer instead of a read and then the write).
             let issued = record
             let deliver = try await store.call {
-                try await sqlite.issue(issued, accountOf: email) { accountID in accountID != nil ? true : try deliverWithout() }
+                try await oneWrite.issue(issued, accountOf: email) { accountID in accountID != nil ? true : try deliverWithout() }
             }
             return SourcedCode(code: code, deliver: deliver)
         }

@@ -359,11 +359,11 @@ public final class SignInService: Sendable {
     }
 
     /// ``refresh(grantType:refreshToken:)`` without suspending, for ``TokenRefreshFastPath`` on the
-    /// event loop: one synchronous read of the SQLite store, the same checks, one signature. `nil`
+    /// event loop: one synchronous read of the store, the same checks, one signature. `nil`
     /// whenever a refresh needs more than that, and then the route answers it: no such session (its
     /// error, and whether the account was deleted, are the route's to say), a stored tenant, a check
     /// that fails, `lastRefreshAt` to write, or a failing read or signature.
-    func refreshNow(refreshToken: String, sessions: SQLiteAccountStore) -> Refreshed? {
+    func refreshNow(refreshToken: String, sessions: any ImmediateSessionLookup) -> Refreshed? {
         let now = clock.now
         guard let (session, account) = try? sessions.sessionNow(hash: TokenService.refreshTokenHash(refreshToken)),
             let tenant = accountService.tenants.policyNow(for: session.tenantID),

@@ -6,9 +6,9 @@ import Logging
 import NIOCore
 import NIOHTTPTypes
 
-/// Answers `GET /__/auth/action` on the connection's event loop when the store is SQLite: the link
-/// is read, the code looked up (one indexed read of the WAL database, which never waits for a
-/// writer) and the page rendered without leaving the event loop, instead of handing the request to
+/// Answers `GET /__/auth/action` on the connection's event loop when the code store reads on the
+/// caller's thread (``ImmediateCodeLookup``: SQLite's, one indexed read of the WAL database, which
+/// never waits for a writer): the link is read, the code looked up and the page rendered without leaving the event loop, instead of handing the request to
 /// the async responder, the responder to the database's queue, and back twice.
 ///
 /// The answer is the one ``PageRoutes`` gives, made by the same code (``ActionPages/landingStart(uri:acceptLanguage:)``
@@ -25,7 +25,7 @@ final class ActionPageFastPath: FastPathHandler {
     typealias OutboundOut = HTTPResponsePart
 
     let pages: ActionPages
-    let codes: SQLiteCodeStore
+    let codes: any ImmediateCodeLookup
     let metrics: ServerMetrics
     let logger: Logger
     var forwarded = 0
@@ -33,7 +33,7 @@ final class ActionPageFastPath: FastPathHandler {
     private var answering: (head: HTTPRequest, target: String, acceptLanguage: String?, start: ContinuousClock.Instant)?
     var raw: RawAnswers?
 
-    init(pages: ActionPages, codes: SQLiteCodeStore, metrics: ServerMetrics, logger: Logger) {
+    init(pages: ActionPages, codes: any ImmediateCodeLookup, metrics: ServerMetrics, logger: Logger) {
         self.pages = pages
         self.codes = codes
         self.metrics = metrics

@@ -8,7 +8,8 @@ import Logging
 import NIOCore
 import NIOHTTPTypes
 
-/// Answers the SDKs' token refresh on the connection's event loop when the store is SQLite:
+/// Answers the SDKs' token refresh on the connection's event loop when the account store reads on
+/// the caller's thread (``ImmediateSessionLookup``, SQLite's):
 /// `POST /v1/token` (or `/securetoken.googleapis.com/v1/token`) with the API key and the form
 /// `grant_type=refresh_token&refresh_token=…` (the web SDK) or the JSON
 /// `{"grantType":"refresh_token","refreshToken":…}` (iOS, Android), the call every signed-in
@@ -39,7 +40,7 @@ final class TokenRefreshFastPath: FastPathHandler {
     /// What the fast path needs of the server, shared by every connection.
     struct Refresher: Sendable {
         let signIn: SignInService
-        let sessions: SQLiteAccountStore
+        let sessions: any ImmediateSessionLookup
         let settings: ServiceSettings
         let projectID: String
         let metrics: ServerMetrics

@@ -3,26 +3,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 
-/// What `actionlinks_email_link_sign_in` (migration v7) did with a code.
-enum EmailLinkSignInOutcome: Sendable {
-    /// The code was consumed, the account signed in (created when `isNew`) and the session added.
-    case signedIn(record: ActionCodeRecord, account: Account, isNew: Bool)
-    /// No such code, or consumed, retired, of another tenant, or of a mode this server does not
-    /// know: nothing changed.
-    case invalid
-    /// The code expired: nothing changed.
-    case expired
-    /// A live code of this tenant but of another mode: nothing changed.
-    case wrongMode
-    /// The code was sent to another address: nothing changed.
-    case emailMismatch
-    /// The address's account is disabled: nothing changed.
-    case disabled
-    /// The address has no account and sign-up is off: nothing changed.
-    case adminOnly
-}
-
-extension PostgresAccountStore {
+extension PostgresAccountStore: OneStatementEmailLinkSignIn {
     /// An email-link sign-in without a signed-in user in one statement, so one round trip and one
     /// atomic commit: the function `actionlinks_email_link_sign_in` locks the code (then the
     /// account), and either refuses without changing anything or consumes the code, signs in or

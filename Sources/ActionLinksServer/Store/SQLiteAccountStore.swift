@@ -4,7 +4,7 @@ import GRDB
 
 /// ``AccountStore`` on the embedded SQLite database: every transaction is one GRDB write, so a
 /// unit of work runs once, against the database itself.
-public struct SQLiteAccountStore: AccountStore {
+public struct SQLiteAccountStore: AccountStore, ImmediateSessionLookup {
     let pool: DatabasePool
     /// Where the refresh times go: those of concurrent refreshes commit together.
     let batches: SQLiteBatchedWrites

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// ``CodeStore`` on the embedded SQLite database.
-public struct SQLiteCodeStore: CodeStore {
+public struct SQLiteCodeStore: CodeStore, ImmediateCodeLookup, AccountLookupWhileIssuing {
     let pool: DatabasePool
     /// Where issues and send counts go: the ones of concurrent requests commit together.
     let batches: SQLiteBatchedWrites
@@ -14,10 +14,7 @@ public struct SQLiteCodeStore: CodeStore {
         try await batches.write { db in try Self.issue(db, record) }
     }
 
-    /// Looks up the account whose own address is `email` (in the record's tenant) and, in the same
-    /// batched write, stores the record for it (its `accountID` set to that account's, or `nil`)
-    /// when `decide` allows: `decide` is given the account's ID and returns what the caller makes of
-    /// it, or throws to store nothing.
+    /// ``AccountLookupWhileIssuing/issue(_:accountOf:_:)`` in one batched write.
     func issue<T: Sendable>(
         _ record: ActionCodeRecord, accountOf email: String, _ decide: @escaping @Sendable (String?) throws -> T
     ) async throws -> T {
