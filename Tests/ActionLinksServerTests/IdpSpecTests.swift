@@ -299,4 +299,15 @@ struct IdpSpecTests {
             #expect(number == .badRequest && App.errorMessage(numberJSON).contains("INVALID_IDP_RESPONSE"))
         }
     }
+
+    @Test("returnRefreshToken and pendingIdToken are refused as not implemented, before the assertion is read")
+    func notImplemented() async throws {
+        try await App.test { client in
+            let assertion: [String: Any] = ["requestUri": "http://localhost", "postBody": "providerId=google.com"]
+            for extra: [String: Any] in [["returnRefreshToken": true], ["pendingIdToken": "x"]] {
+                let (status, json) = try await App.signInWithIdp(client, assertion.merging(extra) { $1 })
+                #expect(status == .notImplemented && App.errorMessage(json).hasPrefix("NOT_IMPLEMENTED"), "\(json)")
+            }
+        }
+    }
 }

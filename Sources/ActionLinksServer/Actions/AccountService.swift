@@ -61,6 +61,19 @@ public final class AccountService: Sendable {
         }
     }
 
+    /// The admin's `createSessionCookie`: a session cookie for the user `idToken` names (required:
+    /// `MISSING_ID_TOKEN`), valid for `lifetime` seconds (two weeks when not given; from five
+    /// minutes to two weeks, else `INVALID_DURATION`).
+    func sessionCookie(idToken: String?, lifetime requested: Int64?, bodyTenant: String?, caller: Caller) async throws(ActionError)
+        -> String
+    {
+        guard let idToken, !idToken.isEmpty else { throw ActionError(.missingIDToken) }
+        let lifetime = requested ?? TokenService.sessionCookieLifetimes.upperBound
+        guard TokenService.sessionCookieLifetimes.contains(lifetime) else { throw ActionError(.invalidDuration) }
+        let user = try await user(idToken: idToken, caller: caller, bodyTenant: bodyTenant)
+        return try await tokens.sessionCookie(from: user.claims, lifetime: lifetime, now: clock.now)
+    }
+
     /// The account of verified claims, if it may still act.
     func account(for claims: IDTokenClaims, tenantID: String, allowDisabled: Bool = false) async throws(ActionError) -> Account {
         guard (claims.firebase.tenant ?? "") == tenantID else { throw ActionError(.tenantIDMismatch) }
@@ -96,14 +109,25 @@ public final class AccountService: Sendable {
         }
     }
 
-    /// Deletes one account (`accounts:delete`).
-    func delete(localID: String, tenantID: String) async throws(ActionError) {
+    /// The admin's `accounts:delete`: the account `localID` (required: `MISSING_LOCAL_ID`).
+    func delete(localID: String?, tenantID: String) async throws(ActionError) {
+        guard let localID, !localID.isEmpty else { throw ActionError(.missingLocalID) }
         try await store.call {
             try await self.accounts.transaction(tenantID: tenantID, now: self.clock.now) { tx in
                 _ = try tx.existingAccount(id: localID)
                 try tx.delete(id: localID)
             }
         }
+    }
+
+    /// A user's `accounts:delete`: their own account, when the tenant lets users delete theirs
+    /// (`ADMIN_ONLY_OPERATION`) and after a recent sign-in (``checkRecentSignIn(_:caller:)``).
+    func deleteOwn(_ user: User, caller: Caller) async throws(ActionError) {
+        guard user.tenant.selfServiceDelete else {
+            throw ActionError(.adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")
+        }
+        try checkRecentSignIn(user, caller: caller)
+        try await delete(localID: user.account.localID, tenantID: user.tenant.tenantID)
     }
 
     /// One account `accounts:batchDelete` left alone, and why.
@@ -136,24 +160,47 @@ public final class AccountService: Sendable {
         }
     }
 
-    /// A page of the tenant's accounts by ID (`accounts:batchGet`): up to `maximum` after `token`,
-    /// and the token of the next page when this one is full.
-    func page(tenantID: String, maximum: Int, after token: String?) async throws(ActionError) -> (accounts: [Account], next: String?) {
+    /// A page of the tenant's accounts by ID (`accounts:batchGet`): up to `maximum` (20 when not
+    /// given, at most 1000) after `token`, and the token of the next page when this one is full.
+    func page(tenantID: String, maximum requested: Int?, after token: String?) async throws(ActionError) -> (
+        accounts: [Account], next: String?
+    ) {
+        let maximum = min(max(requested ?? 20, 1), 1000)
         let found = try await store.call { try await self.accounts.accounts(tenantID: tenantID, after: token, limit: maximum) }
         return (found, found.count >= maximum ? found.last?.localID : nil)
     }
 
-    /// A window of the tenant's accounts by ID (`accounts:query`): up to `limit` after the first
-    /// `offset`, ascending or `descending`.
-    func window(tenantID: String, descending: Bool, offset: Int, limit: Int) async throws(ActionError) -> [Account] {
-        try await store.call {
-            try await self.accounts.accounts(tenantID: tenantID, descending: descending, offset: offset, limit: limit)
-        }
+    /// What `accounts:query` asks for.
+    struct Query: Sendable {
+        /// Filter expressions (not implemented: refused when given).
+        var expression: [ClaimValue]?
+        /// `USER_ID` or `SORT_BY_FIELD_UNSPECIFIED` (the same); any other order is refused.
+        var sortBy: String?
+        var descending = false
+        /// Whether the accounts are wanted, or only their number.
+        var returnUserInfo = true
+        /// At most 500 (and when not given).
+        var limit: Int?
+        var offset: Int?
     }
 
-    /// How many accounts the tenant has.
-    func count(tenantID: String) async throws(ActionError) -> Int {
-        try await store.call { try await self.accounts.countAccounts(tenantID: tenantID) }
+    /// `accounts:query`: how many accounts the tenant has and, unless only the number is wanted, a
+    /// window of them by ID: up to `limit` after the first `offset`, ascending or descending.
+    func query(_ query: Query, tenantID: String) async throws(ActionError) -> (count: Int, accounts: [Account]?) {
+        if let expression = query.expression, !expression.isEmpty {
+            throw ActionError.notImplemented("expression is not implemented; query by user ID with accounts:lookup")
+        }
+        if let sort = query.sortBy, !["USER_ID", "SORT_BY_FIELD_UNSPECIFIED"].contains(sort) {
+            throw ActionError.notImplemented("Only sorting by USER_ID is implemented.")
+        }
+        let count = try await store.call { try await self.accounts.countAccounts(tenantID: tenantID) }
+        guard query.returnUserInfo else { return (count, nil) }
+        let limit = min(max(query.limit ?? 500, 1), 500)
+        let offset = max(query.offset ?? 0, 0)
+        let window = try await store.call {
+            try await self.accounts.accounts(tenantID: tenantID, descending: query.descending, offset: offset, limit: limit)
+        }
+        return (count, window)
     }
 
     /// What `accounts:createAuthUri` knows of an address: whether an account has it (as its own
@@ -162,6 +209,21 @@ public final class AccountService: Sendable {
         var registered: Bool
         var allProviders: [String]
         var signInMethods: [String]
+    }
+
+    /// `accounts:createAuthUri` for an address (`identifier`, required: `MISSING_IDENTIFIER`), from
+    /// a page at `continueURI` (required, `MISSING_CONTINUE_URI`, and absolute with a host,
+    /// `INVALID_CONTINUE_URI`): its methods (``methods(email:tenantID:)``), or `nil` when the
+    /// tenant protects against email enumeration (then nothing is told).
+    func methods(identifier: String?, continueURI: String?, tenant: TenantPolicy) async throws(ActionError) -> AddressMethods? {
+        guard let identifier, !identifier.isEmpty else { throw ActionError(.missingIdentifier) }
+        guard let continueURI, !continueURI.isEmpty else { throw ActionError(.missingContinueURI) }
+        guard let email = EmailAddress.canonical(identifier) else { throw ActionError(.invalidIdentifier) }
+        guard let parts = try? URLParts(continueURI), !parts.scheme.isEmpty, parts.host?.isEmpty == false else {
+            throw ActionError(.invalidContinueURI)
+        }
+        if tenant.emailEnumerationProtection { return nil }
+        return try await methods(email: email, tenantID: tenant.tenantID)
     }
 
     /// With one account per address, the methods of the account that has it; when addresses may

@@ -13,7 +13,7 @@ public final class ActionCompleter: Sendable {
     let keys: ServerKeys
     let passwords: PasswordHasher
     let tokens: TokenService
-    let tenants: TenantDirectory
+    let accountService: AccountService
     let issuer: CodeIssuer
     let metrics: ServerMetrics
     let store: StoreGateway
@@ -24,7 +24,7 @@ public final class ActionCompleter: Sendable {
 
     init(
         settings: ServiceSettings, codes: any CodeStore, accounts: any AccountStore, keys: ServerKeys, passwords: PasswordHasher,
-        tokens: TokenService, tenants: TenantDirectory, issuer: CodeIssuer, metrics: ServerMetrics, store: StoreGateway,
+        tokens: TokenService, accountService: AccountService, issuer: CodeIssuer, metrics: ServerMetrics, store: StoreGateway,
         clock: any ServiceClock, logger: Logger
     ) {
         self.settings = settings
@@ -33,7 +33,7 @@ public final class ActionCompleter: Sendable {
         self.keys = keys
         self.passwords = passwords
         self.tokens = tokens
-        self.tenants = tenants
+        self.accountService = accountService
         self.issuer = issuer
         self.metrics = metrics
         self.store = store
@@ -168,10 +168,40 @@ public final class ActionCompleter: Sendable {
         return done
     }
 
+    /// What `accounts:resetPassword` tells of a code: its mode and, except for an email sign-in
+    /// code, its addresses.
+    public struct Disclosure: Sendable {
+        public var mode: ActionCodeLink.Mode
+        public var email: String?
+        public var newEmail: String?
+    }
+
+    /// `accounts:resetPassword`, in `tenant` (enabled, resolved by the route; a code of another
+    /// tenant is refused only when the call `named` one): with `newPassword`, the password reset
+    /// (``resetPassword(code:newPassword:tenant:consumer:)``); without, what the code is, consuming
+    /// nothing. The tenant must allow passwords (`PASSWORD_LOGIN_DISABLED`), then the code is
+    /// required (`MISSING_OOB_CODE`).
+    func resetPassword(code: String?, newPassword: String?, tenant: TenantPolicy, named: Bool, consumer: String)
+        async throws(ActionError) -> Disclosure
+    {
+        guard tenant.allowPasswordSignup else { throw ActionError(.passwordLoginDisabled) }
+        guard let code, !code.isEmpty else { throw ActionError.missingCode }
+        let scope = named ? tenant : nil
+        if let newPassword {
+            let done = try await resetPassword(code: code, newPassword: newPassword, tenant: scope, consumer: consumer)
+            return Disclosure(mode: .resetPassword, email: done.record.email)
+        }
+        let record = try await check(code: code, tenantID: scope?.tenantID)
+        // As Firebase does, an email sign-in code does not tell whom it was sent to: whoever holds
+        // a forwarded link must still type the address.
+        guard record.mode != .signIn else { return Disclosure(mode: record.mode) }
+        return Disclosure(mode: record.mode, email: record.email, newEmail: record.newEmail)
+    }
+
     /// The tenant a call named, else the code's own.
     private func resolved(_ tenant: TenantPolicy?, _ record: ActionCodeRecord) async throws(ActionError) -> TenantPolicy {
         if let tenant { return tenant }
-        return try await tenants.policy(for: record.tenantID)
+        return try await accountService.tenants.policy(for: record.tenantID)
     }
 
     /// The account a code acts on, if it still has the address the code was sent to.
@@ -255,6 +285,28 @@ public final class ActionCompleter: Sendable {
             return (account, SignedInUser(account: account, session: session, isNewUser: isNew))
         }
         return done
+    }
+
+    /// `accounts:signInWithEmailLink`, in `tenant` (enabled, resolved by the route), which must
+    /// allow email-link sign-in (`OPERATION_NOT_ALLOWED`); with `idToken`, for the user it names
+    /// (whose tenant is then the sign-in's), then the address (`MISSING_EMAIL`) and the code
+    /// (`MISSING_OOB_CODE`) are required. The session's tokens come with it.
+    func signInWithEmailLink(
+        code: String?, email: String?, idToken: String?, bodyTenant: String?, tenant named: TenantPolicy, caller: Caller,
+        consumer: String
+    ) async throws(ActionError) -> (user: SignedInUser, tokens: SignedInUser.Tokens) {
+        var tenant = named
+        guard tenant.enableEmailLinkSignin else { throw ActionError(.operationNotAllowed) }
+        var user: AccountService.User?
+        if let idToken {
+            user = try await accountService.user(idToken: idToken, caller: caller, bodyTenant: bodyTenant)
+            tenant = user?.tenant ?? tenant
+        }
+        guard let email, !email.isEmpty else { throw ActionError.missingEmail }
+        guard let code, !code.isEmpty else { throw ActionError.missingCode }
+        let done = try await signIn(code: code, email: email, user: user, tenant: tenant, consumer: consumer)
+        guard let signedIn = done.signedIn else { throw ActionError(.internalError, "the sign-in made no session") }
+        return (signedIn, try await signedIn.tokens(tokens, now: clock.now))
     }
 
     /// ``signIn(code:email:user:tenant:consumer:)`` without a user, for an enabled `tenant` that

@@ -89,7 +89,6 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         case unauthorizedDomain = "UNAUTHORIZED_DOMAIN"
         case unavailable = "UNAVAILABLE"
         case unexpectedParameter = "UNEXPECTED_PARAMETER"
-        case unsupportedTenantOperation = "UNSUPPORTED_TENANT_OPERATION"
         case userDisabled = "USER_DISABLED"
         case userMismatch = "USER_MISMATCH"
         case userNotFound = "USER_NOT_FOUND"

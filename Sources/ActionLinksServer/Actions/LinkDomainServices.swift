@@ -99,13 +99,33 @@ public struct LinkDomainServices: Sendable {
             settings: settings, policy: policy, source: source, codes: codes, keys: keys, mailer: mailer,
             listing: upstream == nil ? listing : nil, metrics: metrics, store: store, clock: clock, signInCodes: signInCodes)
         completer = ActionCompleter(
-            settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens, tenants: tenants,
-            issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
+            settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens,
+            accountService: self.accounts, issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
         updater = AccountUpdater(
             accounts: self.accounts, completer: completer, issuer: issuer, signIn: signIn, tokens: tokens, settings: settings, clock: clock)
         federated = FederatedSignInService(
             settings: settings, policy: policy, flows: flows, accounts: accounts, accountService: self.accounts, tokens: tokens,
             formKey: keys.formKey,
             store: store, clock: clock, logger: logger)
+    }
+}
+
+extension LinkDomainServices {
+    /// The domains a web page may sign in from, as Firebase's project configuration lists them
+    /// (`authorizedDomains`): the link domains, then the host of each continue-URL allow-list entry
+    /// that names one, and `localhost` on a development server.
+    var authorizedDomains: [String] {
+        var domains = settings.linkDomains.map { $0.host }
+        for entry in policy.entries {
+            let host: String?
+            switch entry.kind {
+            case .domain: host = entry.description.lowercased()
+            case .urlPrefix, .loopback: host = (try? URLParts(entry.description))?.host?.lowercased()
+            case .wildcardDomain, .appScheme: host = nil
+            }
+            if let host, !domains.contains(host) { domains.append(host) }
+        }
+        if settings.server.development, !domains.contains("localhost") { domains.append("localhost") }
+        return domains
     }
 }

@@ -86,6 +86,13 @@ public struct SignInCodes: Sendable {
         public var email: String
     }
 
+    /// ``exchange(email:code:tenantID:clientAddress:)`` in this server's own `tenant`, which must
+    /// allow email-link sign-in (`OPERATION_NOT_ALLOWED`).
+    func exchange(email: String?, code: String?, tenant: TenantPolicy, clientAddress: String?) async throws(ActionError) -> Exchange {
+        guard tenant.enableEmailLinkSignin else { throw ActionError(.operationNotAllowed) }
+        return try await exchange(email: email, code: code, tenantID: tenant.tenantID, clientAddress: clientAddress)
+    }
+
     /// Exchanges a code typed into an app (spaces, dashes and any script's digits allowed) for the
     /// link it came with, once. Every refusal (a wrong, expired, used or dead code, an address with
     /// no code, a code of another tenant, a mistyped one) is `INVALID_SIGN_IN_CODE`, after the same

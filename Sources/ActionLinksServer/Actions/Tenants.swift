@@ -106,3 +106,78 @@ public struct TenantDirectory: Sendable {
     /// Whether `id` names a configured tenant (which the API may read but not change).
     func isConfigured(_ id: String) -> Bool { settings.tenants.contains(id) }
 }
+
+/// The admin API's tenant management (`projects/<p>/tenants[/<t>]`, what firebase-admin's tenant
+/// management calls): tenants from the configuration are listed and read but changed only there
+/// (`INVALID_ARGUMENT`); those made through the API are created, changed and deleted here.
+extension TenantDirectory {
+    /// A page of the project's tenants by ID, those from the configuration and the stored ones
+    /// together: up to `pageSize` (20 when not given, at most 1000) after `token`, and the token of
+    /// the next page when this one is full.
+    func page(after token: String?, pageSize: Int?) async throws(ActionError) -> (tenants: [TenantPolicy], next: String?) {
+        let size = min(max(pageSize ?? 20, 1), 1000)
+        let stored = try await gateway.call { try await self.store.tenants(after: token, limit: size) }
+        var policies = settings.tenants.sorted().filter { token == nil || $0 > token! }.compactMap(configured)
+        policies += stored.map(policy)
+        policies.sort { $0.tenantID < $1.tenantID }
+        let page = Array(policies.prefix(size))
+        return (page, page.count >= size ? page.last?.tenantID : nil)
+    }
+
+    /// A new stored tenant named `displayName` (its ID made from the name, as Firebase makes it),
+    /// its fields set by `edit`; a password policy that does not read is refused before anything
+    /// is saved.
+    func create(displayName: String?, now: Timestamp, edit: (inout TenantRecord) -> Void) async throws(ActionError) -> TenantPolicy {
+        var record = TenantRecord(tenantID: Self.newID(displayName: displayName), displayName: displayName, createdAt: now)
+        edit(&record)
+        return try await save(record)
+    }
+
+    /// A tenant as the admin reads it, configured or stored (`TENANT_NOT_FOUND`).
+    func administered(_ id: String?) async throws(ActionError) -> TenantPolicy {
+        if let id, isConfigured(id) { return try await policy(for: id) }
+        return policy(try await stored(id, changing: false))
+    }
+
+    /// Changes a stored tenant with `edit` (checked as ``create(displayName:now:edit:)`` checks).
+    func update(_ id: String?, edit: (inout TenantRecord) -> Void) async throws(ActionError) -> TenantPolicy {
+        var record = try await stored(id, changing: true)
+        edit(&record)
+        return try await save(record)
+    }
+
+    /// Deletes a stored tenant.
+    func delete(_ id: String?) async throws(ActionError) {
+        let record = try await stored(id, changing: true)
+        _ = try await gateway.call { try await self.store.deleteTenant(id: record.tenantID) }
+    }
+
+    /// The stored tenant `id`: `TENANT_NOT_FOUND` when there is none; `INVALID_ARGUMENT` when it
+    /// is configured and a change was asked for.
+    private func stored(_ id: String?, changing: Bool) async throws(ActionError) -> TenantRecord {
+        guard let id else { throw ActionError(.tenantNotFound) }
+        if changing, isConfigured(id) {
+            throw ActionError.invalidArgument("the tenant '\(id)' is defined in the configuration; change it there")
+        }
+        guard let record = try await gateway.call({ try await self.store.tenant(id: id) }) else {
+            throw ActionError(.tenantNotFound, "There is no tenant with this ID.")
+        }
+        return record
+    }
+
+    private func save(_ record: TenantRecord) async throws(ActionError) -> TenantPolicy {
+        _ = try record.passwordPolicyConfig?.settings()
+        try await gateway.call { try await self.store.save(record) }
+        return policy(record)
+    }
+
+    /// A new tenant's ID: its display name (letters, digits and hyphens) and five random
+    /// characters, as Firebase makes them, or 28 random characters without a name.
+    static func newID(displayName: String?) -> String {
+        let random = Secrets.accountID()
+        guard let name = displayName?.filter({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }), !name.isEmpty else {
+            return random
+        }
+        return String(name.prefix(40)) + "-" + random.prefix(5)
+    }
+}

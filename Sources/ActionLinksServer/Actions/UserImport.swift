@@ -7,6 +7,7 @@ import Foundation
 /// Firebase's scrypt hashes (``ImportedPasswordHashes``) until their next sign-in.
 struct UserImport: Sendable {
     let accounts: any AccountStore
+    let signIn: SignInService
     let store: StoreGateway
     let clock: any ServiceClock
 
@@ -35,6 +36,9 @@ struct UserImport: Sendable {
         var createdAt: Timestamp?
         var lastLoginAt: Timestamp?
         var providers: [FederatedIdentity?]
+        /// A password in plain text (Identity Toolkit's input-only `rawPassword`), used when no
+        /// hash is given.
+        var rawPassword: String? = nil
         /// Why the user's `rawPassword` was refused (the password policy), if it was.
         var passwordRefusal: String? = nil
     }
@@ -45,17 +49,30 @@ struct UserImport: Sendable {
         var message: String
     }
 
-    /// Imports `users` into `tenantID`; returns the refused ones.
+    /// Imports `users` into `tenant`; returns the refused ones.
     func run(
-        users: [User], tenantID: String, hashes: HashParameters, sanityCheck: Bool, allowOverwrite: Bool
+        users given: [User], tenant: TenantPolicy, hashes: HashParameters, sanityCheck: Bool, allowOverwrite: Bool
     ) async throws(ActionError) -> [Failure] {
-        guard !users.isEmpty else { throw ActionError(.missingUserAccount) }
-        guard users.count <= 1000 else { throw ActionError.invalidArgument("at most 1000 users are imported at once") }
+        guard !given.isEmpty else { throw ActionError(.missingUserAccount) }
+        guard given.count <= 1000 else { throw ActionError.invalidArgument("at most 1000 users are imported at once") }
         if let algorithm = hashes.algorithm, algorithm != "SCRYPT" {
             throw ActionError(
                 .invalidHashAlgorithm,
                 "\(algorithm.prefix(40)) is not supported; export from Firebase gives SCRYPT (Firebase's scrypt) hashes")
         }
+        // A plain-text password is hashed as a sign-up's would be, after the tenant's password
+        // policy; one the policy refuses refuses its user only.
+        var users = given
+        for index in users.indices where users[index].passwordHash?.isEmpty ?? true {
+            guard let raw = users[index].rawPassword else { continue }
+            do throws(ActionError) {
+                try tenant.passwords.check(raw)
+                users[index].passwordHash = try await signIn.hashed(raw)
+            } catch {
+                users[index].passwordRefusal = error.message
+            }
+        }
+        let tenantID = tenant.tenantID
         if users.contains(where: { $0.passwordHash.map(Self.isFirebaseHash) ?? false }) {
             guard hashes.algorithm == "SCRYPT", let key = hashes.signerKey, !key.isEmpty, let rounds = hashes.rounds,
                 (1...8).contains(rounds),

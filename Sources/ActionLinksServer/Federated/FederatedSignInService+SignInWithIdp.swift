@@ -13,6 +13,9 @@ extension FederatedSignInService {
         var idToken: String?
         var autoCreate = true
         var tenantID: String?
+        /// Asked for, and not implemented (refused).
+        var returnRefreshToken = false
+        var pendingIDToken: String?
     }
 
     /// What `signInWithIdp` answers: the assertion and the provider's tokens, and what became of them.
@@ -46,6 +49,9 @@ extension FederatedSignInService {
     func signInWithIdp(_ request: Assertion, tenant named: TenantPolicy, caller: Caller) async throws(ActionError)
         -> Result<Answer, CredentialRefusal>
     {
+        if request.returnRefreshToken || request.pendingIDToken != nil {
+            throw ActionError.notImplemented("returnRefreshToken and pendingIdToken are not implemented")
+        }
         var tenant = named
         let now = clock.now
         var oauthIDToken: String?

@@ -139,6 +139,19 @@ extension FirebaseSpecs.MiscSpecTests {
         }
     }
 
+    @Test("a filter expression, or an order other than by user ID, is refused as not implemented")
+    func queryNotImplemented() async throws {
+        try await TestApp.router { app in
+            _ = try await app.registerAnonUser()
+            let filtered = try await app.api("query", ["expression": [["email": "alice@example.com"]]], admin: true)
+            #expect(filtered.isError("NOT_IMPLEMENTED", status: 501) && filtered.json["userInfo"] == nil, "\(filtered.text)")
+            let sorted = try await app.api("query", ["sortBy": "CREATED_AT"], admin: true)
+            #expect(sorted.isError("NOT_IMPLEMENTED", status: 501), "\(sorted.text)")
+            let byID = try await app.api("query", ["sortBy": "USER_ID", "order": "DESC", "expression": []], admin: true)
+            #expect(byID.status == 200 && byID.json["recordsCount"] as? String == "1", "\(byID.text)")
+        }
+    }
+
     // MARK: emulator utility APIs
 
     @Test("should drop all accounts on DELETE /emulator/v1/projects/{PROJECT_ID}/accounts")

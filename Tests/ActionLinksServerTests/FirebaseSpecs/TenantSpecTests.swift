@@ -200,5 +200,19 @@ extension FirebaseSpecs {
                 #expect(try await app.accountInfo(localId: user.localId, tenant: "team-a")["tenantId"] as? String == "team-a")
             }
         }
+
+        @Test("a configured tenant is changed only in the configuration: a PATCH or DELETE is refused and changes nothing")
+        func configuredTenantReadOnly() async throws {
+            try await TestApp.router(environment: ["ACTIONLINKS_TENANTS": "team-a"]) { app in
+                let patched = try await Self.patch(app, "team-a", mask: "allowPasswordSignup", ["allowPasswordSignup": false])
+                #expect(patched.isError("INVALID_ARGUMENT") && patched.text.contains("defined in the configuration"), "\(patched.text)")
+                let deleted = try await app.request("DELETE", Self.tenants + "/team-a", headers: Spec.admin)
+                #expect(deleted.isError("INVALID_ARGUMENT"), "\(deleted.text)")
+                let read = try await app.request("GET", Self.tenants + "/team-a", headers: Spec.admin)
+                #expect(read.status == 200 && read.json["allowPasswordSignup"] as? Bool == true, "\(read.text)")
+                let missing = try await app.request("DELETE", Self.tenants + "/no-such-tenant", headers: Spec.admin)
+                #expect(missing.isError("TENANT_NOT_FOUND"), "\(missing.text)")
+            }
+        }
     }
 }

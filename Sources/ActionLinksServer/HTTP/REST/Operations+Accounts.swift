@@ -9,7 +9,6 @@ extension IdentityToolkitAPI {
         let accounts = services.accounts
         let updater = services.updater
         let settings = services.settings
-        let policy = services.policy
 
         add("lookup", legacy: "getAccountInfo", requires: [.user], body: LookupRequest.self) { fields, call, acting throws(ActionError) in
             switch acting {
@@ -48,16 +47,8 @@ extension IdentityToolkitAPI {
 
         add("delete", legacy: "deleteAccount", requires: [.user], body: DeleteRequest.self) { fields, call, acting throws(ActionError) in
             switch acting {
-            case .admin(let tenant):
-                guard let localID = fields.localId, !localID.isEmpty else { throw ActionError(.missingLocalID) }
-                try await accounts.delete(localID: localID, tenantID: tenant.tenantID)
-            case .user(let user):
-                guard user.tenant.selfServiceDelete else {
-                    throw ActionError(
-                        .adminOnlyOperation, "deleting an account is turned off for this project; an administrator deletes accounts")
-                }
-                try accounts.checkRecentSignIn(user, caller: call.caller)
-                try await accounts.delete(localID: user.account.localID, tenantID: user.tenant.tenantID)
+            case .admin(let tenant): try await accounts.delete(localID: fields.localId, tenantID: tenant.tenantID)
+            case .user(let user): try await accounts.deleteOwn(user, caller: call.caller)
             }
             return DeleteResponse()
         }
@@ -72,8 +63,7 @@ extension IdentityToolkitAPI {
         // with the same fields in its body.
         add("batchGet", legacy: "downloadAccount", methods: [.get, .post], requires: [.admin, .enabledTenant], body: BatchGetRequest.self) {
             fields, call, tenant throws(ActionError) in
-            let requested = call.query["maxResults"] ?? fields.maxResults?.text
-            let maximum = min(max(requested.flatMap { Int($0) } ?? 20, 1), 1000)
+            let maximum = (call.query["maxResults"] ?? fields.maxResults?.text).flatMap { Int($0) }
             let token = call.query["nextPageToken"] ?? fields.nextPageToken
             let page = try await accounts.page(tenantID: tenant.tenantID, maximum: maximum, after: token)
             return DownloadAccountResponse(users: page.accounts.map { UserRecord($0, exportingHashes: true) }, nextPageToken: page.next)
@@ -81,19 +71,12 @@ extension IdentityToolkitAPI {
 
         let query: @Sendable (QueryRequest, RESTCall, TenantPolicy) async throws(ActionError) -> QueryResponse = {
             fields, call, tenant throws(ActionError) in
-            if let expression = fields.expression, !expression.isEmpty {
-                throw ActionError.notImplemented("expression is not implemented; query by user ID with accounts:lookup")
-            }
-            if let sort = fields.sortBy, !["USER_ID", "SORT_BY_FIELD_UNSPECIFIED"].contains(sort) {
-                throw ActionError.notImplemented("Only sorting by USER_ID is implemented.")
-            }
-            let count = try await accounts.count(tenantID: tenant.tenantID)
-            guard fields.returnUserInfo?.value ?? true else { return QueryResponse(recordsCount: String(count)) }
-            let limit = min(max(fields.limit.flatMap { Int($0.text) } ?? 500, 1), 500)
-            let offset = max(fields.offset.flatMap { Int($0.text) } ?? 0, 0)
-            let window = try await accounts.window(
-                tenantID: tenant.tenantID, descending: fields.order == "DESC", offset: offset, limit: limit)
-            return QueryResponse(recordsCount: String(count), userInfo: window.map { UserRecord($0) })
+            let query = AccountService.Query(
+                expression: fields.expression, sortBy: fields.sortBy, descending: fields.order == "DESC",
+                returnUserInfo: fields.returnUserInfo?.value ?? true, limit: fields.limit.flatMap { Int($0.text) },
+                offset: fields.offset.flatMap { Int($0.text) })
+            let found = try await accounts.query(query, tenantID: tenant.tenantID)
+            return QueryResponse(recordsCount: String(found.count), userInfo: found.accounts?.map { UserRecord($0) })
         }
         add("query", requires: [.admin, .enabledTenant], body: QueryRequest.self, query)
         add("queryAccounts", on: .project, requires: [.admin, .enabledTenant], body: QueryRequest.self, query)
@@ -107,34 +90,17 @@ extension IdentityToolkitAPI {
                     customParameters: fields.customParameter ?? [:], scopes: fields.oauthScope, tenantID: tenant.tenantID)
                 return CreateAuthURIResponse(authUri: authURI, providerId: providerID, sessionId: sessionID)
             }
-            guard let identifier = fields.identifier, !identifier.isEmpty else { throw ActionError(.missingIdentifier) }
-            guard let continueURI = fields.continueUri, !continueURI.isEmpty else { throw ActionError(.missingContinueURI) }
-            guard let email = EmailAddress.canonical(identifier) else { throw ActionError(.invalidIdentifier) }
-            guard let parts = try? URLParts(continueURI), !parts.scheme.isEmpty, parts.host?.isEmpty == false else {
-                throw ActionError(.invalidContinueURI)
-            }
-            if tenant.emailEnumerationProtection { return CreateAuthURIResponse(sessionId: sessionID) }
-            let methods = try await accounts.methods(email: email, tenantID: tenant.tenantID)
+            guard let methods = try await accounts.methods(identifier: fields.identifier, continueURI: fields.continueUri, tenant: tenant)
+            else { return CreateAuthURIResponse(sessionId: sessionID) }
             return CreateAuthURIResponse(
                 registered: methods.registered, allProviders: methods.allProviders, sessionId: sessionID,
                 signinMethods: methods.signInMethods)
         }
 
+        // `GET /v1/projects`: its path names no tenant.
         add("projects", on: .path, legacy: "getProjectConfig", methods: [.get, .post], body: EmptyRequest.self) {
             _, call throws(ActionError) in
-            if let tenant = call.pathTenant, !tenant.isEmpty { throw ActionError(.unsupportedTenantOperation) }
-            var domains = settings.linkDomains.map { $0.host }
-            for entry in policy.entries {
-                let host: String?
-                switch entry.kind {
-                case .domain: host = entry.description.lowercased()
-                case .urlPrefix, .loopback: host = (try? URLParts(entry.description))?.host?.lowercased()
-                case .wildcardDomain, .appScheme: host = nil
-                }
-                if let host, !domains.contains(host) { domains.append(host) }
-            }
-            if settings.server.development, !domains.contains("localhost") { domains.append("localhost") }
-            return ProjectConfigResponse(projectId: settings.project.id, authorizedDomains: domains)
+            return ProjectConfigResponse(projectId: settings.project.id, authorizedDomains: services.authorizedDomains)
         }
     }
 }

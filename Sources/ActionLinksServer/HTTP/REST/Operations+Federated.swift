@@ -11,9 +11,6 @@ extension IdentityToolkitAPI {
 
         add("signInWithIdp", legacy: "verifyAssertion", requires: [.enabledTenant], body: SignInWithIdpRequest.self) {
             fields, call, tenant throws(ActionError) in
-            if fields.returnRefreshToken?.value == true || fields.pendingIdToken != nil {
-                throw ActionError.notImplemented("returnRefreshToken and pendingIdToken are not implemented")
-            }
             var request = FederatedSignInService.Assertion()
             request.requestURI = fields.requestUri
             request.postBody = fields.postBody
@@ -22,6 +19,8 @@ extension IdentityToolkitAPI {
             request.idToken = fields.idToken
             request.autoCreate = fields.autoCreate?.value ?? true
             request.tenantID = fields.tenantId
+            request.returnRefreshToken = fields.returnRefreshToken?.value ?? false
+            request.pendingIDToken = fields.pendingIdToken
             switch try await federated.signInWithIdp(request, tenant: tenant, caller: call.caller) {
             case .success(let answer):
                 var response = SignInWithIdpResponse(answer)

@@ -5,39 +5,19 @@ import Foundation
 /// `actionlinks users import` call).
 extension IdentityToolkitAPI {
     mutating func addImportOperations(_ services: LinkDomainServices) {
-        let importer = UserImport(accounts: services.accountStore, store: services.store, clock: services.clock)
-        let signIn = services.signIn
+        let importer = UserImport(accounts: services.accountStore, signIn: services.signIn, store: services.store, clock: services.clock)
 
         add("batchCreate", legacy: "uploadAccount", requires: [.admin, .enabledTenant], body: BatchCreateRequest.self) {
             fields, call, tenant throws(ActionError) in
-            // A plain-text `rawPassword` (Identity Toolkit's input-only field) is hashed as a
-            // sign-up's would be, after the tenant's password policy.
-            var rawPasswords: [Int: Result<String, ActionError>] = [:]
-            for (index, user) in (fields.users ?? []).enumerated() where user.passwordHash?.isEmpty ?? true {
-                guard let raw = user.rawPassword else { continue }
-                do throws(ActionError) {
-                    try tenant.passwords.check(raw)
-                    rawPasswords[index] = .success(try await signIn.hashed(raw))
-                } catch {
-                    rawPasswords[index] = .failure(error)
-                }
-            }
             let hashes = UserImport.HashParameters(
                 algorithm: fields.hashAlgorithm, signerKey: fields.signerKey.flatMap(UserImport.base64),
                 saltSeparator: fields.saltSeparator.flatMap(UserImport.base64) ?? [], rounds: fields.rounds.flatMap { Int($0.text) },
                 memoryCost: fields.memoryCost.flatMap { Int($0.text) })
-            let users = (fields.users ?? []).enumerated().map { index, user in
-                var hash = user.passwordHash
-                var refusal: String?
-                switch rawPasswords[index] {
-                case .success(let hashed): hash = hashed
-                case .failure(let error): refusal = error.message
-                case nil: break
-                }
-                return UserImport.User(
+            let users = (fields.users ?? []).map { user in
+                UserImport.User(
                     localID: user.localId, tenantID: user.tenantId, email: user.email, emailVerified: user.emailVerified?.value ?? false,
                     displayName: user.displayName, photoURL: user.photoUrl, phoneNumber: user.phoneNumber,
-                    disabled: user.disabled?.value ?? false, customAttributes: user.customAttributes, passwordHash: hash,
+                    disabled: user.disabled?.value ?? false, customAttributes: user.customAttributes, passwordHash: user.passwordHash,
                     salt: user.salt, createdAt: user.createdAt.flatMap { Int64($0.text).map(Timestamp.init(milliseconds:)) },
                     lastLoginAt: user.lastLoginAt.flatMap { Int64($0.text).map(Timestamp.init(milliseconds:)) },
                     providers: (user.providerUserInfo ?? []).map { info -> FederatedIdentity? in
@@ -46,10 +26,10 @@ extension IdentityToolkitAPI {
                             providerID: provider, rawID: raw, email: info.email.flatMap(EmailAddress.canonical),
                             displayName: info.displayName,
                             photoURL: info.photoUrl)
-                    }, passwordRefusal: refusal)
+                    }, rawPassword: user.rawPassword)
             }
             let failures = try await importer.run(
-                users: users, tenantID: tenant.tenantID, hashes: hashes, sanityCheck: fields.sanityCheck?.value ?? false,
+                users: users, tenant: tenant, hashes: hashes, sanityCheck: fields.sanityCheck?.value ?? false,
                 allowOverwrite: fields.allowOverwrite?.value ?? false)
             return BatchCreateResponse(error: failures)
         }

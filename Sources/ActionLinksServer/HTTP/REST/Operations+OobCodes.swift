@@ -8,7 +8,6 @@ extension IdentityToolkitAPI {
     mutating func addOobCodeOperations(_ services: LinkDomainServices) {
         let issuer = services.issuer
         let completer = services.completer
-        let accounts = services.accounts
 
         add("sendOobCode", legacy: "getOobConfirmationCode", requires: [.enabledTenant], body: SendOobCodeRequest.self) {
             fields, call, tenant throws(ActionError) in
@@ -18,35 +17,17 @@ extension IdentityToolkitAPI {
 
         add("resetPassword", legacy: "resetPassword", requires: [.enabledTenant], body: OobCodeRequest.self) {
             fields, call, tenant throws(ActionError) in
-            let named = fields.tenantId ?? call.pathTenant
-            guard tenant.allowPasswordSignup else { throw ActionError(.passwordLoginDisabled) }
-            guard let code = fields.oobCode, !code.isEmpty else { throw ActionError.missingCode }
-            let scope = named?.isEmpty == false ? tenant : nil
-            if let newPassword = fields.newPassword {
-                let done = try await completer.resetPassword(code: code, newPassword: newPassword, tenant: scope, consumer: call.consumer)
-                return ResetPasswordResponse(email: done.record.email, requestType: "PASSWORD_RESET")
-            }
-            let record = try await completer.check(code: code, tenantID: scope?.tenantID)
-            // As Firebase does, an email sign-in code does not tell whom it was sent to: whoever holds
-            // a forwarded link must still type the address.
-            guard record.mode != .signIn else { return ResetPasswordResponse(requestType: record.mode.requestType) }
-            return ResetPasswordResponse(email: record.email, newEmail: record.newEmail, requestType: record.mode.requestType)
+            let disclosed = try await completer.resetPassword(
+                code: fields.oobCode, newPassword: fields.newPassword, tenant: tenant,
+                named: (fields.tenantId ?? call.pathTenant)?.isEmpty == false, consumer: call.consumer)
+            return ResetPasswordResponse(email: disclosed.email, newEmail: disclosed.newEmail, requestType: disclosed.mode.requestType)
         }
 
         add("signInWithEmailLink", legacy: "emailLinkSignin", requires: [.enabledTenant], body: OobCodeRequest.self) {
-            fields, call, named throws(ActionError) in
-            var tenant = named
-            guard tenant.enableEmailLinkSignin else { throw ActionError(.operationNotAllowed) }
-            var user: AccountService.User?
-            if let idToken = fields.idToken {
-                user = try await accounts.user(idToken: idToken, caller: call.caller, bodyTenant: fields.tenantId)
-                tenant = user?.tenant ?? tenant
-            }
-            guard let email = fields.email, !email.isEmpty else { throw ActionError.missingEmail }
-            guard let code = fields.oobCode, !code.isEmpty else { throw ActionError.missingCode }
-            let done = try await completer.signIn(code: code, email: email, user: user, tenant: tenant, consumer: call.consumer)
-            guard let signedIn = done.signedIn else { throw ActionError(.internalError, "the sign-in made no session") }
-            let tokens = try await signedIn.tokens(accounts.tokens, now: accounts.clock.now)
+            fields, call, tenant throws(ActionError) in
+            let (signedIn, tokens) = try await completer.signInWithEmailLink(
+                code: fields.oobCode, email: fields.email, idToken: fields.idToken, bodyTenant: fields.tenantId, tenant: tenant,
+                caller: call.caller, consumer: call.consumer)
             return EmailLinkSignInResponse(
                 tokens: tokens, email: signedIn.account.email ?? "", localId: signedIn.account.localID, isNewUser: signedIn.isNewUser)
         }

@@ -52,12 +52,10 @@ extension IdentityToolkitAPI {
         }
 
         add("createSessionCookie", on: .project, requires: [.admin], body: SessionCookieRequest.self) { fields, call throws(ActionError) in
-            guard let idToken = fields.idToken, !idToken.isEmpty else { throw ActionError(.missingIDToken) }
-            let lifetime = fields.validDuration.flatMap { Int64($0.text) } ?? TokenService.sessionCookieLifetimes.upperBound
-            guard TokenService.sessionCookieLifetimes.contains(lifetime) else { throw ActionError(.invalidDuration) }
-            let user = try await accounts.user(idToken: idToken, caller: call.caller, bodyTenant: fields.tenantId)
-            return SessionCookieResponse(
-                sessionCookie: try await tokens.sessionCookie(from: user.claims, lifetime: lifetime, now: clock.now))
+            let cookie = try await accounts.sessionCookie(
+                idToken: fields.idToken, lifetime: fields.validDuration.flatMap { Int64($0.text) }, bodyTenant: fields.tenantId,
+                caller: call.caller)
+            return SessionCookieResponse(sessionCookie: cookie)
         }
     }
 }

@@ -10,9 +10,8 @@ extension IdentityToolkitAPI {
 
         add("exchange", on: .signInCodes, requires: [.enabledTenant], body: SignInCodeExchangeRequest.self) {
             fields, call, tenant throws(ActionError) in
-            guard tenant.enableEmailLinkSignin else { throw ActionError(.operationNotAllowed) }
             let exchange = try await signInCodes.exchange(
-                email: fields.email, code: fields.code, tenantID: tenant.tenantID, clientAddress: call.caller.clientAddress)
+                email: fields.email, code: fields.code, tenant: tenant, clientAddress: call.caller.clientAddress)
             return SignInCodeExchangeResponse(emailLink: exchange.emailLink, email: exchange.email)
         }
     }

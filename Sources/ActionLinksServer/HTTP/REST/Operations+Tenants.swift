@@ -8,32 +8,17 @@ import Foundation
 extension IdentityToolkitAPI {
     mutating func addTenantOperations(_ services: LinkDomainServices) {
         let tenants = services.tenants
-        let gateway = services.store
-        let store = services.tenantStore
         let clock = services.clock
         let projectID = services.settings.project.id
-        let configured = services.settings.tenants.sorted()
 
         add("tenants", on: .path, methods: [.get, .post], requires: [.admin], body: TenantRequest.self) {
             fields, call throws(ActionError) in
             if call.method == .get {
-                let size = min(max(call.query["pageSize"].flatMap { Int($0) } ?? 20, 1), 1000)
-                let token = call.query["pageToken"]
-                let stored = try await gateway.call { try await store.tenants(after: token, limit: size) }
-                var policies = configured.filter { token == nil || $0 > token! }.compactMap(tenants.configured)
-                policies += stored.map(tenants.policy)
-                policies.sort { $0.tenantID < $1.tenantID }
-                let page = Array(policies.prefix(size))
-                return TenantListResponse(
-                    tenants: page.map { TenantResponse($0, project: projectID) },
-                    nextPageToken: page.count >= size ? page.last?.tenantID : nil)
+                let page = try await tenants.page(after: call.query["pageToken"], pageSize: call.query["pageSize"].flatMap { Int($0) })
+                return TenantListResponse(tenants: page.tenants.map { TenantResponse($0, project: projectID) }, nextPageToken: page.next)
             }
-            let id = TenantRequest.newID(displayName: fields.displayName)
-            var record = TenantRecord(tenantID: id, displayName: fields.displayName, createdAt: clock.now)
-            fields.apply(to: &record, mask: nil)
-            _ = try record.passwordPolicyConfig?.settings()
-            try await gateway.call { try await store.save(record) }
-            return TenantListResponse.single(TenantResponse(tenants.policy(record), project: projectID))
+            let created = try await tenants.create(displayName: fields.displayName, now: clock.now) { fields.apply(to: &$0, mask: nil) }
+            return TenantListResponse.single(TenantResponse(created, project: projectID))
         }
 
         // The project's configuration as Firebase's v2 API shows it; it comes from the
@@ -48,28 +33,17 @@ extension IdentityToolkitAPI {
 
         add("tenant", on: .path, methods: [.get, .patch, .delete], requires: [.admin], body: TenantRequest.self) {
             fields, call throws(ActionError) in
-            guard let id = call.parameters["tenantID"] else { throw ActionError(.tenantNotFound) }
-            if tenants.isConfigured(id) {
-                guard call.method == .get else {
-                    throw ActionError.invalidArgument("the tenant '\(id)' is defined in the configuration; change it there")
-                }
-                return TenantListResponse.single(TenantResponse(try await tenants.policy(for: id), project: projectID))
-            }
-            guard var record = try await gateway.call({ try await store.tenant(id: id) }) else {
-                throw ActionError(.tenantNotFound, "There is no tenant with this ID.")
-            }
+            let id = call.parameters["tenantID"]
             switch call.method {
             case .delete:
-                try await gateway.call { try await store.deleteTenant(id: id) }
+                try await tenants.delete(id)
                 return TenantListResponse()
             case .patch:
                 let mask = call.query["updateMask"].map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-                fields.apply(to: &record, mask: mask?.isEmpty == true ? nil : mask)
-                _ = try record.passwordPolicyConfig?.settings()
-                try await gateway.call { try await store.save(record) }
-                fallthrough
+                let updated = try await tenants.update(id) { fields.apply(to: &$0, mask: mask?.isEmpty == true ? nil : mask) }
+                return TenantListResponse.single(TenantResponse(updated, project: projectID))
             default:
-                return TenantListResponse.single(TenantResponse(tenants.policy(record), project: projectID))
+                return TenantListResponse.single(TenantResponse(try await tenants.administered(id), project: projectID))
             }
         }
     }
@@ -124,16 +98,6 @@ struct TenantRequest: Decodable, Sendable {
             }
         }
         record.passwordPolicyConfig = config
-    }
-
-    /// A new tenant's ID: its display name (letters, digits and hyphens) and five random
-    /// characters, as Firebase makes them, or 28 random characters without a name.
-    static func newID(displayName: String?) -> String {
-        let random = Secrets.accountID()
-        guard let name = displayName?.filter({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }), !name.isEmpty else {
-            return random
-        }
-        return String(name.prefix(40)) + "-" + random.prefix(5)
     }
 }
 
