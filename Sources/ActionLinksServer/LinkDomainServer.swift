@@ -103,24 +103,25 @@ public enum LinkDomainServer {
         let scheme: String
         let files = associations.prebuilt
         let limits = settings.server
-        // With a store that reads on the caller's thread (SQLite), the landing page is answered on
-        // the event loop too (its read never waits). In upstream mode every code is checked
-        // upstream: nothing to read on the event loop.
+        // The association files are answered on the event loop, in the channel pipeline. With a
+        // store that reads on the caller's thread (SQLite), so are the landing page (its read never
+        // waits) and the SDKs' token refreshes (a read and a signature). In upstream mode every
+        // code and session is upstream's: nothing to read on the event loop.
+        let local = services.upstream == nil
         let pages =
-            services.upstream == nil
-            ? (codes as? any ImmediateCodeLookup).map { (ActionPages(services: services, templates: templates), $0) } : nil
-        // So are the SDKs' token refreshes (a read and a signature).
+            local
+            ? (codes as? any ImmediateCodeLookup).map {
+                ActionPageFastPath(pages: ActionPages(services: services, templates: templates), codes: $0)
+            } : nil
         let refresher =
-            services.upstream == nil
+            local
             ? (accounts as? any ImmediateSessionLookup).map {
-                TokenRefreshFastPath.Refresher(
-                    signIn: services.signIn, sessions: $0, settings: settings, projectID: settings.project.id, metrics: metrics,
-                    logger: logger)
+                TokenRefreshFastPath(signIn: services.signIn, sessions: $0, settings: settings, projectID: settings.project.id)
             } : nil
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [AssociationFastPath(files: files, metrics: metrics, logger: logger)]
-                + (pages.map { [ActionPageFastPath(pages: $0.0, codes: $0.1, metrics: metrics, logger: logger)] } ?? [])
-                + (refresher.map { [TokenRefreshFastPath(refresher: $0)] } ?? []),
+            additionalChannelHandlers: [FastPathHandler(AssociationFastPath(files: files), metrics: metrics, logger: logger, isFirst: true)]
+                + (pages.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? [])
+                + (refresher.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? []),
             // The idle timeout is the connection guard's (it hears of the fast paths' answers).
             idleTimeout: nil)
         let timeouts = ConnectionGuard.Timeouts(

@@ -160,7 +160,7 @@ struct PageCacheTests {
         for answer in answers {
             var head = answer.head
             head.headerFields[.date] = date
-            let expected = RawAnswers.encode(head, body: answer.body.flatMap { $0.readableBytes > 0 ? $0 : nil })
+            let expected = HTTP1Answer.encode(head, body: answer.body.flatMap { $0.readableBytes > 0 ? $0 : nil })
             #expect(answer.encoded(date: date) == expected, "\(String(buffer: answer.encoded(date: date)))")
         }
         let first = String(buffer: answers[0].encoded(date: date))

@@ -42,10 +42,10 @@ struct TokenRefreshFastPathTests {
 
         /// A channel with the fast path alone (no connection guard: answers go out as response parts).
         func channel() throws -> EmbeddedChannel {
-            let refresher = TokenRefreshFastPath.Refresher(
-                signIn: services.signIn, sessions: database.accounts, settings: services.settings, projectID: services.settings.project.id,
-                metrics: ServerMetrics(), logger: Logger(label: "token-fast-path-tests"))
-            return EmbeddedChannel(handler: TokenRefreshFastPath(refresher: refresher))
+            let route = TokenRefreshFastPath(
+                signIn: services.signIn, sessions: database.accounts, settings: services.settings, projectID: services.settings.project.id)
+            return EmbeddedChannel(
+                handler: FastPathHandler(route, metrics: ServerMetrics(), logger: Logger(label: "token-fast-path-tests")))
         }
 
         /// A new anonymous user's refresh token, and its account's ID.
@@ -136,7 +136,7 @@ struct TokenRefreshFastPathTests {
             #expect(try Self.forwarded(channel) == nil)
             let (head, json) = try #require(try Self.answered(channel))
             #expect(head.status == .ok)
-            var expected = TokenRefreshFastPath.Refresher.head(length: Int(head.headerFields[.contentLength] ?? "") ?? -1).headerFields
+            var expected = TokenRefreshFastPath.head(length: Int(head.headerFields[.contentLength] ?? "") ?? -1).headerFields
             expected[.date] = head.headerFields[.date]
             #expect(head.headerFields == expected)
             #expect(json["user_id"] as? String == localID)
@@ -272,8 +272,9 @@ struct TokenRefreshFastPathTests {
         let server = try await Server()
         for answeredLater in [true, false] {
             let channel = EmbeddedChannel(
-                handler: ActionPageFastPath(
-                    pages: ActionPages(services: server.services, templates: server.templates), codes: server.database.codes,
+                handler: FastPathHandler(
+                    ActionPageFastPath(
+                        pages: ActionPages(services: server.services, templates: server.templates), codes: server.database.codes),
                     metrics: ServerMetrics(), logger: Logger(label: "token-fast-path-tests")))
             // A refresh it passes on, which the token fast path then answers below the codec.
             try Self.send(channel, body: Self.body("x"))

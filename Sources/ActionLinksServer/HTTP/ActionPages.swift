@@ -162,35 +162,20 @@ struct PageAnswer: Sendable {
         return HTTPResponse(status: status, headerFields: fields)
     }
 
-    /// The pages' header lines as the HTTP/1.1 encoder writes them, encoded once.
-    static let pageHeaderLines: [UInt8] = PageHeadersMiddleware.headers.reduce(into: []) {
-        $0 += Array("\($1.name.rawName): \($1.value)\r\n".utf8)
-    }
+    /// The head of a page without headers of its own (all but a redirect), its lines but the
+    /// status line, the length and `Date` encoded once.
+    static let cachedHead = CachedHead(status: nil, beforeLength: [:], afterLength: PageHeadersMiddleware.headers)
 
-    /// The whole answer as ``RawAnswers/encode(_:body:)`` writes ``head`` with `Date: date` added
-    /// (as Hummingbird adds it). A page without headers of its own (all but a redirect) is written
-    /// from ``pageHeaderLines``: no header fields are made, checked or encoded per request.
+    /// The whole answer as ``HTTP1Answer/encode(_:body:)`` writes ``head`` with `Date: date` added
+    /// (as Hummingbird adds it). A page without headers of its own is written from
+    /// ``cachedHead``: no header fields are made, checked or encoded per request.
     func encoded(date: String) -> ByteBuffer {
         let body = body.flatMap { $0.readableBytes > 0 ? $0 : nil }
         guard headers.isEmpty else {
             var head = head
             head.headerFields[.date] = date
-            return RawAnswers.encode(head, body: body)
+            return HTTP1Answer.encode(head, body: body)
         }
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(Self.pageHeaderLines.count + 96 + (body?.readableBytes ?? 0))
-        buffer.writeStaticString("HTTP/1.1 ")
-        buffer.writeString(String(status.code))
-        buffer.writeStaticString(" ")
-        buffer.writeString(status.reasonPhrase)
-        buffer.writeStaticString("\r\nContent-Length: ")
-        buffer.writeString(String(body?.readableBytes ?? 0))
-        buffer.writeStaticString("\r\n")
-        buffer.writeBytes(Self.pageHeaderLines)
-        buffer.writeStaticString("Date: ")
-        buffer.writeString(date)
-        buffer.writeStaticString("\r\n\r\n")
-        if let body { buffer.writeImmutableBuffer(body) }
-        return buffer
+        return Self.cachedHead.encode(status: status, body: body, date: date)
     }
 }

@@ -18,7 +18,7 @@ struct PrebuiltJSON: Sendable {
         headers = [.contentType: "application/json", .eTag: etag, .cacheControl: "public, max-age=\(maxAge)"]
     }
 
-    /// The `GET` answer as the codec would write it (``RawAnswers/encode(_:body:)``), encoded once a second.
+    /// The `GET` answer as the codec would write it (``HTTP1Answer/encode(_:body:)``), encoded once a second.
     func encodedAnswer() -> ByteBuffer {
         let second = HTTPDate.currentSecond
         return encoded.state.withLock { encoded in
@@ -26,7 +26,7 @@ struct PrebuiltJSON: Sendable {
                 let (response, body) = response(method: .get, ifNoneMatch: nil)
                 var head = response.head
                 head.headerFields[.date] = HTTPDate.format(second)
-                encoded = (second, RawAnswers.encode(head, body: body))
+                encoded = (second, HTTP1Answer.encode(head, body: body))
             }
             return encoded.answer
         }
