@@ -67,13 +67,7 @@ struct ActionPages: ActionFlow {
     // MARK: Outcomes
 
     /// The pages that end a flow without a form.
-    enum Outcome: String {
-        case expired, used, invalid, unavailable, form, notFound
-        /// The account is disabled; too many attempts, try later.
-        case disabled, tooMany
-        /// Upstream mode: the link may have worked before an answer was lost.
-        case maybeDone
-    }
+    typealias Outcome = PageOutcome
 
     func notFound(_ request: Request) -> Response {
         outcome(.notFound, templates.language(requested: nil, acceptLanguage: request.headers[.acceptLanguage]), status: .notFound)

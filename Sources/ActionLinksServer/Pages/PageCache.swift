@@ -3,23 +3,23 @@ import ActionLinksConfiguration
 import NIOCore
 import Synchronization
 
-/// What the pages of one ``ActionPages`` render once and keep: only what no code's state can
+/// What the action pages render once and keep: only what no code's state can
 /// change. A code is looked up for every request, and which page it gets (a form, expired, used,
 /// invalid) is decided from that lookup each time; what is kept here is the page's bytes once the
 /// decision is made.
 ///
-/// - The pages without a form (``ActionPages/Outcome``: expired, invalid, unavailable…) per outcome
+/// - The pages without a form (``PageOutcome``: expired, invalid, unavailable…) per outcome
 ///   and language: their text names the app and nothing else.
 /// - The action form of each mode, language, remembered or not, with or without a new address,
 ///   compiled to static bytes around the values that change from one code to the next
 ///   (``FormValues``: the code, the form token, the addresses), which are filled in per request.
 ///
-/// The settings and templates they are made from are the ``ActionPages``'s own, fixed for its
-/// life. Only languages there are strings for are kept, so the cache is bounded (outcomes × modes
+/// The settings and templates they are made from are those of the pages that own the cache, fixed
+/// for its life. Only languages there are strings for are kept, so the cache is bounded (outcomes × modes
 /// × languages × 4).
 final class PageCache: Sendable {
     struct OutcomeKey: Hashable {
-        var outcome: ActionPages.Outcome
+        var outcome: PageOutcome
         var language: String
     }
 
@@ -127,51 +127,12 @@ struct FormProgram: Sendable {
     }
 }
 
-extension ActionPages {
-    /// The body of an outcome page, rendered once per outcome and language.
-    func outcomeBody(_ outcome: Outcome, _ language: String) -> ByteBuffer {
-        let render = {
-            resultPage(
-                status: .ok, language: language, title: "error.\(outcome.rawValue).title", body: "error.\(outcome.rawValue).body",
-                values: ["appName": settings.project.appName]
-            ).body ?? ByteBuffer()
-        }
-        guard templates.strings[language] != nil else { return render() }
-        return cache.outcome(PageCache.OutcomeKey(outcome: outcome, language: language), render: render)
-    }
-
-    /// A first-shown form's body from its compiled program, or `nil` when the form does not compile.
-    func cachedForm(
-        mode: ActionCodeLink.Mode, language: String, remembered: Bool, passwords: PasswordSettings? = nil, values: FormValues
-    ) -> ByteBuffer? {
-        guard templates.strings[language] != nil else { return nil }
-        let key = PageCache.FormKey(
-            mode: mode, language: language, remembered: remembered, newEmail: values.shownNewEmail != nil, passwords: passwords,
-            signInCode: values.signInCode != nil)
-        return cache.form(key) { compileForm(key) }?.render(values)
-    }
-
-    /// The form of `key` rendered with markers for its values and split at them; `nil` unless the
-    /// template's compiled form renders it (values escaped byte by byte) and the program gives what
-    /// ``formView(mode:values:language:state:)`` renders for two sets of probe values (empty, and
-    /// each slot its own text with every character HTML escapes, a newline and a placeholder).
-    func compileForm(_ key: PageCache.FormKey) -> FormProgram? {
-        let state = FormState(remembered: key.remembered)
-        let view = formView(
-            mode: key.mode, values: .marked(newEmail: key.newEmail, signInCode: key.signInCode), language: key.language, state: state,
-            passwords: key.passwords)
-        guard templates.action.compiles(view),
-            let pieces: [CompiledPage<ActionFormView>.Piece] = PageMarker.split(
-                String(buffer: templates.render(view)), slots: FormValues.count)
-        else { return nil }
-        let program = FormProgram(
-            pieces: pieces, staticBytes: pieces.reduce(0) { if case .bytes(let bytes) = $1 { $0 + bytes.count } else { $0 } })
-        for probe in [{ (_: Int) in "" }, { (slot: Int) in "<\(slot)&\"'>\n{{appName}}" }] {
-            let values = FormValues.probe(newEmail: key.newEmail, signInCode: key.signInCode, probe)
-            let expected = templates.render(
-                formView(mode: key.mode, values: values, language: key.language, state: state, passwords: key.passwords))
-            guard program.render(values) == expected else { return nil }
-        }
-        return program
-    }
+/// What a page without a form says: the outcome of a link that cannot be completed (expired, used,
+/// invalid), of a store that cannot be reached, and the like.
+enum PageOutcome: String {
+    case expired, used, invalid, unavailable, form, notFound
+    /// The account is disabled; too many attempts, try later.
+    case disabled, tooMany
+    /// Upstream mode: the link may have worked before an answer was lost.
+    case maybeDone
 }
