@@ -1,19 +1,18 @@
+import ActionLinksConfiguration
 import Foundation
 
 /// Firebase's account rules for a provider's assertion, as one unit of work over a tenant's
 /// accounts (a pure function of what it reads, see ``AccountTransaction``).
 struct AccountRules: Sendable {
     var assertion: ProviderAssertion
-    /// Whether the provider vouches for the address and said it verified it.
-    var trusted: Bool
+    /// Which providers vouch for which addresses.
+    var trust: ProviderTrust
     var oneAccountPerEmail: Bool
     var selfServiceSignUp: Bool
     /// The ID of an account this sign-in creates.
     var newID: String
     /// The new session (its account is filled in here).
     var session: Session
-    /// Whether a provider vouches for an address (which links survive a takeover).
-    var vouches: @Sendable (String, String) -> Bool
 
     enum Decision: Sendable {
         case signedIn(Account, isNew: Bool)
@@ -54,7 +53,7 @@ struct AccountRules: Sendable {
                 return try signIn(account, isNew: false, in: tx)
             }
             if oneAccountPerEmail, let email = assertion.email, var owner = try tx.account(email: email) {
-                guard trusted else {
+                guard trust.proves(assertion) else {
                     var providers: [String] = []
                     for identity in owner.federatedIdentities where !providers.contains(identity.providerID) {
                         providers.append(identity.providerID)
@@ -67,7 +66,7 @@ struct AccountRules: Sendable {
                     // every way in that the provider does not vouch for, and every session.
                     owner.passwordHash = nil
                     owner.passwordUpdatedAt = nil
-                    owner.federatedIdentities.removeAll { !vouches($0.providerID, email) }
+                    owner.federatedIdentities.removeAll { !trust.vouches(providerID: $0.providerID, email: email) }
                     owner.validSince = now.seconds
                     owner.displayName = assertion.displayName
                     owner.photoURL = assertion.photoURL
@@ -104,5 +103,39 @@ struct AccountRules: Sendable {
         session.accountID = account.localID
         try tx.addSession(session)
         return .signedIn(account, isNew: isNew)
+    }
+}
+
+/// Which providers vouch for which addresses (Firebase's trusted providers): Apple for every
+/// address (it relays or verifies them), the well-known providers for their own mail domains, and
+/// each configured provider (OpenID Connect or SAML) for its `trustedEmailDomains`.
+struct ProviderTrust: Sendable {
+    /// The domains each well-known provider is the mail provider of.
+    static let builtIn: [String: Set<String>] = [
+        "google.com": ["gmail.com"], "yahoo.com": ["yahoo.com"], "microsoft.com": ["outlook.com", "hotmail.com"],
+    ]
+
+    /// Each provider's domains: the well-known ones' and the configured ones'.
+    let domains: [String: Set<String>]
+
+    init(settings: ServiceSettings) {
+        var domains = Self.builtIn
+        for provider in settings.providers { domains[provider.id, default: []].formUnion(provider.trustedEmailDomains) }
+        for provider in settings.samlProviders { domains[provider.id, default: []].formUnion(provider.trustedEmailDomains) }
+        self.domains = domains
+    }
+
+    /// Whether `providerID` vouches for addresses like `email`.
+    func vouches(providerID: String, email: String) -> Bool {
+        if providerID == "apple.com" { return true }
+        guard let domain = email.split(separator: "@").last.map(String.init) else { return false }
+        return domains[providerID]?.contains(domain) == true
+    }
+
+    /// Whether an assertion proves the address it carries: a provider that vouches for it, and
+    /// `email_verified: true`.
+    func proves(_ assertion: ProviderAssertion) -> Bool {
+        guard let email = assertion.email, assertion.emailVerified else { return false }
+        return vouches(providerID: assertion.providerID, email: email)
     }
 }

@@ -17,9 +17,8 @@ extension FederatedSignInService {
         let newSession = tokens.newSession(
             accountID: "", tenantID: tenant.tenantID, signInProvider: assertion.providerID, claims: assertion.samlSessionClaims, now: now)
         let rules = AccountRules(
-            assertion: assertion, trusted: isTrusted(assertion), oneAccountPerEmail: settings.users.oneAccountPerEmail,
-            selfServiceSignUp: tenant.selfServiceSignUp, newID: Secrets.accountID(), session: newSession.session,
-            vouches: { [settings] provider, email in Self.vouches(providerID: provider, email: email, settings: settings) })
+            assertion: assertion, trust: trust, oneAccountPerEmail: settings.users.oneAccountPerEmail,
+            selfServiceSignUp: tenant.selfServiceSignUp, newID: Secrets.accountID(), session: newSession.session)
         let decision = try await store.call {
             try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx in try rules.apply(mode, in: tx) }
         }

@@ -46,7 +46,7 @@ extension FederatedSignInService {
             returnTo: start.returnTo, eventID: start.eventID, authType: start.authType, sessionHash: start.sessionHash,
             bindingHash: start.bindingHash, nonce: nonce, codeVerifier: verifier, redirectURI: provider.redirectURI, createdAt: now,
             expiresAt: now + FederatedFlow.lifetime, androidPublicKey: start.androidPublicKey)
-        try await store.call { try await self.flows.saveFlow(flow) }
+        try await flows.start(flow)
         var scopes = provider.scopes
         for scope in start.extraScopes where !scope.isEmpty && !scopes.contains(scope) { scopes.append(scope) }
         var items = [

@@ -25,18 +25,7 @@ extension FederatedSignInService {
         guard let state = parameters["state"], !state.isEmpty else {
             throw ActionError(.invalidIDPResponse, "the provider's answer has no state")
         }
-        let now = clock.now
-        let stateHash = FederatedFlow.hash(state)
-        guard let flow = try await store.call({ try await self.flows.flow(stateHash: stateHash) }) else {
-            throw ActionError(.invalidIDPResponse, "no sign-in was started with this state")
-        }
-        guard flow.expiresAt > now else { throw ActionError(.expiredOOBCode, "the sign-in has expired") }
-        guard flow.returnedAt == nil, flow.consumedAt == nil else { throw ActionError(.invalidIDPResponse, "the sign-in was already used") }
-        if let expected = flow.bindingHash {
-            guard let binding, ConstantTime.equal(Array(FederatedFlow.hash(binding).utf8), Array(expected.utf8)) else {
-                throw ActionError(.invalidIDPResponse, "the sign-in was started in another browser")
-            }
-        }
+        let flow = try await flows.returning(state: state, binding: binding, unknown: "no sign-in was started with this state") { _ in true }
         if let provider = settings.providers.first(where: { $0.id == flow.providerID }) {
             // RFC 9207: a mix-up attack shows as an answer from an issuer other than the flow's.
             if let issuer = parameters["iss"], issuer != provider.issuer {
@@ -49,11 +38,7 @@ extension FederatedSignInService {
             }
         }
         let code = parameters["code"].flatMap { $0.isEmpty ? nil : $0 }
-        guard
-            try await store.call({
-                try await self.flows.markReturned(stateHash: stateHash, codeHash: code.map(FederatedFlow.hash), now: now)
-            })
-        else { throw ActionError(.invalidIDPResponse, "the sign-in was already used") }
+        try await flows.markReturned(flow, answer: code)
         let refusal = parameters["error"].map { error in
             (
                 code: error == "access_denied" ? "auth/user-cancelled" : "auth/invalid-credential",

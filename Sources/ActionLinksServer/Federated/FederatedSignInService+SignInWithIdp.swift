@@ -78,7 +78,9 @@ extension FederatedSignInService {
                 assertion = saml.assertion
                 oauthIDToken = saml.oauthIDToken
             } else if let state = parameters["state"] {
-                let flow = try await flow(state: state, parameters: parameters, sessionID: request.sessionID, tenantID: tenant.tenantID)
+                let flow = try await flows.consume(
+                    state: state, answer: parameters["code"], error: parameters["error"], sessionID: request.sessionID,
+                    tenantID: tenant.tenantID)
                 let (checked, answer) = try await exchange(code: parameters["code"] ?? "", flow: flow)
                 assertion = checked
                 (oauthIDToken, oauthAccessToken, oauthExpiresIn) = (answer.idToken, answer.accessToken, answer.expiresIn)
@@ -114,33 +116,5 @@ extension FederatedSignInService {
             answer.pendingToken = pending.token(for: assertion, tenantID: tenant.tenantID, now: now)
             return .failure(CredentialRefusal(error: error, answer: answer))
         }
-    }
-
-    /// The live flow of `state`, checked against the answer and the app's session secret, and
-    /// consumed (once: a second `signInWithIdp` with the same URL fails).
-    func flow(state: String, parameters: [String: String], sessionID: String?, tenantID: String) async throws(ActionError)
-        -> FederatedFlow
-    {
-        let now = clock.now
-        let stateHash = FederatedFlow.hash(state)
-        guard let flow = try await store.call({ try await self.flows.flow(stateHash: stateHash) }),
-            flow.kind == .iOSApp || flow.kind == .androidApp || flow.kind == .authURI
-        else { throw ActionError(.invalidIDPResponse, "No sign-in was started with this state.") }
-        guard flow.consumedAt == nil else { throw ActionError(.invalidIDPResponse, "The sign-in was already completed.") }
-        guard flow.expiresAt > now else { throw ActionError(.invalidIDPResponse, "The sign-in has expired; start it again.") }
-        guard let codeHash = flow.codeHash, let code = parameters["code"],
-            ConstantTime.equal(Array(FederatedFlow.hash(code).utf8), Array(codeHash.utf8))
-        else {
-            if let error = parameters["error"] { throw ActionError(.invalidIDPResponse, "The provider answered \(error.prefix(64)).") }
-            throw ActionError(.invalidIDPResponse, "The answer is not the one the provider sent to the browser.")
-        }
-        guard let expected = flow.sessionHash, let sessionID, !sessionID.isEmpty,
-            ConstantTime.equal(Array(FederatedFlow.hash(sessionID).utf8), Array(expected.utf8))
-        else { throw ActionError(.invalidIDPResponse, "The sessionId does not match the one the sign-in started with.") }
-        guard flow.tenantID == tenantID else { throw ActionError(.tenantIDMismatch) }
-        guard try await store.call({ try await self.flows.consumeFlow(stateHash: stateHash, now: now) }) else {
-            throw ActionError(.invalidIDPResponse, "The sign-in was already completed.")
-        }
-        return flow
     }
 }

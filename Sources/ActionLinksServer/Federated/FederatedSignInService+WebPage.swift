@@ -22,9 +22,7 @@ extension FederatedSignInService {
         _ flow: FederatedFlow, what: String, assertion: () async throws(ActionError) -> ProviderAssertion
     ) async -> String {
         do throws(ActionError) {
-            guard try await store.call({ try await self.flows.consumeFlow(stateHash: flow.stateHash, now: self.clock.now) }) else {
-                throw ActionError(.invalidIDPResponse, "the sign-in was already used")
-            }
+            try await flows.consume(flow)
             let assertion = try await assertion()
             let tenant = try await accountService.tenants.policy(for: flow.tenantID)
             switch try await apply(assertion, tenant: tenant, mode: .signIn(autoCreate: true)) {

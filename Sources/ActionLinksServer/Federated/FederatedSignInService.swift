@@ -11,12 +11,14 @@ import Logging
 public final class FederatedSignInService: Sendable {
     let settings: ServiceSettings
     let policy: ContinueURLPolicy
-    let flows: any FederatedFlowStore
+    let flows: FederatedFlows
     let accounts: any AccountStore
     let accountService: AccountService
     let tokens: TokenService
     let providers: OpenIDProviders
     let pending: PendingTokens
+    /// Which providers vouch for which addresses, from the settings.
+    let trust: ProviderTrust
     let store: StoreGateway
     let clock: any ServiceClock
     let logger: Logger
@@ -29,12 +31,13 @@ public final class FederatedSignInService: Sendable {
     ) {
         self.settings = settings
         self.policy = policy
-        self.flows = flows
+        self.flows = FederatedFlows(flows: flows, store: store, clock: clock)
         self.accounts = accounts
         self.accountService = accountService
         self.tokens = tokens
         self.providers = providers
         pending = PendingTokens(formKey: formKey)
+        trust = ProviderTrust(settings: settings)
         self.store = store
         self.clock = clock
         self.logger = logger

@@ -51,7 +51,7 @@ extension FederatedSignInService {
             returnTo: start.returnTo, eventID: start.eventID, authType: start.authType, sessionHash: start.sessionHash,
             bindingHash: start.bindingHash, nonce: request.id, codeVerifier: nil, redirectURI: provider.callbackURI, createdAt: now,
             expiresAt: now + FederatedFlow.lifetime, androidPublicKey: start.androidPublicKey)
-        try await store.call { try await self.flows.saveFlow(flow) }
+        try await flows.start(flow)
         return request.redirectURL(relayState: state)
     }
 
@@ -64,23 +64,10 @@ extension FederatedSignInService {
             throw ActionError(.invalidIDPResponse, "the SAML response has no RelayState: only sign-ins this server started are accepted")
         }
         let response = parameters["SAMLResponse"] ?? ""
-        let now = clock.now
-        let stateHash = FederatedFlow.hash(relayState)
-        guard let flow = try await store.call({ try await self.flows.flow(stateHash: stateHash) }), Self.isSAML(flow.providerID) else {
-            throw ActionError(.invalidIDPResponse, "no SAML sign-in was started with this RelayState")
-        }
-        guard flow.expiresAt > now else { throw ActionError(.expiredOOBCode, "the sign-in has expired") }
-        guard flow.returnedAt == nil, flow.consumedAt == nil else { throw ActionError(.invalidIDPResponse, "the sign-in was already used") }
-        if let expected = flow.bindingHash {
-            guard let binding, ConstantTime.equal(Array(FederatedFlow.hash(binding).utf8), Array(expected.utf8)) else {
-                throw ActionError(.invalidIDPResponse, "the sign-in was started in another browser")
-            }
-        }
-        guard
-            try await store.call({
-                try await self.flows.markReturned(stateHash: stateHash, codeHash: FederatedFlow.hash(response), now: now)
-            })
-        else { throw ActionError(.invalidIDPResponse, "the sign-in was already used") }
+        let flow = try await flows.returning(
+            state: relayState, binding: binding, unknown: "no SAML sign-in was started with this RelayState"
+        ) { Self.isSAML($0.providerID) }
+        try await flows.markReturned(flow, answer: response)
         switch flow.kind {
         case .iOSApp, .androidApp:
             return .app(flow, link: flow.redirectURI + "?" + query)
@@ -114,15 +101,8 @@ extension FederatedSignInService {
             logger.info("SAML response refused", metadata: ["provider": "\(provider.id)", "reason": "\(error.reason)"])
             throw ActionError(.invalidIDPResponse, error.reason)
         }
-        let key = FederatedFlow.hash(checked.issuer + "\n" + checked.id)
-        let now = clock.now
-        guard
-            try await store.call({
-                try await self.flows.useSAMLAssertion(key: key, expiresAt: Timestamp(milliseconds: checked.expiresAt), now: now)
-            })
-        else {
-            throw ActionError(.invalidIDPResponse, "the assertion was already used")
-        }
+        try await flows.useSAMLAssertion(
+            key: FederatedFlow.hash(checked.issuer + "\n" + checked.id), expiresAt: Timestamp(milliseconds: checked.expiresAt))
         return ProviderAssertion(saml: checked, provider: provider)
     }
 
@@ -136,7 +116,7 @@ extension FederatedSignInService {
         let providerID = parameters["providerId"]?.lowercased()
         guard parameters["SAMLResponse"] != nil || providerID.map(Self.isSAML) == true else { return nil }
         if let response = parameters["SAMLResponse"], let relayState = parameters["RelayState"], !relayState.isEmpty {
-            let flow = try await flow(state: relayState, parameters: ["code": response], sessionID: sessionID, tenantID: tenantID)
+            let flow = try await flows.consume(state: relayState, answer: response, error: nil, sessionID: sessionID, tenantID: tenantID)
             return (try await checkSAMLResponse(response, flow: flow), nil)
         }
         guard let providerID, Self.isSAML(providerID) else {
