@@ -130,8 +130,7 @@ enum SAMLApp {
     typealias Federated = FederatedApp
 
     /// A certificate of a key the IdP does not have.
-    static let otherCertificate = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("ActionLinksSAMLTests/Fixtures/other-cert.pem")
+    static let otherCertificate = Repository.root.appendingPathComponent("Tests/ActionLinksSAMLTests/Fixtures/other-cert.pem")
 
     static func configuration(idp: String, certificate: URL, data: URL, store: String) -> String {
         func provider(_ id: String, sp: String?, _ extra: [String] = [], certificate other: URL? = nil) -> String {
