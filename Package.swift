@@ -117,11 +117,12 @@ let package = Package(
             dependencies: ["ActionLinks", "ActionLinksConfiguration", "ActionLinksHeaders", .product(name: "Yams", package: "Yams")]),
         // What the server and command-line tests share: the application in process (router or live
         // socket) with a mailbox, a hand-moved clock and captured logs; the built binary for the
-        // end-to-end suites; PostgreSQL clusters, raw sockets and loopback peers.
+        // end-to-end suites; PostgreSQL clusters, raw sockets and loopback peers; fresh stores; the
+        // federated providers (OpenID Connect, SAML) and the Firebase spec helpers.
         .target(
             name: "ActionLinksTestSupport",
             dependencies: [
-                "ActionLinksConfiguration", "ActionLinksServer",
+                "ActionLinks", "ActionLinksConfiguration", "ActionLinksSAML", "ActionLinksServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

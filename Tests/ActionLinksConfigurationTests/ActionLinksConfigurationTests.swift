@@ -5,21 +5,12 @@ import Testing
 @testable import ActionLinksConfiguration
 
 @Suite("Reading config/actionlinks.yaml", .timeLimit(.minutes(5)))
-struct ActionLinksConfigurationTests {
-    func parseError(_ yaml: String) -> ConfigurationError? {
-        do {
-            _ = try ActionLinksConfiguration.parse(yaml: yaml, file: "test.yaml")
-            return nil
-        } catch {
-            return error
-        }
-    }
+struct ActionLinksConfigurationTests: ConfigurationSuite {
+    static var file: String { "test.yaml" }
 
     @Test("the shipped default config loads and allows its own origin")
     func defaultConfig() throws {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("config/actionlinks.yaml").path
-        let config = try ActionLinksConfiguration.load(file: file)
+        let config = try ActionLinksConfiguration.load(file: ConfigurationText.shippedFile)
         #expect(config.continueURLs.entries.map(\.description) == ["https://app.example.com/", "*.example.org"])
         #expect(config.continueURLs.defaultOrigin == "https://app.example.com")
         #expect(config.continueURLs.evaluate("/welcome").url == "https://app.example.com/welcome")
@@ -30,27 +21,27 @@ struct ActionLinksConfigurationTests {
 
     @Test("an empty file is an empty allow-list")
     func empty() throws {
-        let config = try ActionLinksConfiguration.parse(yaml: "", file: "test.yaml")
+        let config = try parse("")
         #expect(config.continueURLs.entries.isEmpty)
         #expect(!config.continueURLs.evaluate("https://app.example.com/").isAllowed)
     }
 
     @Test("a misspelt key names the file, line, key and the nearest known key")
     func unknownKey() throws {
-        let error = try #require(parseError("continueUrls:\n  alow:\n    - app.example.com\n"))
+        let error = try #require(self.error("continueUrls:\n  alow:\n    - app.example.com\n"))
         #expect(error.key == "continueUrls.alow")
         #expect(error.line == 2)
         #expect(error.message.contains("did you mean 'allow'?"))
         #expect(error.description.hasPrefix("test.yaml:2:3: continueUrls.alow: unknown key"))
 
-        let top = try #require(parseError("continueURLs:\n  allow: []\n"))
+        let top = try #require(self.error("continueURLs:\n  allow: []\n"))
         #expect(top.key == "continueURLs")
         #expect(top.message.contains("did you mean 'continueUrls'?"))
     }
 
     @Test("a bad entry names its index and line, and says what was expected")
     func badEntry() throws {
-        let error = try #require(parseError("continueUrls:\n  allow:\n    - app.example.com\n    - ftp://files.example.com/\n"))
+        let error = try #require(self.error("continueUrls:\n  allow:\n    - app.example.com\n    - ftp://files.example.com/\n"))
         #expect(error.key == "continueUrls.allow[1]")
         #expect(error.line == 4)
         #expect(error.message.contains("expected a domain (example.com)"))
@@ -69,13 +60,13 @@ struct ActionLinksConfigurationTests {
             ("- just\n- a list\n", nil),
         ] as [(String, String?)])
     func shapes(yaml: String, key: String?) throws {
-        let error = try #require(parseError(yaml))
+        let error = try #require(self.error(yaml))
         #expect(error.key == key, "\(error)")
     }
 
     @Test("invalid YAML and a missing file are reported with the file name")
     func unreadable() throws {
-        let syntax = try #require(parseError("continueUrls: [\n"))
+        let syntax = try #require(error("continueUrls: [\n"))
         #expect(syntax.description.hasPrefix("test.yaml: not valid YAML"))
         do {
             _ = try ActionLinksConfiguration.load(file: "/nonexistent/actionlinks.yaml")
@@ -94,10 +85,8 @@ struct ActionLinksConfigurationTests {
 }
 
 @Suite("The apps section", .timeLimit(.minutes(5)))
-struct AppsConfigurationTests {
-    func parse(_ yaml: String) throws(ConfigurationError) -> ActionLinksConfiguration {
-        try ActionLinksConfiguration.parse(yaml: yaml, file: "apps.yaml")
-    }
+struct AppsConfigurationTests: ConfigurationSuite {
+    static var file: String { "apps.yaml" }
 
     @Test("apps, rules, webcredentials and appclips are read")
     func reads() throws {
@@ -182,20 +171,19 @@ struct EnvironmentOverrideTests {
 
     @Test("a variable overrides its key; an unknown ACTIONLINKS_ variable is an error with a suggestion")
     func overrides() throws {
-        let settings = try ActionLinksConfiguration.parse(
-            yaml: "limits:\n  sendsPerIPPerHour: 5\n", file: "t.yaml", environment: ["ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "7"])
+        let settings = try ConfigurationText.configuration(
+            "limits:\n  sendsPerIPPerHour: 5\n", environment: ["ACTIONLINKS_LIMITS_SENDS_PER_IP_PER_HOUR": "7"])
         #expect(settings.service.limits.sendsPerIPPerHour == 7)
         #expect(throws: ConfigurationError.self) {
-            _ = try ActionLinksConfiguration.parse(
-                yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_LIMITS_SENDS_PER_I_P_PER_HOUR": "7"])
+            _ = try ConfigurationText.configuration("", environment: ["ACTIONLINKS_LIMITS_SENDS_PER_I_P_PER_HOUR": "7"])
         }
         do {
-            _ = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_SERVER_PROT": "1"])
+            _ = try ConfigurationText.configuration("", environment: ["ACTIONLINKS_SERVER_PROT": "1"])
         } catch {
             #expect(error.description.contains("did you mean ACTIONLINKS_SERVER_PORT?"))
         }
         for variable in ["ACTIONLINKS_VECTORS", "ACTIONLINKS_SHARED"] {
-            #expect(try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: [variable: "x"]).service.server.port == 8080)
+            #expect(try ConfigurationText.configuration("", environment: [variable: "x"]).service.server.port == 8080)
         }
     }
 }

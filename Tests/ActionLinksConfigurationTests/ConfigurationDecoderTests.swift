@@ -6,20 +6,7 @@ import Yams
 
 /// The decoder under every section: where values come from, and what each problem names.
 @Suite("The configuration decoder", .timeLimit(.minutes(5)))
-struct ConfigurationDecoderTests {
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ActionLinksConfiguration {
-        try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment)
-    }
-
-    func error(_ yaml: String, environment: [String: String] = [:]) -> ConfigurationError? {
-        do {
-            _ = try parse(yaml, environment: environment)
-            return nil
-        } catch {
-            return error
-        }
-    }
-
+struct ConfigurationDecoderTests: ConfigurationSuite {
     @Test("a bad value from the environment names the variable, the key and what was expected")
     func badVariable() throws {
         let bad = try #require(error("", environment: ["ACTIONLINKS_SERVER_PORT": "eighty"]))
@@ -94,8 +81,7 @@ struct ConfigurationDecoderTests {
 struct DocumentedVariableTests {
     /// Every `ACTIONLINKS_` variable README names, but for the scripts' own.
     static let variables: [String] = {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let readme = ConfigurationText.repository.appendingPathComponent("README.md")
         let text = (try? String(contentsOf: readme, encoding: .utf8)) ?? ""
         let names = text.matches(of: /ACTIONLINKS_[A-Z0-9_]*[A-Z0-9]/).map { String($0.output) }
         return Set(names).subtracting(ConfigurationEnvironment.otherVariables).subtracting(["ACTIONLINKS_BIN"]).sorted()
@@ -122,7 +108,7 @@ struct DocumentedVariableTests {
 
             """
         do {
-            _ = try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: [variable: "1"])
+            _ = try ConfigurationText.configuration(yaml, environment: [variable: "1"])
         } catch {
             #expect(!error.message.contains("not a configuration key's variable"), "\(error)")
         }

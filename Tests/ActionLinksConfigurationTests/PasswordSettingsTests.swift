@@ -15,9 +15,7 @@ struct PasswordSettingsTests: ServiceSettingsSuite {
         #expect(passwords.minimumLength == 8 && passwords.maximumLength == 4096 && passwords.enforcement == .off)
         #expect(
             !passwords.requireLowercase && !passwords.requireUppercase && !passwords.requireNumeric && !passwords.requireNonAlphanumeric)
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("config/actionlinks.yaml").path
-        let shipped = try ActionLinksConfiguration.load(file: file).service.passwords
+        let shipped = try ActionLinksConfiguration.load(file: ConfigurationText.shippedFile).service.passwords
         #expect(shipped == PasswordSettings(), "the shipped file spells out the defaults")
     }
 

@@ -53,18 +53,16 @@ struct PostgresLocationTests {
 
     @Test("the store key takes a PostgreSQL URL, from the file or the environment, and names itself when it is wrong")
     func storeKey() throws {
-        let settings = try ActionLinksConfiguration.parse(yaml: "store: postgres://a:secret@db:5432/links\n", file: "t.yaml").service
+        let settings = try ConfigurationText.service("store: postgres://a:secret@db:5432/links\n")
         guard case .postgres(let location) = settings.store else { Issue.record("expected a PostgreSQL store"); return }
         #expect(location.database == "links" && settings.store.description == "postgres://a:***@db:5432/links")
 
-        let fromEnvironment = try ActionLinksConfiguration.parse(
-            yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_STORE": "postgres://b@db/x?sslmode=require"]
-        ).service
+        let fromEnvironment = try ConfigurationText.service("", environment: ["ACTIONLINKS_STORE": "postgres://b@db/x?sslmode=require"])
         guard case .postgres(let other) = fromEnvironment.store else { Issue.record("expected a PostgreSQL store"); return }
         #expect(other.username == "b" && other.tlsMode == .require)
 
         do {
-            _ = try ActionLinksConfiguration.parse(yaml: "store: postgres://a:secret@db/links?sslmode=on\n", file: "t.yaml")
+            _ = try ConfigurationText.configuration("store: postgres://a:secret@db/links?sslmode=on\n")
             Issue.record("expected an error")
         } catch {
             #expect(error.key == "store" && error.file == "t.yaml")

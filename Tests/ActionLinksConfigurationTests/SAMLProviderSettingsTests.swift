@@ -8,8 +8,7 @@ struct SAMLProviderSettingsTests: ServiceSettingsSuite {
     static var prefix: String { domains }
     static let domains = "linkDomains: [links.example.com, go.example.com]\n"
     /// The test IdP's certificate (Tests/ActionLinksSAMLTests/Fixtures), as one YAML line.
-    static let certificateFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("ActionLinksSAMLTests/Fixtures/idp-cert.pem")
+    static let certificateFile = ConfigurationText.repository.appendingPathComponent("Tests/ActionLinksSAMLTests/Fixtures/idp-cert.pem")
     static var pem: String { (try? String(contentsOf: certificateFile, encoding: .utf8)) ?? "" }
     static var inlinePEM: String { "\"" + pem.replacingOccurrences(of: "\n", with: "\\n") + "\"" }
 

@@ -52,10 +52,9 @@ struct SecuritySettingsTests: ServiceSettingsSuite {
         #expect(slow.key == "users.passwordHashParallelism" && slow.line == 3 && slow.message.contains("at most 2^21"), "\(slow)")
         // Below Firebase's own cost: a warning on a production server (with the key), none in development.
         let production = "server:\n  development: false\nusers:\n  passwordHashLogRounds: 10\n"
-        let warned = try ActionLinksConfiguration.parse(yaml: production, file: "test.yaml", environment: [:]).warnings
+        let warned = try ConfigurationText.configuration(production).warnings
         #expect(warned.count == 1 && warned[0].contains("users.passwordHashLogRounds") && warned[0].contains("Firebase's own"), "\(warned)")
-        let development = try ActionLinksConfiguration.parse(
-            yaml: "server:\n  development: true\nusers:\n  passwordHashLogRounds: 10\n", file: "test.yaml", environment: [:])
+        let development = try ConfigurationText.configuration("server:\n  development: true\nusers:\n  passwordHashLogRounds: 10\n")
         #expect(development.warnings.isEmpty)
     }
 

@@ -8,16 +8,16 @@ import Testing
 struct ServerLimitsConfigurationTests {
     @Test("defaults: idle 60 s, header 10 s, body 30 s, 1024 connections")
     func defaults() throws {
-        let server = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml").service.server
+        let server = try ConfigurationText.service("").server
         #expect([server.idleTimeout, server.headerTimeout, server.bodyTimeout, server.maximumConnections] == [60, 10, 30, 1024] as [Int])
     }
 
     @Test("values from the file and from the environment")
     func values() throws {
-        let server = try ActionLinksConfiguration.parse(
-            yaml: "server:\n  idleTimeout: 2m\n  headerTimeout: 5s\n  bodyTimeout: 45\n  maximumConnections: 200\n", file: "t.yaml",
+        let server = try ConfigurationText.service(
+            "server:\n  idleTimeout: 2m\n  headerTimeout: 5s\n  bodyTimeout: 45\n  maximumConnections: 200\n",
             environment: ["ACTIONLINKS_SERVER_HEADER_TIMEOUT": "3s", "ACTIONLINKS_SERVER_MAXIMUM_CONNECTIONS": "300"]
-        ).service.server
+        ).server
         #expect([server.idleTimeout, server.headerTimeout, server.bodyTimeout, server.maximumConnections] == [120, 3, 45, 300] as [Int])
     }
 
@@ -32,7 +32,7 @@ struct ServerLimitsConfigurationTests {
         ])
     func badValues(yaml: String, key: String, message: String) {
         do {
-            _ = try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml")
+            _ = try ConfigurationText.configuration(yaml)
             Issue.record("accepted: \(yaml)")
         } catch {
             #expect(error.file == "t.yaml" && error.line == 2 && error.key == key, "\(error)")
@@ -43,7 +43,7 @@ struct ServerLimitsConfigurationTests {
     @Test("a bad value from the environment names the variable")
     func badVariable() {
         do {
-            _ = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml", environment: ["ACTIONLINKS_SERVER_BODY_TIMEOUT": "forever"])
+            _ = try ConfigurationText.configuration("", environment: ["ACTIONLINKS_SERVER_BODY_TIMEOUT": "forever"])
             Issue.record("accepted")
         } catch {
             #expect(error.description.contains("environment variable ACTIONLINKS_SERVER_BODY_TIMEOUT"), "\(error)")
@@ -58,18 +58,17 @@ struct ClaimActionLinksTests {
 
     @Test("off by default; on from the file or the environment")
     func values() throws {
-        #expect(try ActionLinksConfiguration.parse(yaml: apps, file: "t.yaml").apps.claimActionLinks == false)
-        let on = try ActionLinksConfiguration.parse(yaml: apps + "  claimActionLinks: true\n", file: "t.yaml").apps
+        #expect(try ConfigurationText.configuration(apps).apps.claimActionLinks == false)
+        let on = try ConfigurationText.configuration(apps + "  claimActionLinks: true\n").apps
         #expect(on.claimActionLinks && on.claimedAuthPaths == ["/__/auth/links*", "/__/auth/action*"])
-        let fromEnvironment = try ActionLinksConfiguration.parse(
-            yaml: apps, file: "t.yaml", environment: ["ACTIONLINKS_APPS_CLAIM_ACTION_LINKS": "true"])
+        let fromEnvironment = try ConfigurationText.configuration(apps, environment: ["ACTIONLINKS_APPS_CLAIM_ACTION_LINKS": "true"])
         #expect(fromEnvironment.apps.claimActionLinks)
     }
 
     @Test("a bad value names its key and line")
     func bad() {
         do {
-            _ = try ActionLinksConfiguration.parse(yaml: apps + "  claimActionLinks: sometimes\n", file: "t.yaml")
+            _ = try ConfigurationText.configuration(apps + "  claimActionLinks: sometimes\n")
             Issue.record("accepted")
         } catch {
             #expect(error.description == "t.yaml:4:21: apps.claimActionLinks: expected true or false; got 'sometimes'")
@@ -80,8 +79,8 @@ struct ClaimActionLinksTests {
 @Suite("iOS apps' Firebase app ID and client ID", .timeLimit(.minutes(5)))
 struct AppleAppIdentifierTests {
     func parse(_ entry: String, environment: [String: String] = [:]) throws(ConfigurationError) -> AppsConfiguration.AppleApp? {
-        try ActionLinksConfiguration.parse(
-            yaml: "apps:\n  ios:\n    - {teamId: ABCDE12345, bundleId: com.example.app\(entry)}\n", file: "t.yaml", environment: environment
+        try ConfigurationText.configuration(
+            "apps:\n  ios:\n    - {teamId: ABCDE12345, bundleId: com.example.app\(entry)}\n", environment: environment
         ).apps.appleApps.first
     }
 

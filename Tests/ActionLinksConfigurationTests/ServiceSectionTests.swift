@@ -49,11 +49,7 @@ struct ServiceSectionTests: ServiceSettingsSuite {
 }
 
 @Suite("The users section", .timeLimit(.minutes(5)))
-struct UserSettingsTests {
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ActionLinksConfiguration {
-        try ActionLinksConfiguration.parse(yaml: yaml, file: "t.yaml", environment: environment)
-    }
-
+struct UserSettingsTests: ConfigurationSuite {
     @Test("defaults: sign-up, deletion and one account per email on; enumeration protection on in production only")
     func defaults() throws {
         let production = try parse("").service.users

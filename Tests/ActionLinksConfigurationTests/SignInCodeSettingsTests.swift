@@ -17,9 +17,7 @@ struct SignInCodeSettingsTests: ServiceSettingsSuite {
         #expect(settings.codes.signInCode.isEnabled)
         #expect(
             [settings.limits.signInCodeExchangesPerAddressPerHour, settings.limits.signInCodeExchangesPerIPPerHour] == [20, 100] as [Int])
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("config/actionlinks.yaml").path
-        let shipped = try ActionLinksConfiguration.load(file: file).service
+        let shipped = try ActionLinksConfiguration.load(file: ConfigurationText.shippedFile).service
         #expect(shipped.codes.signInCode == settings.codes.signInCode && shipped.limits == settings.limits)
     }
 

@@ -4,20 +4,8 @@ import Testing
 @testable import ActionLinksConfiguration
 
 @Suite("The upstream section", .timeLimit(.minutes(5)))
-struct UpstreamSettingsTests {
-    func parse(_ yaml: String, environment: [String: String] = [:]) throws(ConfigurationError) -> ServiceSettings {
-        try ActionLinksConfiguration.parse(yaml: "linkDomains: [links.example.com]\n" + yaml, file: "t.yaml", environment: environment)
-            .service
-    }
-
-    func problem(_ yaml: String, environment: [String: String] = [:]) -> ConfigurationError? {
-        do {
-            _ = try parse(yaml, environment: environment)
-            return nil
-        } catch {
-            return error
-        }
-    }
+struct UpstreamSettingsTests: ServiceSettingsSuite {
+    static var prefix: String { "linkDomains: [links.example.com]\n" }
 
     /// A service-account file with `fields` changed (nil removes one), with `mode`.
     func accountFile(_ fields: [String: String?] = [:], mode: Int = 0o600) throws -> String {
@@ -117,7 +105,7 @@ struct UpstreamSettingsTests {
             ("upstream:\n  projectId: p\n  apiKeys: [k]\n  readinessInterval: 2h\n", "upstream.readinessInterval", "an interval from"),
         ])
     func badValues(yaml: String, key: String, message: String) throws {
-        let error = try #require(problem(yaml))
+        let error = try #require(self.error(yaml))
         #expect(error.key == key, "\(error)")
         #expect(error.message.contains(message), "\(error)")
         #expect(error.file == "t.yaml" && error.line != nil, "\(error)")
@@ -136,7 +124,7 @@ struct UpstreamSettingsTests {
         let yaml = "upstream:\n  projectId: p\n  apiKeys: [k]\n  poolSize: 64\n"
         #expect(try parse(yaml).upstream?.poolSize == 64)
         #expect(try parse(yaml, environment: ["ACTIONLINKS_UPSTREAM_POOL_SIZE": "2"]).upstream?.poolSize == 2)
-        let alone = try #require(problem("", environment: ["ACTIONLINKS_UPSTREAM_POOL_SIZE": "2"]))
+        let alone = try #require(error("", environment: ["ACTIONLINKS_UPSTREAM_POOL_SIZE": "2"]))
         #expect(
             alone.key == "upstream" && alone.message.contains("projectId is required"), "a pool size alone is an upstream section: \(alone)"
         )
@@ -145,7 +133,7 @@ struct UpstreamSettingsTests {
     @Test("a bad value from a variable names the variable")
     func badVariable() throws {
         let error = try #require(
-            problem(
+            self.error(
                 "",
                 environment: [
                     "ACTIONLINKS_UPSTREAM_PROJECT_ID": "p", "ACTIONLINKS_UPSTREAM_API_KEYS": "k", "ACTIONLINKS_UPSTREAM_AUTH_DOMAIN": "x",
@@ -166,20 +154,20 @@ struct UpstreamSettingsTests {
     func serviceAccountFile(fields: [String: String?], mode: Int, message: String) throws {
         let path = try accountFile(fields, mode: mode)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let error = try #require(problem("upstream:\n  projectId: p\n  apiKeys: [k]\n  serviceAccountFile: \(path)\n"))
+        let error = try #require(self.error("upstream:\n  projectId: p\n  apiKeys: [k]\n  serviceAccountFile: \(path)\n"))
         #expect(error.key == "upstream.serviceAccountFile" && error.message.contains(message), "\(error)")
     }
 
     @Test("a service-account file that is missing or not JSON")
     func unreadableServiceAccountFile() throws {
-        let missing = try #require(problem("upstream:\n  projectId: p\n  apiKeys: [k]\n  serviceAccountFile: /nonexistent/sa.json\n"))
+        let missing = try #require(error("upstream:\n  projectId: p\n  apiKeys: [k]\n  serviceAccountFile: /nonexistent/sa.json\n"))
         #expect(
             missing.key == "upstream.serviceAccountFile" && missing.message.contains("cannot read the service-account file"), "\(missing)")
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-sa-\(UUID().uuidString).json").path
         try "[1, 2]".write(toFile: path, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let notJSON = try #require(problem("upstream:\n  projectId: p\n  apiKeys: [k]\n  serviceAccountFile: \(path)\n"))
+        let notJSON = try #require(error("upstream:\n  projectId: p\n  apiKeys: [k]\n  serviceAccountFile: \(path)\n"))
         #expect(notJSON.message.contains("not a service-account JSON object"), "\(notJSON)")
     }
 
@@ -200,7 +188,7 @@ struct UpstreamSettingsTests {
         #expect(try parse(yaml).upstream?.serviceAccount?.privateKeyID == "0123abcd")
 
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.path)
-        let loose = try #require(problem(yaml))
+        let loose = try #require(error(yaml))
         #expect(loose.key == "upstream.serviceAccountFile", "\(loose)")
         #expect(loose.message.contains("a link to") && loose.message.contains("mode 644"), "\(loose)")
         #expect(loose.message.contains("chmod 600") && loose.message.contains("defaultMode: 0400"), "\(loose)")

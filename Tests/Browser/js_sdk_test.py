@@ -12,7 +12,7 @@ mail itself, which the server POSTs to a webhook this script listens on (--mail-
 With --policy-server, also the project's password policy as the SDK reads it (`validatePassword`)
 against a second server that enforces one, and `createUserWithEmailAndPassword` refused by it.
 
-Run by Tests/ActionLinksServerTests/BrowserTests.swift:
+Run by Tests/ActionLinksServerTests/EndToEnd/BrowserTests.swift:
     python3 Tests/Browser/js_sdk_test.py --server http://localhost:PORT --sdk Tests/Clients/firebase-js-sdk-11.0.2 \\
         --mail-port MAILPORT [--policy-server http://localhost:PORT2]
     (the server's mail.webhookUrl is http://127.0.0.1:MAILPORT/mail)

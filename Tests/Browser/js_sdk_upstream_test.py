@@ -16,7 +16,7 @@ domain. Both servers mail through the webhook this script runs.
    is completed on the front's page by typing, then signInWithEmailAndPassword works with the new
    password through the SDK.
 
-Run by Tests/ActionLinksServerTests/UpstreamBrowserTests.swift:
+Run by Tests/ActionLinksServerTests/Upstream/UpstreamBrowserTests.swift:
     python3 Tests/Browser/js_sdk_upstream_test.py --upstream URL --front URL --sdk DIR --app-port N --mail-port N --api-key K
 Exit status 0 when every check passed; otherwise 1, with the failures listed; 3 when Selenium is missing.
 """

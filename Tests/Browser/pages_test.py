@@ -8,7 +8,7 @@ dark colour schemes, in a second browser session that has JavaScript on: axe is 
 with scripts blocked its promises and timers do not run. The second session loads the exact HTML the first one shows (same origin, same stylesheet), so both see
 the same page. Screenshots of every page in English and Arabic go to --screenshots.
 
-Run by Tests/ActionLinksServerTests/BrowserTests.swift, which starts the server:
+Run by Tests/ActionLinksServerTests/EndToEnd/BrowserTests.swift, which starts the server:
     python3 Tests/Browser/pages_test.py --origin http://localhost:PORT --expiring-origin http://localhost:PORT2 \\
         --policy-origin http://localhost:PORT3 --screenshots DIR
 Exit status 0 when every check passed; otherwise 1, with the failures listed.

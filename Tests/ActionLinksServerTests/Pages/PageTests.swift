@@ -6,7 +6,9 @@ import Testing
 
 /// The pages a person sees after tapping a link, over HTTP against the real server: scanners consume
 /// nothing, every page is small and carries the security headers, the remembered-device sign-in,
-/// and the language a page and an email are in.
+/// and the language a page and an email are in; and what the security issue's finding 14 checked:
+/// the page headers on every HTML answer, the device cookie's expiry, and
+/// `androidMinimumVersion` refused unless it is a version code.
 @Suite("Pages end to end", .timeLimit(.minutes(5)))
 struct PageTests {
     static let scanner = ["User-Agent": "Mozilla/5.0 (compatible; LinkScanner/1.0; +https://scanner.example)"]
@@ -323,5 +325,32 @@ struct PageTests {
         }
         let message = broken.map { "\($0)" } ?? ""
         #expect(message.contains("pages.defaultLanguage is 'xx' but there are no strings for it") == true, "\(message)")
+    }
+
+    @Test("androidMinimumVersion must be a version code; every HTML response has the page headers; the device cookie names its expiry")
+    func pages() async throws {
+        try await TestApp.router(environment: ["ACTIONLINKS_TENANTS": "t-one"]) { app in
+            try await app.createAccount(email: "amv@example.com")
+            for bad in ["<b>42</b>", "1.0 beta", "-1", "99999999999", "1e3"] as [Any] + [12.5] {
+                let reply = try await app.api(
+                    "sendOobCode",
+                    [
+                        "requestType": "VERIFY_EMAIL", "email": "amv@example.com", "returnOobLink": true, "androidMinimumVersion": bad,
+                        "canHandleCodeInApp": true, "androidPackageName": "com.example.app",
+                    ], admin: true)
+                #expect(reply.status == 400 && reply.errorCode == "INVALID_ARGUMENT", "\(bad): \(reply.text)")
+            }
+            for path in ["/", "/index.html", "/nothing", "/__/nothing", "/__/auth/action?mode=signIn&oobCode=x"] {
+                let reply = try await app.request("GET", path)
+                #expect(reply.header("Content-Security-Policy")?.contains("default-src 'none'") == true, "\(path)")
+                #expect(reply.header("X-Frame-Options") == "DENY" && reply.header("Referrer-Policy") == "no-referrer", "\(path)")
+            }
+            let cookie = try #require(try await RememberedDeviceTests.deviceCookie(app, headers: [:]))
+            let value = try #require(cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last)
+            let expiry = try #require(Int(value.split(separator: ".").first ?? ""))
+            let now = Int(Date().timeIntervalSince1970)
+            #expect(expiry > now + 29 * 86_400 && expiry <= now + 30 * 86_400 + 5, "the cookie carries its expiry, which the server checks")
+            #expect(cookie.contains("Max-Age=2592000"))
+        }
     }
 }

@@ -1,67 +1,54 @@
 import ActionLinks
-import ActionLinksTestSupport
+import ActionLinksServer
 import Foundation
 import Testing
 
-@testable import ActionLinksServer
-
-/// Firebase's Auth emulator specs (firebase-tools `src/emulator/auth/*.spec.ts`) ported to this
-/// server, one suite per spec file, each test named by the spec's case
-/// (`swift test --filter FirebaseSpecs`); `README.md` here lists what was ported, what was not and
-/// where this server answers differently.
-///
-/// Nearly every case hashes passwords with the server's scrypt (16 MiB, a good part of a core
-/// each), so the cases run one at a time: in parallel on a two-core machine they starve the
-/// live-socket suites that run beside them past their clients' timeouts.
-@Suite("Firebase's Auth emulator specs", .serialized, .timeLimit(.minutes(5)))
-enum FirebaseSpecs {}
-
 /// The helpers of Firebase's Auth emulator specs (firebase-tools
-/// `src/emulator/auth/testing/helpers.ts`), on a ``TestApp``: the spec suites under this folder
-/// read like the specs they port. Clients call `/v1/accounts:*` with the API key, the admin
-/// `/v1/projects/demo-actionlinks[/tenants/<t>]/accounts:*` with `Bearer owner`.
-enum Spec {
+/// `src/emulator/auth/testing/helpers.ts`), on a ``TestApp``: the spec suites (ActionLinksServerTests'
+/// `FirebaseSpecs/`) read like the specs they port. Clients call `/v1/accounts:*` with the API key,
+/// the admin `/v1/projects/demo-actionlinks[/tenants/<t>]/accounts:*` with `Bearer owner`.
+public enum Spec {
     /// `TEST_PHONE_NUMBER`.
-    static let phoneNumber = "+15555550100"
+    public static let phoneNumber = "+15555550100"
     /// `DISPLAY_NAME`.
-    static let displayName = "Example User"
+    public static let displayName = "Example User"
     /// `PHOTO_URL`.
-    static let photoURL = "http://fakephotourl.test"
+    public static let photoURL = "http://fakephotourl.test"
     /// The spec's password; the shipped policy wants 8 characters, and it has 10.
-    static let password = "notasecret"
+    public static let password = "notasecret"
     /// The admin's header.
-    static let admin = ["Authorization": "Bearer owner"]
+    public static let admin = ["Authorization": "Bearer owner"]
     /// The payload of an ID token (or any JWT), decoded.
-    static func payload(_ jwt: String) -> [String: Any] {
+    public static func payload(_ jwt: String) -> [String: Any] {
         part(jwt, 1)
     }
 
     /// The header of a JWT, decoded.
-    static func header(_ jwt: String) -> [String: Any] {
+    public static func header(_ jwt: String) -> [String: Any] {
         part(jwt, 0)
     }
 
     private static func part(_ jwt: String, _ index: Int) -> [String: Any] {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count > index, let data = Base64URL.decode(parts[index]) else { return [:] }
+        guard parts.count > index, let data = Data(base64URL: String(parts[index])) else { return [:] }
         return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
     }
 
     /// `firebase.sign_in_provider` of an ID token.
-    static func signInProvider(_ idToken: String) -> String? {
+    public static func signInProvider(_ idToken: String) -> String? {
         (payload(idToken)["firebase"] as? [String: Any])?["sign_in_provider"] as? String
     }
 
     /// An unsigned JWT (`alg: none`), as the specs make custom tokens with jsonwebtoken.
-    static func unsignedJWT(_ payload: [String: Any]) -> String {
+    public static func unsignedJWT(_ payload: [String: Any]) -> String {
         func encode(_ object: [String: Any]) -> String {
-            Base64URL.encode(Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()))
+            ((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()).base64URLEncodedString()
         }
         return encode(["alg": "none", "typ": "JWT"]) + "." + encode(payload) + "."
     }
 
     /// A custom token as the specs make them: unsigned, for Firebase Auth's audience.
-    static func customToken(_ claims: [String: Any]) -> String {
+    public static func customToken(_ claims: [String: Any]) -> String {
         var payload = claims
         let now = Int(Date().timeIntervalSince1970)
         payload["aud"] = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
@@ -73,29 +60,29 @@ enum Spec {
     }
 
     /// A JSON body.
-    static func json(_ object: [String: Any]) -> Data {
+    public static func json(_ object: [String: Any]) -> Data {
         (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
     }
 }
 
 /// One signed-in user of a spec.
-struct SpecUser {
-    var localId: String
-    var idToken: String
-    var refreshToken: String
-    var email: String?
+public struct SpecUser: Sendable {
+    public var localId: String
+    public var idToken: String
+    public var refreshToken: String
+    public var email: String?
 }
 
 extension TestApp {
     /// POSTs JSON to any path (with `headers`).
-    func post(_ path: String, _ fields: [String: Any], headers: [String: String] = [:]) async throws -> HTTPReply {
+    public func post(_ path: String, _ fields: [String: Any], headers: [String: String] = [:]) async throws -> HTTPReply {
         var all = ["Content-Type": "application/json"]
         for (name, value) in headers { all[name] = value }
         return try await request("POST", path, body: Spec.json(fields), headers: all)
     }
 
     /// `registerUser`: a client signs up with an address and a password.
-    func registerUser(
+    public func registerUser(
         email: String, password: String = Spec.password, displayName: String? = nil, tenant: String? = nil
     ) async throws -> SpecUser {
         var fields: [String: Any] = ["email": email, "password": password]
@@ -104,13 +91,13 @@ extension TestApp {
     }
 
     /// `registerAnonUser`: a client signs in anonymously.
-    func registerAnonUser(tenant: String? = nil) async throws -> SpecUser {
+    public func registerAnonUser(tenant: String? = nil) async throws -> SpecUser {
         try signedIn(try await api("signUp", ["returnSecureToken": true], tenant: tenant), "anonymous signUp")
     }
 
     /// `signInWithEmailLink`: the admin has a sign-in code returned, and a client signs in with it
     /// (linking it to `idToken`'s user when given).
-    func signInWithEmailLink(_ email: String, idToken: String? = nil, tenant: String? = nil) async throws -> SpecUser {
+    public func signInWithEmailLink(_ email: String, idToken: String? = nil, tenant: String? = nil) async throws -> SpecUser {
         let code = try await createEmailSignInOob(email, tenant: tenant).oobCode
         var fields: [String: Any] = ["email": email, "oobCode": code]
         if let idToken { fields["idToken"] = idToken }
@@ -118,13 +105,13 @@ extension TestApp {
     }
 
     /// `signInWithPassword`.
-    func signInWithPassword(_ email: String, _ password: String = Spec.password, tenant: String? = nil) async throws -> SpecUser {
+    public func signInWithPassword(_ email: String, _ password: String = Spec.password, tenant: String? = nil) async throws -> SpecUser {
         try signedIn(try await api("signInWithPassword", ["email": email, "password": password], tenant: tenant), "signInWithPassword")
     }
 
     /// A user with a phone number the admin set, signed in with a custom token (this server has no
     /// SMS sign-in; the specs' `signInWithPhoneNumber` makes such a user).
-    func phoneUser(_ phoneNumber: String = Spec.phoneNumber, tenant: String? = nil) async throws -> SpecUser {
+    public func phoneUser(_ phoneNumber: String = Spec.phoneNumber, tenant: String? = nil) async throws -> SpecUser {
         let created = try await api("create", ["phoneNumber": phoneNumber], admin: true, tenant: tenant)
         let localId = try #require(created.json["localId"] as? String, "\(created.text)")
         var claims: [String: Any] = ["uid": localId]
@@ -137,7 +124,7 @@ extension TestApp {
 
     /// `signInWithFakeClaims`: a federated sign-in with the provider's claims as JSON, which a
     /// development server takes on their word from a provider it has not configured, as the emulator does.
-    func signInWithFakeClaims(_ providerID: String, _ claims: [String: Any], tenant: String? = nil) async throws -> SpecUser {
+    public func signInWithFakeClaims(_ providerID: String, _ claims: [String: Any], tenant: String? = nil) async throws -> SpecUser {
         var all: [String: Any] = ["iss": "example.com", "aud": "example.com", "exp": 1_597_974_008, "iat": 1_597_970_408]
         for (key, value) in claims { all[key] = value }
         let token = String(decoding: Spec.json(all), as: UTF8.self)
@@ -160,7 +147,7 @@ extension TestApp {
     }
 
     /// `createEmailSignInOob`: the admin has an email sign-in code returned.
-    func createEmailSignInOob(_ email: String, tenant: String? = nil) async throws -> (oobCode: String, oobLink: String) {
+    public func createEmailSignInOob(_ email: String, tenant: String? = nil) async throws -> (oobCode: String, oobLink: String) {
         let reply = try await api(
             "sendOobCode", ["email": email, "requestType": "EMAIL_SIGNIN", "returnOobLink": true], admin: true, tenant: tenant)
         guard reply.status == 200, let code = reply.json["oobCode"] as? String, let link = reply.json["oobLink"] as? String else {
@@ -170,7 +157,7 @@ extension TestApp {
     }
 
     /// `getAccountInfoByIdToken`: the user's own lookup.
-    func accountInfo(idToken: String, tenant: String? = nil) async throws -> [String: Any] {
+    public func accountInfo(idToken: String, tenant: String? = nil) async throws -> [String: Any] {
         let reply = try await api("lookup", ["idToken": idToken], tenant: tenant)
         let users = reply.json["users"] as? [[String: Any]] ?? []
         guard reply.status == 200, users.count == 1 else { throw TestSupportError("lookup failed: \(reply.status) \(reply.text)") }
@@ -178,7 +165,7 @@ extension TestApp {
     }
 
     /// `getAccountInfoByLocalId`: the admin's lookup.
-    func accountInfo(localId: String, tenant: String? = nil) async throws -> [String: Any] {
+    public func accountInfo(localId: String, tenant: String? = nil) async throws -> [String: Any] {
         let reply = try await api("lookup", ["localId": [localId]], admin: true, tenant: tenant)
         let users = reply.json["users"] as? [[String: Any]] ?? []
         guard reply.status == 200, users.count == 1 else { throw TestSupportError("lookup failed: \(reply.status) \(reply.text)") }
@@ -187,13 +174,13 @@ extension TestApp {
 
     /// The error code a client's lookup with `idToken` answers (`expectUserNotExistsForIdToken`
     /// expects `USER_NOT_FOUND`, `expectIdTokenExpired` `TOKEN_EXPIRED`), `nil` when it works.
-    func lookupError(idToken: String, tenant: String? = nil) async throws -> String? {
+    public func lookupError(idToken: String, tenant: String? = nil) async throws -> String? {
         let reply = try await api("lookup", ["idToken": idToken], tenant: tenant)
         return reply.status == 200 ? nil : reply.errorCode
     }
 
     /// `inspectOobs`: the live codes, as the emulator lists them.
-    func inspectOobs(tenant: String? = nil) async throws -> [[String: Any]] {
+    public func inspectOobs(tenant: String? = nil) async throws -> [[String: Any]] {
         let path = "/emulator/v1/projects/\(TestProject.id)" + (tenant.map { "/tenants/\($0)" } ?? "") + "/oobCodes"
         let reply = try await request("GET", path)
         guard reply.status == 200 else { throw TestSupportError("oobCodes failed: \(reply.status) \(reply.text)") }
@@ -201,14 +188,14 @@ extension TestApp {
     }
 
     /// `getSigninMethods`: `createAuthUri`'s `signinMethods` for an address.
-    func signInMethods(_ email: String, tenant: String? = nil) async throws -> [String] {
+    public func signInMethods(_ email: String, tenant: String? = nil) async throws -> [String] {
         let reply = try await api("createAuthUri", ["continueUri": "http://example.com/", "identifier": email], tenant: tenant)
         return reply.json["signinMethods"] as? [String] ?? []
     }
 
     /// `updateAccountByLocalId`: the admin's `accounts:update`.
     @discardableResult
-    func updateAccount(localId: String, _ fields: [String: Any], tenant: String? = nil) async throws -> HTTPReply {
+    public func updateAccount(localId: String, _ fields: [String: Any], tenant: String? = nil) async throws -> HTTPReply {
         var all = fields
         all["localId"] = localId
         let reply = try await api("update", all, admin: true, tenant: tenant)
@@ -217,7 +204,7 @@ extension TestApp {
     }
 
     /// `registerTenant`: the admin creates a tenant (Firebase's defaults: every switch off unless given).
-    func registerTenant(_ fields: [String: Any]) async throws -> String {
+    public func registerTenant(_ fields: [String: Any]) async throws -> String {
         let reply = try await post("/v2/projects/\(TestProject.id)/tenants", fields, headers: Spec.admin)
         guard reply.status == 200, let id = reply.json["tenantId"] as? String else {
             throw TestSupportError("tenant creation failed: \(reply.status) \(reply.text)")
@@ -226,7 +213,7 @@ extension TestApp {
     }
 
     /// A tenant with every sign-in method on, as the specs make them for tenant cases.
-    func registerEnabledTenant() async throws -> String {
+    public func registerEnabledTenant() async throws -> String {
         try await registerTenant([
             "disableAuth": false, "allowPasswordSignup": true, "enableEmailLinkSignin": true, "enableAnonymousUser": true,
         ])
@@ -235,8 +222,8 @@ extension TestApp {
 
 extension HTTPReply {
     /// The whole error message (`CODE : detail`).
-    var errorMessage: String { ((json["error"] as? [String: Any])?["message"] as? String) ?? "" }
+    public var errorMessage: String { ((json["error"] as? [String: Any])?["message"] as? String) ?? "" }
 
     /// Whether this is a 400 whose error code is `code`.
-    func isError(_ code: String, status: Int = 400) -> Bool { self.status == status && errorCode == code }
+    public func isError(_ code: String, status: Int = 400) -> Bool { self.status == status && errorCode == code }
 }

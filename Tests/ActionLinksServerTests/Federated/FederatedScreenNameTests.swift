@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird

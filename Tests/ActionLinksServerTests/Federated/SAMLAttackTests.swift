@@ -1,5 +1,6 @@
 import ActionLinks
 import ActionLinksSAML
+import ActionLinksTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird

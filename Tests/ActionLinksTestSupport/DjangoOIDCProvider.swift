@@ -5,36 +5,35 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import ActionLinksTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-@testable import ActionLinksServer
+import ActionLinksServer
 
 /// The second OpenID Connect provider the federated tests sign in with: django-oidc-provider
 /// (`Tests/DjangoOIDCProvider/provider.py`), which `scripts/test.sh` starts on a loopback port and
 /// names in `DJANGO_OIDC_PROVIDER_URL`. Its ID tokens carry no profile (it is served at
 /// `/userinfo`), its token endpoint reads HTTP Basic credentials without form-decoding them, and its
 /// users log in with Django's own CSRF-protected login form.
-enum DjangoOIDCProvider {
-    static let variable = "DJANGO_OIDC_PROVIDER_URL"
+public enum DjangoOIDCProvider {
+    public static let variable = "DJANGO_OIDC_PROVIDER_URL"
     /// The client `provider.py` registers, whose secret has `+`, `/` and `=`.
-    static let clientID = "actionlinks-django"
-    static let clientSecret = "dj+secret/with=signs+=="
-    static let password = "a good password"
+    public static let clientID = "actionlinks-django"
+    public static let clientSecret = "dj+secret/with=signs+=="
+    public static let password = "a good password"
 
     /// Whether the tests that need it run: when the variable is set, and always in CI (where
     /// `scripts/test.sh` sets it, so that a missing provider fails rather than skips).
-    static var enabled: Bool {
+    public static var enabled: Bool {
         let environment = ProcessInfo.processInfo.environment
         return environment[variable]?.isEmpty == false || environment["CI"]?.isEmpty == false
     }
 
     /// The provider's issuer (`http://127.0.0.1:<port>/openid`).
-    static func url() throws -> String {
+    public static func url() throws -> String {
         guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else {
             throw OIDCProviderMock.Missing(variable: variable, script: "django-oidc-provider.sh")
         }
@@ -45,7 +44,7 @@ enum DjangoOIDCProvider {
     /// the provider sends the browser to its login form, the form is posted with its CSRF token,
     /// and the authorization URL, now with a session, answers with a redirect to the client.
     /// Returns where the provider sends the browser then.
-    static func logIn(at authorizationURL: String, username: String) async throws -> String {
+    public static func logIn(at authorizationURL: String, username: String) async throws -> String {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
@@ -99,7 +98,7 @@ enum DjangoOIDCProvider {
     /// The ID token and access token the provider issues to its client for `username` with
     /// `nonce` (the test plays an app that signs in with the provider itself: authorization, the
     /// login form, the token endpoint with `client_secret_post`).
-    static func tokens(username: String, nonce: String) async throws -> (idToken: String, accessToken: String) {
+    public static func tokens(username: String, nonce: String) async throws -> (idToken: String, accessToken: String) {
         let redirect = "https://links.test.example/__/auth/handler"
         let query = [
             ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirect), ("scope", "openid email profile"),

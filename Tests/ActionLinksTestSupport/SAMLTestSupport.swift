@@ -6,39 +6,38 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import ActionLinksTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-@testable import ActionLinksServer
+import ActionLinksServer
 
 /// The SAML identity provider the SAML tests sign in with: pysaml2's IdP (Tests/SAMLIdP/idp.py),
 /// which `scripts/test.sh` starts on a loopback port and names in `SAML_IDP_URL`. The service
 /// providers it knows are registered in scripts/saml-idp.sh.
-enum SAMLIdP {
-    static let variable = "SAML_IDP_URL"
+public enum SAMLIdP {
+    public static let variable = "SAML_IDP_URL"
 
-    struct Missing: Error, CustomStringConvertible {
-        var description: String {
+    public struct Missing: Error, CustomStringConvertible {
+        public var description: String {
             "\(SAMLIdP.variable) is not set: run the tests with `bash scripts/test.sh`, or start the IdP with "
                 + "`bash scripts/saml-idp.sh install && export \(SAMLIdP.variable)=$(bash scripts/saml-idp.sh start /tmp/idp)`"
         }
     }
 
     /// `http://127.0.0.1:<port>`.
-    static func url() throws -> String {
+    public static func url() throws -> String {
         guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
         return url
     }
 
     /// The IdP's entity ID.
-    static func entityID() throws -> String { try url() + "/metadata" }
+    public static func entityID() throws -> String { try url() + "/metadata" }
 
     /// The IdP's signing certificate, as PEM, from its metadata.
-    static func certificate() async throws -> String {
+    public static func certificate() async throws -> String {
         let (data, _) = try await Browser.session.data(from: URL(string: try entityID())!)
         let metadata = String(decoding: data, as: UTF8.self)
         let start = try #require(metadata.range(of: "X509Certificate>"))
@@ -48,7 +47,8 @@ enum SAMLIdP {
     }
 
     /// A new user at the IdP (a fresh one per test: the IdP is shared): its user name and password.
-    static func user(nameID: String, format: String = "email", attributes: [String: [String]] = [:]) async throws -> (String, String) {
+    public static func user(nameID: String, format: String = "email", attributes: [String: [String]] = [:]) async throws -> (String, String)
+    {
         let name = "user-" + UUID().uuidString.lowercased()
         let password = UUID().uuidString
         var request = URLRequest(url: URL(string: try url() + "/users/" + name)!)
@@ -63,30 +63,36 @@ enum SAMLIdP {
     }
 
     /// What the IdP's page posts to the service provider (HTTP-POST binding).
-    struct Post: Sendable {
-        var action: String
-        var samlResponse: String
-        var relayState: String?
+    public struct Post: Sendable {
+        public var action: String
+        public var samlResponse: String
+        public var relayState: String?
+
+        public init(action: String, samlResponse: String, relayState: String?) {
+            self.action = action
+            self.samlResponse = samlResponse
+            self.relayState = relayState
+        }
 
         /// The form body as a browser sends it.
-        var body: String {
+        public var body: String {
             var fields = [("SAMLResponse", samlResponse)]
             if let relayState { fields.append(("RelayState", relayState)) }
             return fields.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
         }
 
         /// The response's XML.
-        var xml: String { String(decoding: Data(base64Encoded: samlResponse) ?? Data(), as: UTF8.self) }
+        public var xml: String { String(decoding: Data(base64Encoded: samlResponse) ?? Data(), as: UTF8.self) }
 
         /// The same post with the response's XML changed.
-        func with(xml: String) -> Post {
+        public func with(xml: String) -> Post {
             Post(action: action, samlResponse: Data(xml.utf8).base64EncodedString(), relayState: relayState)
         }
     }
 
     /// Takes the browser to `redirect` (the IdP's single sign-on URL with the AuthnRequest), signs
     /// in with the IdP's login form, and returns the form the IdP's page posts back.
-    static func logIn(at redirect: String, user: (String, String)) async throws -> Post {
+    public static func logIn(at redirect: String, user: (String, String)) async throws -> Post {
         let (page, response) = try await Browser.session.data(from: URL(string: redirect)!)
         let html = String(decoding: page, as: UTF8.self)
         #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(html)")
@@ -107,14 +113,14 @@ enum SAMLIdP {
     }
 
     /// The value of the form field `name` in an HTML page.
-    static func field(_ name: String, in html: String) -> String? {
+    public static func field(_ name: String, in html: String) -> String? {
         guard let range = html.range(of: #"name="\#(name)" value="[^"]*""#, options: .regularExpression) else { return nil }
         let text = html[range]
         guard let start = text.range(of: #"value=""#) else { return nil }
         return unescape(String(text[start.upperBound...].dropLast()))
     }
 
-    static func unescape(_ text: String) -> String {
+    public static func unescape(_ text: String) -> String {
         text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#x27;", with: "'")
             .replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
             .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
@@ -126,14 +132,13 @@ enum SAMLIdP {
 /// `saml.unsigned` (the IdP signs nothing), `saml.sha1` (RSA-SHA1), `saml.otherkey` (configured
 /// with another certificate than the IdP's), `saml.off` (disabled); an iOS app, an Android app and a
 /// tenant as in ``FederatedApp``.
-enum SAMLApp {
-    typealias Federated = FederatedApp
+public enum SAMLApp {
+    public typealias Federated = FederatedApp
 
     /// A certificate of a key the IdP does not have.
-    static let otherCertificate = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("ActionLinksSAMLTests/Fixtures/other-cert.pem")
+    public static let otherCertificate = Repository.root.appendingPathComponent("Tests/ActionLinksSAMLTests/Fixtures/other-cert.pem")
 
-    static func configuration(idp: String, certificate: URL, data: URL, store: String) -> String {
+    public static func configuration(idp: String, certificate: URL, data: URL, store: String) -> String {
         func provider(_ id: String, sp: String?, _ extra: [String] = [], certificate other: URL? = nil) -> String {
             var lines = [
                 "  - id: \(id)", "    idpEntityId: \(idp)/metadata", "    ssoUrl: \(idp)/sso",
@@ -156,7 +161,7 @@ enum SAMLApp {
     }
 
     /// Runs `body` against the application on a fresh SQLite file or PostgreSQL database.
-    static func test<Value: Sendable>(
+    public static func test<Value: Sendable>(
         store kind: String = "sqlite", clock: any ServiceClock = SystemServiceClock(),
         _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
@@ -179,7 +184,7 @@ enum SAMLApp {
     }
 
     /// The AuthnRequest in a redirect to the IdP (its XML) and the RelayState.
-    static func authnRequest(in redirect: String) throws -> (xml: String, relayState: String) {
+    public static func authnRequest(in redirect: String) throws -> (xml: String, relayState: String) {
         let query = Browser.query(redirect)
         let encoded = try #require(query["SAMLRequest"])
         let xml = String(decoding: try #require(SAMLRedirectBinding.decode(encoded)), as: UTF8.self)
@@ -188,15 +193,15 @@ enum SAMLApp {
 
     /// One iOS-shaped round trip up to the app: the handler, the IdP's login, the IdP's post to the
     /// handler (with the browser's cookie). `change` alters the IdP's post before it arrives.
-    struct Trip: Sendable {
-        var start: TestResponse
-        var cookie: String?
-        var post: SAMLIdP.Post?
-        var returned: TestResponse?
-        var appURL: String? { returned?.headers[.location] }
+    public struct Trip: Sendable {
+        public var start: TestResponse
+        public var cookie: String?
+        public var post: SAMLIdP.Post?
+        public var returned: TestResponse?
+        public var appURL: String? { returned?.headers[.location] }
     }
 
-    static func iOSTrip(
+    public static func iOSTrip(
         _ client: any TestClientProtocol, provider: String, user: (String, String), sessionHash: String,
         change: @Sendable (SAMLIdP.Post) throws -> SAMLIdP.Post = { $0 }
     ) async throws -> Trip {
@@ -210,7 +215,7 @@ enum SAMLApp {
     }
 
     /// The browser posting the IdP's form to the handler.
-    static func postToHandler(_ client: any TestClientProtocol, _ post: SAMLIdP.Post, cookie: String?) async throws -> TestResponse {
+    public static func postToHandler(_ client: any TestClientProtocol, _ post: SAMLIdP.Post, cookie: String?) async throws -> TestResponse {
         var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
         if let cookie { headers[.cookie] = cookie }
         return try await client.execute(
@@ -218,7 +223,7 @@ enum SAMLApp {
     }
 
     /// The signed-in iOS app's `signInWithIdp` with the link it was given.
-    static func signIn(_ client: any TestClientProtocol, trip: Trip, secret: String) async throws -> (
+    public static func signIn(_ client: any TestClientProtocol, trip: Trip, secret: String) async throws -> (
         status: HTTPResponse.Status, json: [String: Any]
     ) {
         let link = try #require(Federated.link(in: trip.appURL ?? "").link, "\(trip.appURL ?? "no app URL")")

@@ -4,14 +4,6 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
-extension Data {
-    init?(base64URL text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        self.init(base64Encoded: base64)
-    }
-}
-
 /// The REST API's other spellings and headers, TLS, and shutdown.
 @Suite("Link domain: API variants, TLS and shutdown", .timeLimit(.minutes(5)))
 struct ServerVariantTests {

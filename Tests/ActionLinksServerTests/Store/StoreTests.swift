@@ -4,40 +4,6 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
-/// A store under test: both protocols on one database.
-struct StoreUnderTest: Sendable {
-    let name: String
-    let codes: any CodeStore
-    let accounts: any AccountStore
-    let tenants: any TenantStore
-    let signInCodes: any SignInCodeStore
-}
-
-/// Makes a fresh, empty store for each test: an SQLite file, or a new database on the test
-/// PostgreSQL server (see ``PostgresTestServer``).
-enum StoreFactory {
-    static let kinds = ["sqlite", "postgres"]
-
-    static func make(_ kind: String) async throws -> StoreUnderTest {
-        switch kind {
-        case "sqlite":
-            let path = TestProject.temporaryDirectory("actionlinks-store").appendingPathComponent("test.sqlite")
-                .path
-            let database = try SQLiteDatabase(path: path)
-            return StoreUnderTest(
-                name: kind, codes: database.codes, accounts: database.accounts, tenants: database.tenants, signInCodes: database.signInCodes
-            )
-        case "postgres":
-            let database = try await PostgresTestServer.freshStore()
-            return StoreUnderTest(
-                name: kind, codes: database.codes, accounts: database.accounts, tenants: database.tenants, signInCodes: database.signInCodes
-            )
-        default:
-            throw CocoaError(.featureUnsupported)
-        }
-    }
-}
-
 /// The behaviour every store must have (docs/ARCHITECTURE.md §5), written once against the protocols.
 @Suite("Stores", .timeLimit(.minutes(5)))
 struct StoreTests {

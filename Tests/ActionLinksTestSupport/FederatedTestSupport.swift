@@ -5,37 +5,36 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import ActionLinksTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-@testable import ActionLinksServer
+import ActionLinksServer
 
 /// The OpenID Connect provider the federated tests sign in with: oidc-provider-mock, which
 /// `scripts/test.sh` starts on a loopback port and names in `OIDC_PROVIDER_MOCK_URL`.
-enum OIDCProviderMock {
-    static let variable = "OIDC_PROVIDER_MOCK_URL"
+public enum OIDCProviderMock {
+    public static let variable = "OIDC_PROVIDER_MOCK_URL"
 
-    struct Missing: Error, CustomStringConvertible {
-        var variable = OIDCProviderMock.variable
-        var script = "oidc-provider-mock.sh"
-        var description: String {
+    public struct Missing: Error, CustomStringConvertible {
+        public var variable = OIDCProviderMock.variable
+        public var script = "oidc-provider-mock.sh"
+        public var description: String {
             "\(variable) is not set: run the tests with `bash scripts/test.sh`, or start the provider with "
                 + "`bash scripts/\(script) install && export \(variable)=$(bash scripts/\(script) start /tmp/\(script.prefix(3)))`"
         }
     }
 
     /// The provider's issuer (`http://127.0.0.1:<port>`, the exact host its tokens name).
-    static func url() throws -> String {
+    public static func url() throws -> String {
         guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
         return url
     }
 
     /// Sets the claims the provider gives `sub` (it keeps them until it stops).
-    static func setClaims(_ sub: String, _ claims: [String: Any]) async throws {
+    public static func setClaims(_ sub: String, _ claims: [String: Any]) async throws {
         var request = URLRequest(url: URL(string: try url() + "/users/" + sub)!)
         request.httpMethod = "PUT"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -46,7 +45,7 @@ enum OIDCProviderMock {
 
     /// Logs `sub` in at an authorization URL (the mock's form: a POST of `sub` to the same URL) and
     /// returns where the provider sends the browser.
-    static func logIn(at authorizationURL: String, sub: String) async throws -> String {
+    public static func logIn(at authorizationURL: String, sub: String) async throws -> String {
         var request = URLRequest(url: URL(string: authorizationURL)!)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
@@ -58,7 +57,7 @@ enum OIDCProviderMock {
 
     /// An ID token the provider issues to `clientID` for `sub` with `nonce` (the test plays the
     /// client: authorization, login, token endpoint).
-    static func idToken(sub: String, clientID: String, nonce: String) async throws -> String {
+    public static func idToken(sub: String, clientID: String, nonce: String) async throws -> String {
         let redirect = "https://links.test.example/__/auth/handler"
         let query = [
             ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirect), ("scope", "openid email profile"),
@@ -83,9 +82,9 @@ enum OIDCProviderMock {
 
 /// What a test needs of HTTP beyond the application's own client: a session that never follows
 /// redirects (each hop is looked at), and query parsing as the iOS SDK does it.
-enum Browser {
-    final class NoRedirects: NSObject, URLSessionTaskDelegate {
-        func urlSession(
+public enum Browser {
+    public final class NoRedirects: NSObject, URLSessionTaskDelegate {
+        public func urlSession(
             _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
             newRequest request: URLRequest,
             completionHandler: @escaping (URLRequest?) -> Void
@@ -94,7 +93,7 @@ enum Browser {
         }
     }
 
-    static let session: URLSession = {
+    public static let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
         // A hang guard only, as LoopbackHTTP's: the provider stand-in (Python) answers late on a
         // loaded machine, and late is not wrong. URLSession's own 60 s failed a full run once.
@@ -104,7 +103,7 @@ enum Browser {
 
     /// The query of `url` split on `&` and `=` and decoded once (`+` as a space), the first of a
     /// repeated name winning, as `AuthWebUtils.dictionary(withHttpArgumentsString:)` reads it.
-    static func query(_ url: String) -> [String: String] {
+    public static func query(_ url: String) -> [String: String] {
         guard let start = url.firstIndex(of: "?") else { return [:] }
         var query = url[url.index(after: start)...]
         if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
@@ -119,13 +118,13 @@ enum Browser {
     }
 
     /// The path and query of an absolute URL (what the in-process client is given).
-    static func pathAndQuery(_ url: String) -> String {
+    public static func pathAndQuery(_ url: String) -> String {
         guard let scheme = url.range(of: "://"), let slash = url[scheme.upperBound...].firstIndex(of: "/") else { return url }
         return String(url[slash...])
     }
 
     /// The `name=value` of a `Set-Cookie` header.
-    static func cookie(_ response: TestResponse) -> String? {
+    public static func cookie(_ response: TestResponse) -> String? {
         response.headers[.setCookie].map { String($0.prefix { $0 != ";" }) }
     }
 }
@@ -133,22 +132,22 @@ enum Browser {
 /// A server configured for federated sign-in against the mock provider: `yahoo.com` (the Yahoo
 /// preset pointed at the mock), `oidc.mock` (trusted for corp.example), `oidc.off` (disabled), an
 /// iOS app with both callback schemes, an Android app and a tenant.
-enum FederatedApp {
-    static let bundleID = "com.example.app"
-    static let clientID = "1234567890-abc.apps.googleusercontent.com"
-    static let googleAppID = "1:1234567890:ios:0123456789abcdef"
-    static let clientIDScheme = "com.googleusercontent.apps.1234567890-abc"
-    static let appIDScheme = "app-1-1234567890-ios-0123456789abcdef"
+public enum FederatedApp {
+    public static let bundleID = "com.example.app"
+    public static let clientID = "1234567890-abc.apps.googleusercontent.com"
+    public static let googleAppID = "1:1234567890:ios:0123456789abcdef"
+    public static let clientIDScheme = "com.googleusercontent.apps.1234567890-abc"
+    public static let appIDScheme = "app-1-1234567890-ios-0123456789abcdef"
     /// The signing certificate's SHA-1 configured for com.example.app (`apps.android[0].sha1CertFingerprints`).
-    static let androidSHA1 = "5E:8F:16:06:2E:A3:CD:2C:4A:0D:54:78:76:BA:A6:F3:8C:AB:F6:25"
+    public static let androidSHA1 = "5E:8F:16:06:2E:A3:CD:2C:4A:0D:54:78:76:BA:A6:F3:8C:AB:F6:25"
     /// The stores every flow test runs on.
-    static let stores = ["sqlite", "postgres"]
-    static let json: HTTPFields = [.contentType: "application/json"]
-    static let admin: HTTPFields = [.contentType: "application/json", .authorization: "Bearer owner"]
+    public static let stores = ["sqlite", "postgres"]
+    public static let json: HTTPFields = [.contentType: "application/json"]
+    public static let admin: HTTPFields = [.contentType: "application/json", .authorization: "Bearer owner"]
 
     /// The configuration up to its `providers:` line: a development server on loopback, the
     /// project, an iOS and an Android app and tenant `team-a` (what the SAML tests share).
-    static func configurationBeforeProviders(data: URL, store: String) -> String {
+    public static func configurationBeforeProviders(data: URL, store: String) -> String {
         """
         server:
           host: 127.0.0.1
@@ -184,7 +183,7 @@ enum FederatedApp {
     }
 
     /// The configuration; `moreProviders` are further entries of `providers` (YAML list items).
-    static func configuration(provider: String, data: URL, store: String, moreProviders: String = "") -> String {
+    public static func configuration(provider: String, data: URL, store: String, moreProviders: String = "") -> String {
         configurationBeforeProviders(data: data, store: store) + """
             providers:
               - id: yahoo.com
@@ -211,7 +210,7 @@ enum FederatedApp {
 
     /// Runs `body` against the application on a fresh SQLite file or PostgreSQL database, with
     /// `environment` overrides (`ACTIONLINKS_USERS_ONE_ACCOUNT_PER_EMAIL`, ...) and `moreProviders`.
-    static func test<Value: Sendable>(
+    public static func test<Value: Sendable>(
         store kind: String = "sqlite", environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(),
         moreProviders: String = "",
         _ body: @Sendable (any TestClientProtocol) async throws -> Value
@@ -235,20 +234,20 @@ enum FederatedApp {
     }
 
     /// A new subject at the provider with these claims (a fresh one per test: the provider is shared).
-    static func subject(_ claims: [String: Any]) async throws -> String {
+    public static func subject(_ claims: [String: Any]) async throws -> String {
         let sub = "sub-" + UUID().uuidString.lowercased()
         try await OIDCProviderMock.setClaims(sub, claims)
         return sub
     }
 
     /// A session secret as the iOS SDK makes it (10 capital letters) and its SHA-256 in hex.
-    static func session() -> (secret: String, hash: String) {
+    public static func session() -> (secret: String, hash: String) {
         let secret = String((0..<10).map { _ in "ABCDEFGHIJKLMNOPQRSTUVWXYZ".randomElement()! })
         return (secret, FederatedFlow.hash(secret))
     }
 
     /// The iOS SDK's handler URL (`getHeadfulLiteUrl`), with the client-ID scheme by default.
-    static func iOSHandlerPath(
+    public static func iOSHandlerPath(
         provider: String, sessionHash: String, eventID: String = "QWERTYUIOP", path: String = "/__/auth/handler",
         appID: Bool = false, bundleID: String = bundleID, clientID: String = clientID, apiKey: String = "demo-api-key",
         extra: [(String, String)] = []
@@ -265,14 +264,14 @@ enum FederatedApp {
 
     /// One iOS-shaped round trip up to the app: the handler, the provider's login form, the
     /// handler again. Returns the URL the app is opened with.
-    struct Trip: Sendable {
-        var start: TestResponse
-        var cookie: String?
-        var providerReturn: String?
-        var appURL: String?
+    public struct Trip: Sendable {
+        public var start: TestResponse
+        public var cookie: String?
+        public var providerReturn: String?
+        public var appURL: String?
     }
 
-    static func iOSTrip(
+    public static func iOSTrip(
         _ client: any TestClientProtocol, provider: String, sub: String, sessionHash: String, appID: Bool = false,
         path: String = "/__/auth/handler", eventID: String = "QWERTYUIOP"
     ) async throws -> Trip {
@@ -292,22 +291,24 @@ enum FederatedApp {
     }
 
     /// The `link` (the SDK's `requestUri`) inside an app URL, read as the iOS SDK reads it.
-    static func link(in appURL: String) -> (link: String?, inner: [String: String]) {
+    public static func link(in appURL: String) -> (link: String?, inner: [String: String]) {
         let outer = Browser.query(appURL)
         let inner = Browser.query(outer["deep_link_id"] ?? "")
         return (inner["link"], inner)
     }
 
     /// `accounts:signInWithIdp` with a JSON body; the answer's status and object.
-    static func signInWithIdp(
+    public static func signInWithIdp(
         _ client: any TestClientProtocol, _ body: [String: Any], path: String = "/v1/accounts:signInWithIdp?key=demo-api-key"
     ) async throws -> (status: HTTPResponse.Status, json: [String: Any]) {
         try await post(client, path, body)
     }
 
-    static func post(_ client: any TestClientProtocol, _ path: String, _ body: [String: Any], headers: HTTPFields = json) async throws -> (
-        status: HTTPResponse.Status, json: [String: Any]
-    ) {
+    public static func post(_ client: any TestClientProtocol, _ path: String, _ body: [String: Any], headers: HTTPFields = json)
+        async throws -> (
+            status: HTTPResponse.Status, json: [String: Any]
+        )
+    {
         let response = try await client.execute(
             uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
         let object = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
@@ -315,12 +316,12 @@ enum FederatedApp {
     }
 
     /// The Firebase error message (`CODE : detail`) of an answer.
-    static func errorMessage(_ json: [String: Any]) -> String {
+    public static func errorMessage(_ json: [String: Any]) -> String {
         ((json["error"] as? [String: Any])?["message"] as? String) ?? ""
     }
 
     /// A user with a password (unverified address), signed in: (localId, idToken, refreshToken).
-    static func passwordUser(_ client: any TestClientProtocol, email: String, password: String = "a good password") async throws -> (
+    public static func passwordUser(_ client: any TestClientProtocol, email: String, password: String = "a good password") async throws -> (
         String, String, String
     ) {
         let (_, json) = try await post(
@@ -332,7 +333,7 @@ enum FederatedApp {
     }
 
     /// The providers of an account, by lookup with its ID token.
-    static func providers(_ client: any TestClientProtocol, idToken: String) async throws -> [String] {
+    public static func providers(_ client: any TestClientProtocol, idToken: String) async throws -> [String] {
         let (_, json) = try await post(client, "/v1/accounts:lookup?key=demo-api-key", ["idToken": idToken])
         let user = (json["users"] as? [[String: Any]])?.first
         return ((user?["providerUserInfo"] as? [[String: Any]]) ?? []).compactMap { $0["providerId"] as? String }.sorted()
