@@ -25,7 +25,8 @@ extension FederatedSignInService {
         guard let state = parameters["state"], !state.isEmpty else {
             throw ActionError(.invalidIDPResponse, "the provider's answer has no state")
         }
-        let flow = try await flows.returning(state: state, binding: binding, unknown: "no sign-in was started with this state") { _ in true }
+        let flow = try await flows.returning(state: state, binding: binding, unknown: "no sign-in was started with this state") { _ in true
+        }
         if let provider = settings.providers.first(where: { $0.id == flow.providerID }) {
             // RFC 9207: a mix-up attack shows as an answer from an issuer other than the flow's.
             if let issuer = parameters["iss"], issuer != provider.issuer {

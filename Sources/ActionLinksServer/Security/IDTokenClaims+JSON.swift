@@ -4,7 +4,7 @@ import ActionLinks
 /// refresh signs one, and `JSONEncoder` (its containers, its key boxing, its escaping pass) was a
 /// tenth of a refresh's CPU beyond the signature. The JSON holds the same members with the same
 /// values as `JSONEncoder`'s encoding of ``IDTokenClaims/encode(to:)`` (in another order: a JWT's
-/// members have none), so any JSON reader reads back the same claims; `HotPathTests` checks that on
+/// members have none), so any JSON reader reads back the same claims; `IDTokenClaimsJSONTests` checks that on
 /// claims with every kind of text.
 extension IDTokenClaims {
     /// The claims' JSON, or `nil` when they carry what only `JSONEncoder` writes here: developer
