@@ -23,9 +23,8 @@ struct UpstreamRESTRoutes {
     let accessTokens: ServiceAccountTokens
 
     func add(to router: Router<ServerRequestContext>) {
-        let collection = RouteCollection(context: ServerRequestContext.self)
-        collection.add(middleware: APICORSMiddleware(origins: origins))
-        collection.add(middleware: RequestBodyLimitMiddleware(maximumBytes: settings.server.maximumBodyBytes))
+        // No API gate: the front checks the caller itself (``caller(_:namesProject:)``).
+        let collection = IdentityToolkitRoutes.collection(settings: settings, origins: origins, gate: nil)
         for prefix in IdentityToolkitRoutes.prefixes {
             route(collection, "\(prefix)/accounts:{operation}")
             route(collection, "\(prefix)/signInCodes:{operation}", answers: "exchange")

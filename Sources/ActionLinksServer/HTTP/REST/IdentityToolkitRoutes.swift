@@ -32,12 +32,24 @@ struct IdentityToolkitRoutes {
     let origins: WebOrigins
     let accessTokens: ServiceAccountTokens
 
-    /// Adds the API's routes to `router`.
-    func add(to router: Router<ServerRequestContext>) {
+    /// A collection of REST routes with what every REST surface puts before them: CORS for the
+    /// web origins, `gate` (this server's API gate, when the surface's accounts are its own), and
+    /// the body-size limit.
+    static func collection(
+        settings: ServiceSettings, origins: WebOrigins, gate: APIAuthenticationMiddleware?
+    ) -> RouteCollection<ServerRequestContext> {
         let collection = RouteCollection(context: ServerRequestContext.self)
         collection.add(middleware: APICORSMiddleware(origins: origins))
-        collection.add(middleware: APIAuthenticationMiddleware(settings: settings, origins: origins, accessTokens: accessTokens))
+        if let gate { collection.add(middleware: gate) }
         collection.add(middleware: RequestBodyLimitMiddleware(maximumBytes: settings.server.maximumBodyBytes))
+        return collection
+    }
+
+    /// Adds the API's routes to `router`.
+    func add(to router: Router<ServerRequestContext>) {
+        let collection = Self.collection(
+            settings: settings, origins: origins,
+            gate: APIAuthenticationMiddleware(settings: settings, origins: origins, accessTokens: accessTokens))
         for prefix in Self.prefixes {
             route(collection, "\(prefix)/accounts:{operation}")
             route(collection, "\(prefix)/signInCodes:{operation}") { (.signInCodes, $0.get("operation") ?? "") }
