@@ -353,10 +353,11 @@ extension PostgresStore {
         ),
         (
             // Each purge deletes by an OR of times: with an index for every term the planner reads
-            // only the rows that go (v1 indexed the codes' three).
+            // only the rows that go (v1 indexed the codes' three). The event counts are keyed by
+            // their window first, as in SQLite: the purge's range is the key's own.
             "v10: an index for each condition of a purge",
             [
-                "CREATE INDEX event_counts_window ON event_counts (window_start)",
+                "ALTER TABLE event_counts DROP CONSTRAINT event_counts_pkey, ADD PRIMARY KEY (window_start, key)",
                 "CREATE INDEX sign_in_codes_used ON sign_in_codes (used_at) WHERE used_at IS NOT NULL",
             ]
         ),

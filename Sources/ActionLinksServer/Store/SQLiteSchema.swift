@@ -155,13 +155,23 @@ extension SQLiteDatabase {
         migrator.registerMigration("v10: an index for each condition of a purge") { db in
             // Each purge deletes by an OR of times (`expires_at < ? OR consumed_at < ? OR ...`):
             // with an index for every term the planner reads only the rows that go; with one term
-            // unindexed it reads the whole table, every hour, however few rows go.
+            // unindexed it reads the whole table, every hour, however few rows go. The event
+            // counts are keyed by their window first: every read and write names both columns,
+            // and the purge's range is then the key's own (no second index to keep per count).
             try db.execute(
                 sql: """
                     CREATE INDEX codes_consumed ON codes (consumed_at) WHERE consumed_at IS NOT NULL;
                     CREATE INDEX codes_retired ON codes (retired_at) WHERE retired_at IS NOT NULL;
-                    CREATE INDEX event_counts_window ON event_counts (window_start);
                     CREATE INDEX sign_in_codes_used ON sign_in_codes (used_at) WHERE used_at IS NOT NULL;
+                    CREATE TABLE event_counts_by_window (
+                        key TEXT NOT NULL,
+                        window_start INTEGER NOT NULL,
+                        count INTEGER NOT NULL,
+                        PRIMARY KEY (window_start, key)
+                    ) WITHOUT ROWID;
+                    INSERT INTO event_counts_by_window (key, window_start, count) SELECT key, window_start, count FROM event_counts;
+                    DROP TABLE event_counts;
+                    ALTER TABLE event_counts_by_window RENAME TO event_counts;
                     """)
         }
         return migrator
