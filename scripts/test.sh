@@ -10,7 +10,20 @@ cd "$(dirname "$0")/.."
 bash scripts/install-test-dependencies.sh
 
 cluster=$(mktemp -d /tmp/actionlinks-test-pg.XXXXXX)
-port=${POSTGRES_TEST_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+# A free port below the kernel's ephemeral range, which outgoing connections never take (as
+# LoopbackPort.free() chooses its ports).
+port=${POSTGRES_TEST_PORT:-$(python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+while True:
+    port = random.randrange(20000, max(21000, low))
+    try:
+        socket.socket().bind(("127.0.0.1", port))
+        print(port)
+        break
+    except OSError:
+        pass
+')}
 provider=$(mktemp -d /tmp/actionlinks-test-oidc.XXXXXX)
 idp=$(mktemp -d /tmp/actionlinks-test-saml.XXXXXX)
 django=$(mktemp -d /tmp/actionlinks-test-django-oidc.XXXXXX)

@@ -222,19 +222,43 @@ public final class RawConnection: @unchecked Sendable {
 /// Loopback ports.
 public enum LoopbackPort {
     /// A loopback port nobody listens on now (for a server whose address must be known before it
-    /// starts: a link domain naming its port, a PostgreSQL cluster).
+    /// starts: a link domain naming its port, a PostgreSQL cluster, a script's webhook).
+    ///
+    /// It is drawn at random from below the kernel's ephemeral range: a port from `bind(0)` is an
+    /// ephemeral one, which the next outgoing connection of any test may take as its own before the
+    /// server that was promised it binds it (CI once lost the browser test's mail webhook that way,
+    /// `EADDRINUSE` seconds after the port was chosen). Below that range only another caller of
+    /// this function, or a server with a fixed port, can take it.
     public static func free() throws -> Int {
+        let lowest = 20_000
+        let below = max(lowest + 1_000, ephemeralRange().lowerBound)
+        for _ in 0..<200 {
+            let port = Int.random(in: lowest..<below)
+            if canBind(port) { return port }
+        }
+        throw TestSupportError("cannot find a free loopback port in \(lowest)..<\(below)")
+    }
+
+    /// The kernel's ephemeral ports (`/proc/sys/net/ipv4/ip_local_port_range`; Linux's default
+    /// where it cannot be read).
+    static func ephemeralRange() -> ClosedRange<Int> {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let bounds = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard bounds.count == 2, bounds[0] <= bounds[1] else { return 32_768...60_999 }
+        return bounds[0]...bounds[1]
+    }
+
+    static func canBind(_ port: Int) -> Bool {
         let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return false }
         defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        address.sin_port = UInt16(port).bigEndian
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 }
         }
-        guard bound else { throw TestSupportError("cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
