@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
@@ -64,24 +66,22 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
-        // The hosted link domain: routes, handlers, stores, mail and pages. Depends on the library, never the reverse.
+        // The hosted link domain in three layers the compiler keeps apart, composed by ActionLinksServer.
+        // The domain: services and their rules, the store protocols, security, mail, pages, the upstream
+        // client. It names no HTTP server and no concrete store.
         .target(
-            name: "ActionLinksServer",
+            name: "ActionLinksDomain",
             dependencies: [
                 "ActionLinks",
                 "ActionLinksConfiguration",
                 "ActionLinksHeaders",
                 "ActionLinksSAML",
                 "ActionLinksOpenSSL",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the landing page's lookup (Store/SQLiteCodeReaders.swift); GRDB's own.
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -89,6 +89,61 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // The stores: SQLite (embedded, the default) and PostgreSQL (many instances), behind the domain's protocols.
+        .target(
+            name: "ActionLinksStores",
+            dependencies: [
+                "ActionLinks",
+                "ActionLinksConfiguration",
+                "ActionLinksDomain",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the landing page's lookup (SQLite/SQLiteCodeReaders.swift); GRDB's own.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // HTTP: the router, the REST API, the pages' routes, the fast paths, the middlewares. It reaches the
+        // stores only through the domain's protocols and capabilities.
+        .target(
+            name: "ActionLinksHTTP",
+            dependencies: [
+                "ActionLinks",
+                "ActionLinksConfiguration",
+                "ActionLinksHeaders",
+                "ActionLinksDomain",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // The composition root: settings to services, stores and routes; the server's lifecycle.
+        .target(
+            name: "ActionLinksServer",
+            dependencies: [
+                "ActionLinks",
+                "ActionLinksConfiguration",
+                "ActionLinksDomain",
+                "ActionLinksStores",
+                "ActionLinksHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // libxml2's HTML parser, for links in HTML email (Debian: libxml2-dev).
@@ -100,6 +155,7 @@ let package = Package(
             dependencies: [
                 "ActionLinks",
                 "ActionLinksConfiguration",
+                "ActionLinksDomain",
                 "ActionLinksServer",
                 "ActionLinksEmail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -111,7 +111,7 @@ else
     rsa_source="openssl speed rsa2048 (no actionlinks keys speed in this binary)"
 fi
 [ -n "$rsa_us" ] && [ "$rsa_us" != n/a ] || die "could not measure an RSA-2048 signature"
-# scrypt at the server's default cost (N=2^14, r=8, p=5: Security/PasswordHasher.swift), five runs.
+# scrypt at the server's default cost (N=2^14, r=8, p=5: ActionLinksDomain/Security/PasswordHasher.swift), five runs.
 scrypt_us=$( (TIMEFORMAT='%U %S'; time (for _ in 1 2 3 4 5; do
     openssl kdf -keylen 64 -kdfopt pass:bench-password-1 -kdfopt salt:0123456789abcdef -kdfopt n:16384 -kdfopt r:8 -kdfopt p:5 SCRYPT >/dev/null
 done)) 2>&1 | awk 'END { printf "%.0f", ($1 + $2) * 1e6 / 5 }')

@@ -1,5 +1,8 @@
 import ActionLinks
 import ActionLinksConfiguration
+import ActionLinksDomain
+import ActionLinksHTTP
+import ActionLinksStores
 import Foundation
 import Hummingbird
 import HummingbirdCore

@@ -1,3 +1,6 @@
+import ActionLinksDomain
+import ActionLinksHTTP
+import ActionLinksStores
 import Foundation
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import ActionLinksConfiguration
+import ActionLinksDomain
 import ActionLinksServer
 import ArgumentParser
 import Foundation

@@ -1,4 +1,7 @@
+import ActionLinksDomain
+import ActionLinksHTTP
 import ActionLinksServer
+import ActionLinksStores
 
 extension ManualClock {
     /// A clock that stands at the middle of the current hour: for tests of hourly limits, whose

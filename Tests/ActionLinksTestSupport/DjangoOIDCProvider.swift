@@ -11,7 +11,10 @@ import Testing
     import FoundationNetworking
 #endif
 
+import ActionLinksDomain
+import ActionLinksHTTP
 import ActionLinksServer
+import ActionLinksStores
 
 /// The second OpenID Connect provider the federated tests sign in with: django-oidc-provider
 /// (`Tests/DjangoOIDCProvider/provider.py`), which `scripts/test.sh` starts on a loopback port and

@@ -11,7 +11,10 @@ import Testing
     import FoundationNetworking
 #endif
 
+import ActionLinksDomain
+import ActionLinksHTTP
 import ActionLinksServer
+import ActionLinksStores
 
 /// The OpenID Connect provider the federated tests sign in with: oidc-provider-mock, which
 /// `scripts/test.sh` starts on a loopback port and names in `OIDC_PROVIDER_MOCK_URL`.

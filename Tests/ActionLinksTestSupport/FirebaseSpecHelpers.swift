@@ -1,5 +1,8 @@
 import ActionLinks
+import ActionLinksDomain
+import ActionLinksHTTP
 import ActionLinksServer
+import ActionLinksStores
 import Foundation
 import Testing
 

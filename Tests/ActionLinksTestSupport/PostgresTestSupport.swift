@@ -1,5 +1,8 @@
 import ActionLinksConfiguration
+import ActionLinksDomain
+import ActionLinksHTTP
 import ActionLinksServer
+import ActionLinksStores
 import Foundation
 import Logging
 import PostgresNIO

@@ -12,7 +12,10 @@ import Testing
     import FoundationNetworking
 #endif
 
+import ActionLinksDomain
+import ActionLinksHTTP
 import ActionLinksServer
+import ActionLinksStores
 
 /// The SAML identity provider the SAML tests sign in with: pysaml2's IdP (Tests/SAMLIdP/idp.py),
 /// which `scripts/test.sh` starts on a loopback port and names in `SAML_IDP_URL`. The service

@@ -1,4 +1,7 @@
+import ActionLinksDomain
+import ActionLinksHTTP
 import ActionLinksServer
+import ActionLinksStores
 import Foundation
 
 /// A store under test: both protocols on one database.

@@ -1,6 +1,9 @@
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The one reading of form and query text (``FormFields``) and its rule for repeated names, in the
 /// federated handler's query and form body and in a `requestUri`.

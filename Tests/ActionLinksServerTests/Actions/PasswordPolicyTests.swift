@@ -2,7 +2,10 @@ import ActionLinksConfiguration
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The one judge of a new password (``PasswordPolicy``): Firebase's floor, the two enforcement
 /// states, Google's phrases and order, the characters each rule counts, and Google's shapes of a

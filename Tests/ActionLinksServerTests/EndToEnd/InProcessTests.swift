@@ -1,14 +1,17 @@
 import ActionLinks
 import ActionLinksConfiguration
+import ActionLinksTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import ActionLinksTestSupport
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 @Suite("The application in process", .timeLimit(.minutes(5)))
 struct InProcessTests {

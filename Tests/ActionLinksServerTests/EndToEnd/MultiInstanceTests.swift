@@ -1,4 +1,7 @@
+import ActionLinksDomain
+import ActionLinksHTTP
 import ActionLinksServer
+import ActionLinksStores
 import ActionLinksTestSupport
 import Foundation
 import Synchronization

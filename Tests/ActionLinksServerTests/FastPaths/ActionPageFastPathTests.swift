@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The landing pages answered on the event loop (SQLite) are byte for byte what the responder answers.
 @Suite("Action page fast path", .timeLimit(.minutes(5)))

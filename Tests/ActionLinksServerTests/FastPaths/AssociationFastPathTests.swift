@@ -2,7 +2,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The association files answered on the event loop are byte for byte what the responder answers.
 @Suite("Association fast path", .timeLimit(.minutes(5)))

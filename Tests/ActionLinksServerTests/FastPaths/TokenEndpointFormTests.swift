@@ -2,7 +2,10 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The token endpoint's hand-written form reading (``PlainForm``) and answer (`TokenResponse`'s
 /// `plainJSON`), which the token refresh fast path answers with, give exactly what the general

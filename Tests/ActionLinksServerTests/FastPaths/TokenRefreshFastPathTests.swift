@@ -9,7 +9,10 @@ import NIOEmbedded
 import NIOHTTPTypes
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The SDKs' token refreshes answered on the event loop (SQLite): what the route answers, and only
 /// when nothing but a read and a signature is needed; everything else reaches the route whole.

@@ -7,7 +7,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The Firebase Android SDK's round trip through `/__/auth/handler` against a real provider
 /// (oidc-provider-mock): the parameters `GenericIdpActivity` sends, the intent it reads back, and

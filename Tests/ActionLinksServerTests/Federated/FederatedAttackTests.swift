@@ -6,7 +6,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// What an attacker might try against federated sign-in, each refused: states replayed, forged or
 /// carried to another browser, a stolen `link` without the app's session secret, swapped codes,

@@ -6,7 +6,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// A provider's `screen_name` claim, as Firebase's Auth emulator treats it (`operations.ts`,
 /// `idp.spec.ts` "should copy attributes to user on IDP sign-up"): `screenName` in the

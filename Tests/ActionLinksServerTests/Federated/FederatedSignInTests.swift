@@ -6,7 +6,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Federated sign-in end to end against a real OpenID provider (oidc-provider-mock): the iOS SDK's
 /// round trip through `/__/auth/handler`, `accounts:signInWithIdp`, `createAuthUri` and web pages,

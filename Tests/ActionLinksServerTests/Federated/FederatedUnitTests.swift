@@ -1,12 +1,15 @@
 import ActionLinks
+import ActionLinksTestSupport
 import AsyncHTTPClient
 import Foundation
 import JWTKit
-import ActionLinksTestSupport
 import Testing
 
 @testable import ActionLinksConfiguration
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The ID-token checks on tokens signed here (ES256, as Yahoo signs them), and the flow store on
 /// both stores.

@@ -6,7 +6,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Federated sign-in against a second real provider, django-oidc-provider, whose ID tokens carry
 /// only `iss sub aud exp iat auth_time nonce at_hash` (the profile is at its `/userinfo`) and whose

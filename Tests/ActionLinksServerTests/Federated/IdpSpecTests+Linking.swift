@@ -1,12 +1,15 @@
 import ActionLinks
+import ActionLinksTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import ActionLinksTestSupport
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 extension IdpSpecTests {
     @Test("should link IDP to existing account by idToken")

@@ -5,7 +5,10 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// idp.spec.ts's SAML cases, on a development server with `saml.saml` not configured: the emulator's
 /// way (an unsigned `id_token` for the subject, the `SAMLResponse` as JSON taken on its word).

@@ -1,12 +1,15 @@
 import ActionLinks
+import ActionLinksTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import ActionLinksTestSupport
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Firebase's Auth emulator spec for `accounts:signInWithIdp` (firebase-tools
 /// `src/emulator/auth/idp.spec.ts`, "sign-in with credential"), case by case under the spec's

@@ -7,7 +7,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// What an attacker might try against SAML sign-in, each refused, with responses the real IdP
 /// signed (then altered where the attack alters them): tampered, unsigned, weakly signed, expired,

@@ -7,7 +7,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// SAML sign-in end to end against a real IdP (pysaml2, see ``SAMLIdP``): the handler's
 /// AuthnRequest, the IdP's login form and signed response posted back to the handler, and

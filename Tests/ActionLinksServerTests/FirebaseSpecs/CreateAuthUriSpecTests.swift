@@ -2,7 +2,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 extension FirebaseSpecs {
     /// firebase-tools `src/emulator/auth/createAuthUri.spec.ts`, every case. The emulator switches

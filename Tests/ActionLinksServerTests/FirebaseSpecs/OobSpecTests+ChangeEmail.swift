@@ -2,7 +2,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 extension FirebaseSpecs.OobSpecTests {
     @Test("should generate OOB code for verify and change email")

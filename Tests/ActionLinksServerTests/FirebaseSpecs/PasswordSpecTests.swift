@@ -6,7 +6,10 @@ import Testing
     import FoundationNetworking
 #endif
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 extension FirebaseSpecs {
     /// firebase-tools `src/emulator/auth/password.spec.ts`, case by case. Not ported: the two

@@ -1,5 +1,8 @@
 import ActionLinks
+import ActionLinksDomain
+import ActionLinksHTTP
 import ActionLinksServer
+import ActionLinksStores
 import ActionLinksTestSupport
 import Foundation
 import Testing

@@ -5,7 +5,10 @@ import Mustache
 import NIOCore
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The compiled pages give, byte for byte, what Mustache renders from the same names: every shape of
 /// every page and email, in every language, with values that need escaping; and a template whose

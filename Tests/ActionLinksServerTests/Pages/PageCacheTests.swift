@@ -8,7 +8,10 @@ import NIOCore
 import Synchronization
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// What the pages keep between requests (``PageCache``): the same bytes as rendering each time, and
 /// never a page from before a code's state changed.

@@ -1,7 +1,11 @@
-@testable import ActionLinksServer
 import ActionLinksTestSupport
 import Foundation
 import Testing
+
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
+@testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Page strings: every language has every key with the same placeholders, filled in one pass, and
 /// the language is chosen by `lang`, then `Accept-Language`, then the configured default.

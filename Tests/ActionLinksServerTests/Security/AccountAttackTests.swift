@@ -5,7 +5,10 @@ import Foundation
 import GRDB
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Accounts under attack, as a review with a stolen refresh token, a burst of guesses and a hostile
 /// import tried them: recent sign-in for sensitive changes, a failed-sign-in limit that holds under

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// ``Base64URL``'s hand-written encoder gives exactly what the Foundation code it replaces gave.
 @Suite("Base64URL", .timeLimit(.minutes(5)))

@@ -1,7 +1,10 @@
 import JWTKit
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Claims checked inside jwt-kit's verification (``CheckedClaims``): with the caller's
 /// expectations and clock they decide, and without them no token is accepted.

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The ID token claims' hand-written JSON (``IDTokenClaims``'s `directJSON`) gives exactly what
 /// JSONEncoder gives.

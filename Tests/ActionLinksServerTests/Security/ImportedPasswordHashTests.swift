@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Firebase's modified scrypt, with the example of Firebase's own scrypt repository
 /// (github.com/firebase/scrypt, README): the parameters a project's console shows, a user's salt

@@ -4,7 +4,10 @@ import Foundation
 import JWTKit
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The ID tokens' signer (OpenSSL's libcrypto) against swift-crypto's BoringSSL and JWTKit.
 @Suite("OpenSSL RSA signer", .timeLimit(.minutes(5)))

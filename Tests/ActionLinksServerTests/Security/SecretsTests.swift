@@ -1,6 +1,9 @@
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The random tokens (``Secrets``) codes and sessions are made of.
 @Suite("Secrets: tokens", .timeLimit(.minutes(5)))

@@ -2,7 +2,10 @@ import Crypto
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The code hashes ``ServerKeys`` computes from its keyed HMAC state.
 @Suite("Server keys: code hashes", .timeLimit(.minutes(5)))

@@ -2,7 +2,10 @@ import Crypto
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 @Suite("SignedToken: form tokens, device cookies, reset offers and pending tokens", .timeLimit(.minutes(5)))
 struct SignedTokenTests {

@@ -2,7 +2,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Account takeover and untrusted numbers: what a review of the accounts work found, each case as
 /// an attacker would try it. Development servers answer as Firebase's emulator; the production

@@ -3,7 +3,10 @@ import Foundation
 import JWTKit
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Issue 32's findings on `POST /token`, through the real binary in production mode: a key removed
 /// or revoked keeps nothing working, a key of another project gets nothing, an assertion must name

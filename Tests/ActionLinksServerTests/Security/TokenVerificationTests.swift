@@ -3,7 +3,10 @@ import Foundation
 import JWTKit
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// ID tokens verify as README tells a backend to verify them (jwt-kit in Swift, PyJWT in Python)
 /// with nothing but the JWKS the server publishes; and the signing keys rotate.

@@ -5,7 +5,10 @@ import Foundation
 import Logging
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// ``SignInCodes`` over the real stores: the code derived and never stored, the exchange's single
 /// winner, and the same work for every refusal.

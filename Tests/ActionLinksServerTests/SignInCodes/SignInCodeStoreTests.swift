@@ -2,7 +2,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The behaviour every sign-in code store must have (``SignInCodeStore``), written once and run on
 /// SQLite and PostgreSQL, as ``StoreTests`` does for the other stores.

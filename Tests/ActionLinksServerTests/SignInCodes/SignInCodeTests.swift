@@ -4,7 +4,10 @@ import GRDB
 import Mustache
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Sign-in codes end to end (README "Signing in on another device"): the code in the mail, on the
 /// landing page and in the admin's answer, the exchange for the link as mailed, its refusals and

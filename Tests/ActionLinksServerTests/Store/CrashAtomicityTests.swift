@@ -4,7 +4,10 @@ import GRDB
 import Synchronization
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// A completed action is one store transaction (consume the code and apply it): `kill -9` at any
 /// moment leaves either both or neither. Before, a sign-in consumed its code in one transaction and

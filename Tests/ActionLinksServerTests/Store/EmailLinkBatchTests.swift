@@ -6,7 +6,10 @@ import Logging
 import PostgresNIO
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// On PostgreSQL, concurrent email-link sign-ins go in one statement and one commit (the function
 /// `actionlinks_email_link_sign_ins`, migration v8). These tests hand the batch exactly the

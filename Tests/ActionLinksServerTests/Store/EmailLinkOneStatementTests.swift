@@ -2,7 +2,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// On PostgreSQL an email-link sign-in without a signed-in user is one statement (the function
 /// `actionlinks_email_link_sign_in`, migration v7); SQLite runs the unit of work it replaces. The

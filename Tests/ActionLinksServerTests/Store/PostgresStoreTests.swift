@@ -1,10 +1,14 @@
 import ActionLinks
 import ActionLinksConfiguration
-@testable import ActionLinksServer
 import ActionLinksTestSupport
 import Foundation
 import Logging
 import Testing
+
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
+@testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// What only the shared store has to get right: several connections (instances) at once, several
 /// instances migrating at once, and a database that is not there.

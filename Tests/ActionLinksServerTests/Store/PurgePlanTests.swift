@@ -5,7 +5,10 @@ import Logging
 import PostgresNIO
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The hourly purges delete by an OR of times (`expires_at < ? OR consumed_at < ? OR ...`). With an
 /// index for every condition the database reads only the rows that go; with one condition

@@ -3,7 +3,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The landing page's lookup on its own SQLite connections (``SQLiteCodeReaders``) answers what the
 /// store's `lookup` answers, and sees every commit that returned before it began.

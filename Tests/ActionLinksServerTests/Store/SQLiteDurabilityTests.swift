@@ -3,7 +3,10 @@ import Foundation
 import GRDB
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// A power cut cannot be simulated here; what can be checked is the setting that makes a commit
 /// reach the disk before the answer leaves: `synchronous = FULL` (2) in WAL mode on the writer

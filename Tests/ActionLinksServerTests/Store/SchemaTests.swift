@@ -5,9 +5,12 @@ import GRDB
 import Logging
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
-/// The two dialects' schemas (`Store/SQLiteSchema.swift`, `Store/PostgresSchema.swift`) describe the
+/// The two dialects' schemas (`ActionLinksStores/SQLite/SQLiteSchema.swift`, `ActionLinksStores/PostgreSQL/PostgresSchema.swift`) describe the
 /// same tables: a column added to one and forgotten in the other fails here, not in production.
 @Suite("Schema: SQLite and PostgreSQL have the same tables, columns, keys and indexes", .timeLimit(.minutes(5)))
 struct SchemaTests {

@@ -3,7 +3,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// A production server (`server.development: false`) answers as Google production does where a
 /// front depends on it (issue 33; /work/shared/google-production-rules.md §0–§3, §9, §11): restricted

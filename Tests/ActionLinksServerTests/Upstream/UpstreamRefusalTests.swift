@@ -2,7 +2,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The front's `sendOobCode` in front of an upstream as strict as Google (``StrictUpstream``): the
 /// continue URL goes upstream, which checks it against the project's authorized domains, and

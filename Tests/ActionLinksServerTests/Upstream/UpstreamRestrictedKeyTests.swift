@@ -3,7 +3,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The front in front of an upstream as strict as Google (``StrictUpstream``), with links that carry
 /// the API key of the app that asked: restricted to the iOS app, the Android app or websites. Every

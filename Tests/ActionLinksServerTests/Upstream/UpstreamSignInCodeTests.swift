@@ -3,7 +3,10 @@ import ActionLinksTestSupport
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// Sign-in codes in front of a Firebase project (README "Signing in on another device"): the front's
 /// `sendOobCode` mails a sign-in link with a code derived from Google's `oobCode`, the front's

@@ -3,7 +3,10 @@ import Foundation
 import JWTKit
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The server as Google's token endpoint for its own service accounts (the JWT-bearer grant), so
 /// that one ActionLinks is another's upstream: google-auth, as firebase-admin uses it, against a

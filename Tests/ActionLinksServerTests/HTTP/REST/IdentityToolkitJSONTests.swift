@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// The REST API's JSON (``IdentityToolkitJSON``): hand-written answers a JSON reader reads back
 /// exactly, and bodies read as Google reads them.

@@ -1,7 +1,10 @@
 import NIOCore
 import Testing
 
+@testable import ActionLinksDomain
+@testable import ActionLinksHTTP
 @testable import ActionLinksServer
+@testable import ActionLinksStores
 
 /// A REST call's body as ``RESTCall`` reads it before it is decoded.
 @Suite("REST calls: where a target project may be named", .timeLimit(.minutes(5)))

@@ -1,0 +1,194 @@
+import ActionLinksDomain
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// A request the server answers on the connection's event loop, in the channel pipeline, instead of
+/// handing it to the router, the middleware and the async responder and back: the association
+/// files (``AssociationFastPath``), the landing page (``ActionPageFastPath``) and the SDKs' token
+/// refresh (``TokenRefreshFastPath``). A route says which requests it claims and what it answers;
+/// ``FastPathHandler`` does the rest, the same way for each: the state machine of a request's
+/// parts, the body, the write, the fallback to the router, the metrics and the log line.
+///
+/// An answer is the route's own, made by the same code with the same headers in the same order,
+/// `Date` as Hummingbird adds it. A route steps aside (the router answers, with whatever was read
+/// of the body) whenever an answer needs more than the event loop may do.
+package protocol FastPathRoute: Sendable {
+    /// What the route keeps of a claimed request's head until the request ends.
+    associatedtype Claim
+    /// What the route answers.
+    associatedtype Answer
+
+    /// The route the metrics count the answers under, as the router's middleware counts the route's.
+    var metricsRoute: ServerMetrics.Route { get }
+    /// The most body the route reads; a longer body goes on to the router. `nil`: the body is not
+    /// read (a `GET`'s).
+    var maximumBody: Int? { get }
+
+    /// The claim on a request whose head the route may answer, or `nil` (the request goes on to the
+    /// router untouched). A request with `Connection` never reaches it.
+    func claim(_ head: HTTPRequest) -> Claim?
+    /// The answer once the claimed request has ended, or `nil` to step aside.
+    func answer(_ claim: Claim, head: HTTPRequest, body: ByteBuffer) -> Answer?
+    /// The answer's status code.
+    func status(of answer: Answer) -> Int
+    /// The whole answer as the HTTP/1.1 encoder would write it, `Date` included (``HTTP1Answer``),
+    /// or `nil` when it goes out as response parts through the codec.
+    func encoded(_ answer: Answer) -> ByteBuffer?
+    /// The answer as response parts: the head before `Date`, and the body.
+    func parts(of answer: Answer) -> (head: HTTPResponse, body: ByteBuffer?)
+    /// The route in the log line, as the router's logging names it (a path, never a query).
+    func logRoute(_ claim: Claim) -> String
+}
+
+/// The channel handler of one ``FastPathRoute``. Requests it does not claim, or that arrive while
+/// an earlier one on the connection is still with the router (so pipelined answers stay in order),
+/// go on untouched; a claimed request is read to its end and answered, or handed on whole.
+package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPRequestPart
+    package typealias InboundOut = HTTPRequestPart
+    package typealias OutboundIn = HTTPResponsePart
+    package typealias OutboundOut = HTTPResponsePart
+
+    let route: Route
+    let metrics: ServerMetrics
+    let logger: Logger
+    /// No fast path answers before this one in the pipeline: a ``FastPathAnswered`` stops here, and
+    /// this one's own answers need not announce themselves.
+    let isFirst: Bool
+    /// Requests passed on to the router whose response has not ended yet.
+    private var forwarded = 0
+    /// The request being read here, until its `.end` arrives.
+    private var claimed: Claimed?
+    /// Where whole encoded answers are written, below the HTTP encoder, while in a pipeline.
+    private var raw: RawAnswers?
+
+    private struct Claimed {
+        var head: HTTPRequest
+        var claim: Route.Claim
+        var body: ByteBuffer?
+        var start: ContinuousClock.Instant
+    }
+
+    package init(_ route: Route, metrics: ServerMetrics, logger: Logger, isFirst: Bool = false) {
+        self.route = route
+        self.metrics = metrics
+        self.logger = logger
+        self.isFirst = isFirst
+    }
+
+    package func handlerAdded(context: ChannelHandlerContext) {
+        raw = RawAnswers(context)
+    }
+
+    package func handlerRemoved(context: ChannelHandlerContext) {
+        raw = nil
+    }
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            if forwarded == 0, !request.headerFields.contains(.connection), let claim = route.claim(request) {
+                claimed = Claimed(head: request, claim: claim, body: nil, start: .now)
+                return
+            }
+            forwarded += 1
+            context.fireChannelRead(data)
+        case .body(var part):
+            guard var reading = claimed else { return context.fireChannelRead(data) }
+            guard let maximum = route.maximumBody else { return }
+            claimed = nil  // the buffer is uniquely referenced while it grows
+            guard (reading.body?.readableBytes ?? 0) + part.readableBytes <= maximum else {
+                // Too long for this route: the router reads it (and refuses it where it must).
+                forward(context: context, reading)
+                context.fireChannelRead(data)
+                return
+            }
+            if reading.body == nil { reading.body = part } else { reading.body!.writeBuffer(&part) }
+            claimed = reading
+        case .end:
+            guard let reading = claimed else { return context.fireChannelRead(data) }
+            claimed = nil
+            guard let answer = route.answer(reading.claim, head: reading.head, body: reading.body ?? emptyBody) else {
+                forward(context: context, reading)
+                context.fireChannelRead(data)
+                return
+            }
+            if let raw, let encoded = route.encoded(answer) {
+                raw.write(encoded)
+                // Past the fast paths before this one, which passed the request on and count it.
+                if !isFirst { context.triggerUserOutboundEvent(FastPathAnswered(), promise: nil) }
+            } else {
+                var (head, body) = route.parts(of: answer)
+                head.headerFields[.date] = HTTPDate.now
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+            let status = route.status(of: answer)
+            let duration = ContinuousClock.now - reading.start
+            metrics.request(route.metricsRoute, status: status, duration: duration)
+            logger.debug(
+                "request",
+                metadata: [
+                    "method": "\(reading.head.method.rawValue)", "route": "\(route.logRoute(reading.claim))", "status": "\(status)",
+                    "duration": "\(duration)",
+                ])
+        }
+    }
+
+    /// Passes a request read here on to the router: its head and what arrived of its body.
+    private func forward(context: ChannelHandlerContext, _ reading: Claimed) {
+        forwarded += 1
+        context.fireChannelRead(wrapInboundOut(.head(reading.head)))
+        if let body = reading.body, body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
+    }
+
+    /// Counts the end of a response the router wrote for a request passed on.
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), forwarded > 0 { forwarded -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    /// A fast path after this one answered a request this one passed on: its answer went out below
+    /// the codec, past ``write(context:data:promise:)``, so it is counted here, and the event goes
+    /// on to the fast paths before this one, which passed that request on too.
+    package func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is FastPathAnswered else { return context.triggerUserOutboundEvent(event, promise: promise) }
+        if forwarded > 0 { forwarded -= 1 }
+        if isFirst { promise?.succeed() } else { context.triggerUserOutboundEvent(event, promise: promise) }
+    }
+}
+
+/// The body of a request that had none.
+private let emptyBody = ByteBuffer()
+
+/// Sent toward the head by a fast path that answered a request below the codec, for the fast
+/// paths before it, which passed that request on and count it until its answer ends.
+struct FastPathAnswered: Sendable {}
+
+/// Writes a fast path's whole answer, already encoded, from below the HTTP codec (the connection
+/// guard's place in the pipeline): no response head is converted, validated or encoded per request.
+/// The connection guard is told that a response started and ended, as its request watcher would
+/// tell it.
+struct RawAnswers {
+    let context: ChannelHandlerContext
+    let connection: ConnectionGuard
+
+    /// The writer for a fast path's pipeline, or `nil` when it has no connection guard (then the
+    /// fast path writes response parts through the codec).
+    init?(_ context: ChannelHandlerContext) {
+        guard let connection = try? context.pipeline.syncOperations.handler(type: ConnectionGuard.self),
+            let below = try? context.pipeline.syncOperations.context(handlerType: ConnectionGuard.self)
+        else { return nil }
+        self.context = below
+        self.connection = connection
+    }
+
+    func write(_ answer: ByteBuffer) {
+        connection.responseStarted()
+        context.writeAndFlush(NIOAny(answer), promise: nil)
+        connection.responseEnded()
+    }
+}

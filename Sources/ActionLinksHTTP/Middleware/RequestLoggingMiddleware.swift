@@ -1,0 +1,32 @@
+import ActionLinks
+import ActionLinksConfiguration
+import ActionLinksDomain
+import HTTPTypes
+import Hummingbird
+
+/// One log line per request at `debug`: the method, the route that answered (its pattern, never the
+/// URL, which may hold a code or a key), the status and the time taken.
+struct RequestLoggingMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var status = HTTPResponse.Status.internalServerError
+        defer {
+            context.logger.debug(
+                "request",
+                metadata: [
+                    "method": "\(request.method.rawValue)", "route": "\(context.endpointPath ?? "-")", "status": "\(status.code)",
+                    "duration": "\(ContinuousClock.now - start)",
+                ])
+        }
+        do {
+            let response = try await next(request, context)
+            status = response.status
+            return response
+        } catch let error as any HTTPResponseError {
+            status = error.status
+            throw error
+        }
+    }
+}

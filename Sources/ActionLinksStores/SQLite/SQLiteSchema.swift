@@ -1,0 +1,180 @@
+import ActionLinksDomain
+import GRDB
+
+// The SQLite schema, every version of it in order (v1…vN). `PostgresSchema.swift` is the same
+// schema in PostgreSQL's dialect; `SchemaTests` compares the two column by column.
+
+extension SQLiteDatabase {
+    /// Named, versioned schema changes; never edit one that has shipped, add the next.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: codes, accounts, refresh tokens, event counts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE codes (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        mode TEXT NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        account_id TEXT,
+                        email TEXT NOT NULL,
+                        new_email TEXT,
+                        continue_url TEXT,
+                        language_code TEXT,
+                        app_settings TEXT,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        consumed_at INTEGER,
+                        consumed_by TEXT,
+                        retired_at INTEGER
+                    ) WITHOUT ROWID;
+                    CREATE INDEX codes_outstanding ON codes (tenant_id, email, mode)
+                        WHERE consumed_at IS NULL AND retired_at IS NULL;
+                    CREATE INDEX codes_expiry ON codes (expires_at);
+                    CREATE TABLE accounts (
+                        local_id TEXT NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        email TEXT,
+                        email_verified INTEGER NOT NULL DEFAULT 0,
+                        password_hash TEXT,
+                        password_updated_at INTEGER,
+                        display_name TEXT,
+                        disabled INTEGER NOT NULL DEFAULT 0,
+                        created_at INTEGER NOT NULL,
+                        last_login_at INTEGER,
+                        valid_since INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (tenant_id, local_id)
+                    ) WITHOUT ROWID;
+                    CREATE UNIQUE INDEX accounts_email ON accounts (tenant_id, email) WHERE email IS NOT NULL;
+                    CREATE TABLE refresh_tokens (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        account_id TEXT NOT NULL,
+                        created_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX refresh_tokens_account ON refresh_tokens (tenant_id, account_id);
+                    CREATE TABLE event_counts (
+                        key TEXT NOT NULL,
+                        window_start INTEGER NOT NULL,
+                        count INTEGER NOT NULL,
+                        PRIMARY KEY (key, window_start)
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        migrator.registerMigration("v2: every user field, federated identities, sessions that remember how they signed in, tenants") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE accounts ADD COLUMN photo_url TEXT;
+                    ALTER TABLE accounts ADD COLUMN phone_number TEXT;
+                    ALTER TABLE accounts ADD COLUMN last_refresh_at INTEGER;
+                    ALTER TABLE accounts ADD COLUMN custom_attributes TEXT;
+                    ALTER TABLE accounts ADD COLUMN initial_email TEXT;
+                    ALTER TABLE accounts ADD COLUMN email_link_signin INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE accounts ADD COLUMN custom_auth INTEGER NOT NULL DEFAULT 0;
+                    CREATE UNIQUE INDEX accounts_phone ON accounts (tenant_id, phone_number) WHERE phone_number IS NOT NULL;
+                    CREATE TABLE account_providers (
+                        tenant_id TEXT NOT NULL,
+                        provider_id TEXT NOT NULL,
+                        raw_id TEXT NOT NULL,
+                        local_id TEXT NOT NULL,
+                        email TEXT,
+                        display_name TEXT,
+                        photo_url TEXT,
+                        PRIMARY KEY (tenant_id, provider_id, raw_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX account_providers_account ON account_providers (tenant_id, local_id);
+                    CREATE INDEX account_providers_email ON account_providers (tenant_id, email) WHERE email IS NOT NULL;
+                    ALTER TABLE refresh_tokens ADD COLUMN sign_in_provider TEXT NOT NULL DEFAULT 'password';
+                    ALTER TABLE refresh_tokens ADD COLUMN auth_time INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE refresh_tokens ADD COLUMN claims TEXT;
+                    CREATE TABLE tenants (
+                        tenant_id TEXT PRIMARY KEY NOT NULL,
+                        settings TEXT NOT NULL,
+                        created_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        migrator.registerMigration("v3: federated sign-in flows") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE federated_flows (
+                        state_hash TEXT PRIMARY KEY NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        returned_at INTEGER,
+                        code_hash TEXT,
+                        consumed_at INTEGER,
+                        details TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX federated_flows_expiry ON federated_flows (expires_at);
+                    """)
+        }
+        migrator.registerMigration("v4: the sessions of deleted accounts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE deleted_sessions (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        deleted_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        migrator.registerMigration("v5: used SAML assertions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE saml_assertions (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        expires_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX saml_assertions_expiry ON saml_assertions (expires_at);
+                    """)
+        }
+        migrator.registerMigration("v6: screen names") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE accounts ADD COLUMN screen_name TEXT;
+                    ALTER TABLE account_providers ADD COLUMN screen_name TEXT;
+                    """)
+        }
+        // (v7 and v8 are PostgreSQL functions: the versions keep step with PostgreSQL's.)
+        migrator.registerMigration("v9: sign-in codes") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE sign_in_codes (
+                        tenant_id TEXT NOT NULL,
+                        email TEXT NOT NULL,
+                        mac BLOB NOT NULL,
+                        sealed_link BLOB NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        used_at INTEGER,
+                        PRIMARY KEY (tenant_id, email)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX sign_in_codes_expiry ON sign_in_codes (expires_at);
+                    """)
+        }
+        migrator.registerMigration("v10: an index for each condition of a purge") { db in
+            // Each purge deletes by an OR of times (`expires_at < ? OR consumed_at < ? OR ...`):
+            // with an index for every term the planner reads only the rows that go; with one term
+            // unindexed it reads the whole table, every hour, however few rows go. The event
+            // counts are keyed by their window first: every read and write names both columns,
+            // and the purge's range is then the key's own (no second index to keep per count).
+            try db.execute(
+                sql: """
+                    CREATE INDEX codes_consumed ON codes (consumed_at) WHERE consumed_at IS NOT NULL;
+                    CREATE INDEX codes_retired ON codes (retired_at) WHERE retired_at IS NOT NULL;
+                    CREATE INDEX sign_in_codes_used ON sign_in_codes (used_at) WHERE used_at IS NOT NULL;
+                    CREATE TABLE event_counts_by_window (
+                        key TEXT NOT NULL,
+                        window_start INTEGER NOT NULL,
+                        count INTEGER NOT NULL,
+                        PRIMARY KEY (window_start, key)
+                    ) WITHOUT ROWID;
+                    INSERT INTO event_counts_by_window (key, window_start, count) SELECT key, window_start, count FROM event_counts;
+                    DROP TABLE event_counts;
+                    ALTER TABLE event_counts_by_window RENAME TO event_counts;
+                    """)
+        }
+        return migrator
+    }
+}

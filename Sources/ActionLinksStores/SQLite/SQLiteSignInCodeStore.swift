@@ -1,0 +1,68 @@
+import ActionLinksDomain
+import Foundation
+import GRDB
+
+/// ``SignInCodeStore`` on the embedded SQLite database. Each method is one write through the
+/// database's single writer (in a batch of concurrent requests' writes: ``SQLiteBatchedWrites``),
+/// so tries and uses of one code are serialised.
+public struct SQLiteSignInCodeStore: SignInCodeStore {
+    let batches: SQLiteBatchedWrites
+
+    public func issue(_ record: SignInCodeRecord) async throws {
+        try await batches.write { db in
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at)
+                    VALUES (?, ?, ?, ?, 0, ?, ?, NULL)
+                    ON CONFLICT (tenant_id, email) DO UPDATE SET
+                        mac = excluded.mac, sealed_link = excluded.sealed_link, attempts = 0, created_at = excluded.created_at,
+                        expires_at = excluded.expires_at, used_at = NULL
+                    """
+            ).execute(arguments: [record.tenantID, record.email, record.mac, record.sealedLink, record.createdAt, record.expiresAt])
+        }
+    }
+
+    public func tryCode(
+        tenantID: String, email: String, now: Timestamp, maximumTries: Int, limits: [EventLimit], windowStart: Timestamp
+    ) async throws -> SignInCodeTry {
+        try await batches.write { db in
+            // The counts and the try in one transaction: an address with a code and one without
+            // write and commit alike.
+            let counts = try SQLiteCodeStore.countEvents(db, keys: limits.map(\.key), windowStart: windowStart)
+            if zip(counts, limits).contains(where: { $0 > $1.maximum }) { return .limited }
+            let mac = try Data.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        UPDATE sign_in_codes SET attempts = attempts + 1
+                        WHERE tenant_id = ? AND email = ? AND used_at IS NULL AND expires_at > ? AND attempts < ?
+                        RETURNING mac
+                        """),
+                arguments: [tenantID, email, now, maximumTries])
+            return .counted(mac: mac)
+        }
+    }
+
+    public func use(tenantID: String, email: String, mac: Data, now: Timestamp) async throws -> Data? {
+        try await batches.write { db in
+            try Data.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        UPDATE sign_in_codes SET used_at = ?
+                        WHERE tenant_id = ? AND email = ? AND mac = ? AND used_at IS NULL AND expires_at > ?
+                        RETURNING sealed_link
+                        """),
+                arguments: [now, tenantID, email, mac, now])
+        }
+    }
+
+    @discardableResult
+    public func purge(before cutoff: Timestamp) async throws -> Int {
+        try await batches.write { db in
+            try db.execute(sql: Self.purgeStatement, arguments: [cutoff, cutoff])
+            return db.changesCount
+        }
+    }
+
+    /// The purge's statement, with an index for each condition (`SchemaTests` plans it).
+    static let purgeStatement = "DELETE FROM sign_in_codes WHERE expires_at < ? OR used_at < ?"
+}
