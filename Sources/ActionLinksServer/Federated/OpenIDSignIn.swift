@@ -32,19 +32,8 @@ struct OpenIDSignIn: Sendable {
         self.clock = clock
     }
 
-    /// The configured provider `id`, if sign-ins with it are offered (`OPERATION_NOT_ALLOWED`
-    /// otherwise).
-    func enabledProvider(_ id: String) throws(ActionError) -> ProviderSettings {
-        guard let provider = configured.first(where: { $0.id == id }), provider.enabled else {
-            throw ActionError(.operationNotAllowed, "The identity provider configuration is not found or is disabled: \(id.prefix(100))")
-        }
-        return provider
-    }
-
     /// Refuses `id` when it is configured and its sign-ins are not offered.
-    func checkOffered(_ id: String) throws(ActionError) {
-        if configured.contains(where: { $0.id == id }) { _ = try enabledProvider(id) }
-    }
+    func checkOffered(_ id: String) throws(ActionError) { try configured.checkOffered(id) }
 
     // MARK: - Starting a flow
 
@@ -57,7 +46,7 @@ struct OpenIDSignIn: Sendable {
     /// Stores a new flow and answers the provider's authorization URL (from its discovery document,
     /// never from the request) to send the browser to.
     func authorizationURL(for start: FederatedSignInService.Start) async throws(ActionError) -> String {
-        let provider = try enabledProvider(start.providerID)
+        let provider = try configured.enabled(start.providerID)
         let tenant = try await tenants.policy(for: start.tenantID)
         try tenant.checkEnabled()
         let configuration = try await providers.configuration(for: provider)
@@ -165,7 +154,7 @@ struct OpenIDSignIn: Sendable {
     /// Exchanges a flow's code and checks the ID token it brings (with the flow's nonce), completed
     /// from the provider's UserInfo endpoint when it lacks the profile.
     func exchange(code: String, flow: FederatedFlow) async throws(ActionError) -> ProviderCredential {
-        let provider = try enabledProvider(flow.providerID)
+        let provider = try configured.enabled(flow.providerID)
         let configuration = try await providers.configuration(for: provider)
         let answer = try await providers.exchange(
             code: code, provider: provider, configuration: configuration, redirectURI: flow.redirectURI, codeVerifier: flow.codeVerifier)
@@ -188,7 +177,7 @@ struct OpenIDSignIn: Sendable {
         guard configured.contains(where: { $0.id == providerID }) else {
             return try ProviderAssertion.emulatorCredential(providerID: providerID, idToken: idToken, development: development)
         }
-        let provider = try enabledProvider(providerID)
+        let provider = try configured.enabled(providerID)
         guard let idToken else { throw ActionError(.invalidIDPResponse, "An id_token is needed to sign in with \(providerID).") }
         let configuration = try await providers.configuration(for: provider)
         let checked = try await verify(idToken, provider: provider, configuration: configuration, nonce: .given(nonce))

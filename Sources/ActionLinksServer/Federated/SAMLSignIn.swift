@@ -56,26 +56,15 @@ struct SAMLSignIn: Sendable {
         isResponse(parameters) || parameters["providerId"].map { isSAML($0.lowercased()) } == true
     }
 
-    /// The configured SAML provider `id`, if sign-ins with it are offered (`OPERATION_NOT_ALLOWED`
-    /// otherwise).
-    func enabledProvider(_ id: String) throws(ActionError) -> SAMLProviderSettings {
-        guard let provider = configured.first(where: { $0.id == id }), provider.enabled else {
-            throw ActionError(.operationNotAllowed, "The identity provider configuration is not found or is disabled: \(id.prefix(100))")
-        }
-        return provider
-    }
-
     /// Refuses `id` when it is configured and its sign-ins are not offered.
-    func checkOffered(_ id: String) throws(ActionError) {
-        if configured.contains(where: { $0.id == id }) { _ = try enabledProvider(id) }
-    }
+    func checkOffered(_ id: String) throws(ActionError) { try configured.checkOffered(id) }
 
     // MARK: - Starting a flow
 
     /// Stores a new flow and answers the IdP's single sign-on URL with the AuthnRequest and the
     /// `RelayState` (the flow's state).
     func authorizationURL(for start: FederatedSignInService.Start) async throws(ActionError) -> String {
-        let provider = try enabledProvider(start.providerID)
+        let provider = try configured.enabled(start.providerID)
         let tenant = try await tenants.policy(for: start.tenantID)
         try tenant.checkEnabled()
         let now = clock.now
@@ -124,7 +113,7 @@ struct SAMLSignIn: Sendable {
     /// Checks a `SAMLResponse` against its flow's provider and request, and uses its assertion ID
     /// (a second use is refused).
     func check(_ encoded: String, flow: FederatedFlow) async throws(ActionError) -> ProviderAssertion {
-        let provider = try enabledProvider(flow.providerID)
+        let provider = try configured.enabled(flow.providerID)
         let expectation = SAMLExpectation(
             identityProvider: provider.idpEntityID, certificates: provider.idpCertificates, serviceProvider: provider.spEntityID,
             assertionConsumerServiceURL: flow.redirectURI, requestID: flow.nonce, now: clock.now.milliseconds)
@@ -156,7 +145,7 @@ struct SAMLSignIn: Sendable {
             throw ActionError(.invalidIDPResponse, "the SAML response has no RelayState: only sign-ins this server started are accepted")
         }
         if configured.contains(where: { $0.id == providerID }) {
-            _ = try enabledProvider(providerID)
+            _ = try configured.enabled(providerID)
             throw ActionError(
                 .invalidIDPResponse,
                 "\(providerID) signs in with the identity provider's response to a sign-in this server started (SAMLResponse and RelayState)"
