@@ -124,6 +124,9 @@ public final class FederatedSignInService: Sendable {
         var idToken: String?
         var autoCreate = true
         var tenantID: String?
+        /// Whether the two refusals that leave a credential (`FEDERATED_USER_ID_ALREADY_LINKED`,
+        /// `EMAIL_EXISTS`) are answered with HTTP 200 and `errorMessage`.
+        var returnIdpCredential = false
         /// Asked for, and not implemented (refused).
         var returnRefreshToken = false
         var pendingIDToken: String?
@@ -136,24 +139,23 @@ public final class FederatedSignInService: Sendable {
         var oauthAccessToken: String?
         var oauthExpiresIn: Int?
         var tenantID: String
-        var outcome: FederatedAccounts.Outcome
+        /// What the account rules decided; `nil` for a refusal answered with `errorMessage`.
+        var outcome: FederatedAccounts.Outcome?
+        /// `emailVerified` as answered: the assertion's (none without an address), or the
+        /// account's when its address is the assertion's.
+        var emailVerified: Bool?
         /// The token to present the assertion again (for `needConfirmation` and the refusals
         /// answered with `errorMessage`).
         var pendingToken: String?
-    }
-
-    /// A refusal that `returnIdpCredential` answers with HTTP 200 and `errorMessage`, with the
-    /// assertion so the app can rebuild the credential.
-    struct CredentialRefusal: Error, Sendable {
-        var error: ActionError
-        var answer: Answer
+        /// The refusal's code, when `returnIdpCredential` asks for it with HTTP 200 (Firebase's
+        /// way, so that the SDK can hand the app the credential: `credentialAlreadyInUse`,
+        /// `emailAlreadyInUse`).
+        var errorMessage: String?
     }
 
     /// `accounts:signInWithIdp`; `named` is the call's tenant, resolved and enabled (the route
     /// requires it).
-    func signInWithIdp(_ request: Assertion, tenant named: TenantPolicy, caller: Caller) async throws(ActionError)
-        -> Result<Answer, CredentialRefusal>
-    {
+    func signInWithIdp(_ request: Assertion, tenant named: TenantPolicy, caller: Caller) async throws(ActionError) -> Answer {
         if request.returnRefreshToken || request.pendingIDToken != nil {
             throw ActionError.notImplemented("returnRefreshToken and pendingIdToken are not implemented")
         }
@@ -190,16 +192,23 @@ public final class FederatedSignInService: Sendable {
         let assertion = credential.assertion
         var answer = Answer(
             assertion: assertion, oauthIDToken: credential.idToken, oauthAccessToken: credential.accessToken,
-            oauthExpiresIn: credential.expiresIn, tenantID: tenant.tenantID, outcome: .needConfirmation(verifiedProviders: []))
+            oauthExpiresIn: credential.expiresIn, tenantID: tenant.tenantID,
+            emailVerified: assertion.email == nil ? nil : assertion.emailVerified)
         do {
-            answer.outcome = try await accounts.apply(assertion, tenant: tenant, mode: mode)
-            if case .needConfirmation = answer.outcome {
+            let outcome = try await accounts.apply(assertion, tenant: tenant, mode: mode)
+            answer.outcome = outcome
+            switch outcome {
+            case .signedIn(let user):
+                if user.account.email == assertion.email { answer.emailVerified = user.account.emailVerified }
+            case .needConfirmation:
                 answer.pendingToken = accounts.pending.token(for: assertion, tenantID: tenant.tenantID, now: now)
             }
-            return .success(answer)
+            return answer
         } catch let error where error.code == .federatedUserIDAlreadyLinked || error.code == .emailExists {
+            guard request.returnIdpCredential else { throw error }
             answer.pendingToken = accounts.pending.token(for: assertion, tenantID: tenant.tenantID, now: now)
-            return .failure(CredentialRefusal(error: error, answer: answer))
+            answer.errorMessage = error.code.rawValue
+            return answer
         }
     }
 
