@@ -103,10 +103,16 @@ public struct LinkDomainServices: Sendable {
             accountService: self.accounts, issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
         updater = AccountUpdater(
             accounts: self.accounts, completer: completer, issuer: issuer, signIn: signIn, tokens: tokens, settings: settings, clock: clock)
+        // Each federated protocol over the same flows and account rules.
+        let federatedFlows = FederatedFlows(flows: flows, store: store, clock: clock)
+        let federatedAccounts = FederatedAccounts(
+            settings: settings, accounts: accounts, tenants: tenants, tokens: tokens, formKey: keys.formKey, store: store, clock: clock,
+            logger: logger)
         federated = FederatedSignInService(
-            settings: settings, policy: policy, flows: flows, accounts: accounts, accountService: self.accounts, tokens: tokens,
-            formKey: keys.formKey,
-            store: store, clock: clock, logger: logger)
+            openID: OpenIDSignIn(settings: settings, flows: federatedFlows, tenants: tenants, accounts: federatedAccounts, clock: clock),
+            saml: SAMLSignIn(
+                settings: settings, flows: federatedFlows, tenants: tenants, accounts: federatedAccounts, clock: clock, logger: logger),
+            accounts: federatedAccounts, accountService: self.accounts, policy: policy)
     }
 }
 

@@ -19,7 +19,7 @@ struct AccountRules: Sendable {
         case needConfirmation([String])
     }
 
-    func apply(_ mode: FederatedSignInService.RulesMode, in tx: any AccountTransaction) throws -> Decision {
+    func apply(_ mode: FederatedAccounts.Mode, in tx: any AccountTransaction) throws -> Decision {
         let now = tx.now
         var keys: [AccountKey] = [.federated(providerID: assertion.providerID, rawID: assertion.rawID)]
         if let email = assertion.email { keys.append(.email(email)) }

@@ -67,6 +67,34 @@ package struct ProviderAssertion: Sendable, Codable, Hashable {
         FederatedIdentity(
             providerID: providerID, rawID: rawID, email: email, displayName: displayName, photoURL: photoURL, screenName: screenName)
     }
+
+    /// A credential taken on its unsigned `id_token`'s word, as Firebase's Auth emulator takes it:
+    /// on a development server, for a provider that is not configured (`OPERATION_NOT_ALLOWED`
+    /// elsewhere).
+    static func emulatorCredential(providerID: String, idToken: String?, development: Bool) throws(ActionError) -> ProviderAssertion {
+        guard development else {
+            throw ActionError(.operationNotAllowed, "The identity provider configuration is not found: \(providerID.prefix(100))")
+        }
+        guard let idToken else {
+            throw ActionError.notImplemented("The Auth Emulator only supports sign-in with credentials (id_token required).")
+        }
+        guard let token = ProviderIDToken.unverified(idToken) else {
+            throw ActionError(.invalidIDPResponse, "Unable to parse id_token: \(idToken.prefix(100))")
+        }
+        guard let sub = token.claims.sub, !sub.isEmpty else {
+            throw ActionError(.invalidIDPResponse, "Invalid Idp Response: id_token missing required fields. ((Missing \"sub\" field.))")
+        }
+        return ProviderAssertion(providerID: providerID, token: token)
+    }
+}
+
+/// What a protocol checked for `signInWithIdp`: the assertion, and the provider's tokens answered
+/// beside it (`oauthIdToken`, `oauthAccessToken`, `oauthExpireIn`).
+struct ProviderCredential: Sendable {
+    var assertion: ProviderAssertion
+    var idToken: String?
+    var accessToken: String?
+    var expiresIn: Int?
 }
 
 /// `pendingToken`s: a checked assertion an app may present again within an hour (to link it after

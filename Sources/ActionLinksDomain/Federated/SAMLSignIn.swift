@@ -20,38 +20,62 @@ import Logging
 ///
 /// On a development server a provider that is not configured is taken the emulator's way: an
 /// unsigned `id_token` for the subject and an optional JSON `SAMLResponse`.
-extension FederatedSignInService {
+struct SAMLSignIn: Sendable {
+    /// The configured SAML providers.
+    let configured: [SAMLProviderSettings]
+    /// A development server, where a provider that is not configured is taken the emulator's way.
+    let development: Bool
+    let flows: FederatedFlows
+    let tenants: TenantDirectory
+    let accounts: FederatedAccounts
+    let clock: any ServiceClock
+    let logger: Logger
+
+    init(
+        settings: ServiceSettings, flows: FederatedFlows, tenants: TenantDirectory, accounts: FederatedAccounts, clock: any ServiceClock,
+        logger: Logger
+    ) {
+        configured = settings.samlProviders
+        development = settings.server.development
+        self.flows = flows
+        self.tenants = tenants
+        self.accounts = accounts
+        self.clock = clock
+        self.logger = logger
+    }
+
     /// Whether `providerID` names a SAML provider.
     static func isSAML(_ providerID: String) -> Bool { providerID.hasPrefix("saml.") }
 
-    /// The configured SAML provider `id`, if sign-ins with it are offered (`OPERATION_NOT_ALLOWED`
-    /// otherwise).
-    func enabledSAMLProvider(_ id: String) throws(ActionError) -> SAMLProviderSettings {
-        guard let provider = settings.samlProviders.first(where: { $0.id == id }), provider.enabled else {
-            throw ActionError(.operationNotAllowed, "The identity provider configuration is not found or is disabled: \(id.prefix(100))")
-        }
-        return provider
+    /// Whether the provider's answer to the handler is SAML's: the IdP's form (HTTP-POST binding)
+    /// carries a `SAMLResponse`.
+    static func isResponse(_ parameters: [String: String]) -> Bool { parameters["SAMLResponse"] != nil }
+
+    /// Whether a `signInWithIdp` `requestUri` is SAML's: a `SAMLResponse`, or a `saml.` provider.
+    static func isCredential(_ parameters: [String: String]) -> Bool {
+        isResponse(parameters) || parameters["providerId"].map { isSAML($0.lowercased()) } == true
     }
+
+    /// Refuses `id` when it is configured and its sign-ins are not offered.
+    func checkOffered(_ id: String) throws(ActionError) { try configured.checkOffered(id) }
 
     // MARK: - Starting a flow
 
     /// Stores a new flow and answers the IdP's single sign-on URL with the AuthnRequest and the
     /// `RelayState` (the flow's state).
-    func samlAuthorizationURL(for start: Start) async throws(ActionError) -> String {
-        let provider = try enabledSAMLProvider(start.providerID)
-        let tenant = try await accountService.tenants.policy(for: start.tenantID)
+    func authorizationURL(for start: FederatedSignInService.Start) async throws(ActionError) -> String {
+        let provider = try configured.enabled(start.providerID)
+        let tenant = try await tenants.policy(for: start.tenantID)
         try tenant.checkEnabled()
         let now = clock.now
         let state = Secrets.token()
         let request = SAMLAuthnRequest(
             id: SAMLAuthnRequest.newID(), issueInstant: now.milliseconds, destination: provider.ssoURL,
             assertionConsumerServiceURL: provider.callbackURI, issuer: provider.spEntityID)
-        let flow = FederatedFlow(
-            stateHash: FederatedFlow.hash(state), tenantID: tenant.tenantID, providerID: provider.id, kind: start.kind,
-            returnTo: start.returnTo, eventID: start.eventID, authType: start.authType, sessionHash: start.sessionHash,
-            bindingHash: start.bindingHash, nonce: request.id, codeVerifier: nil, redirectURI: provider.callbackURI, createdAt: now,
-            expiresAt: now + FederatedFlow.lifetime, androidPublicKey: start.androidPublicKey)
-        try await flows.start(flow)
+        try await flows.start(
+            start.flow(
+                state: state, tenantID: tenant.tenantID, providerID: provider.id, nonce: request.id, codeVerifier: nil,
+                redirectURI: provider.callbackURI, now: now))
         return request.redirectURL(relayState: state)
     }
 
@@ -59,7 +83,9 @@ extension FederatedSignInService {
 
     /// The IdP's POST to the handler: checked against its flow as an OpenID Connect answer is (live,
     /// unused, not returned before, this browser's), the response's hash kept for `signInWithIdp`.
-    func samlReturned(parameters: [String: String], query: String, binding: String?) async throws(ActionError) -> Return {
+    func returned(parameters: [String: String], query: String, binding: String?) async throws(ActionError)
+        -> FederatedSignInService.Return
+    {
         guard let relayState = parameters["RelayState"], !relayState.isEmpty else {
             throw ActionError(.invalidIDPResponse, "the SAML response has no RelayState: only sign-ins this server started are accepted")
         }
@@ -74,14 +100,11 @@ extension FederatedSignInService {
         case .authURI:
             return .redirect(URLText.url(flow.returnTo, adding: [("SAMLResponse", response), ("RelayState", relayState)]))
         case .webPage:
-            return .redirect(await completeSAMLWebPage(flow, response: response))
-        }
-    }
-
-    /// A web page's SAML flow, completed here (``completeWebPage(_:what:assertion:)``).
-    func completeSAMLWebPage(_ flow: FederatedFlow, response: String) async -> String {
-        await completeWebPage(flow, what: "SAML sign-in") { () async throws(ActionError) -> ProviderAssertion in
-            try await self.checkSAMLResponse(response, flow: flow)
+            return .redirect(
+                await accounts.completeWebPage(flow, what: "SAML sign-in") { () async throws(ActionError) -> ProviderAssertion in
+                    try await flows.consume(flow)
+                    return try await check(response, flow: flow)
+                })
         }
     }
 
@@ -89,8 +112,8 @@ extension FederatedSignInService {
 
     /// Checks a `SAMLResponse` against its flow's provider and request, and uses its assertion ID
     /// (a second use is refused).
-    func checkSAMLResponse(_ encoded: String, flow: FederatedFlow) async throws(ActionError) -> ProviderAssertion {
-        let provider = try enabledSAMLProvider(flow.providerID)
+    func check(_ encoded: String, flow: FederatedFlow) async throws(ActionError) -> ProviderAssertion {
+        let provider = try configured.enabled(flow.providerID)
         let expectation = SAMLExpectation(
             identityProvider: provider.idpEntityID, certificates: provider.idpCertificates, serviceProvider: provider.spEntityID,
             assertionConsumerServiceURL: flow.redirectURI, requestID: flow.nonce, now: clock.now.milliseconds)
@@ -108,22 +131,21 @@ extension FederatedSignInService {
 
     // MARK: - signInWithIdp
 
-    /// `signInWithIdp` for a SAML provider: the assertion (and the `id_token` the emulator's way
-    /// brought), or `nil` when the request is not SAML (no `SAMLResponse`, no `saml.` provider).
-    func samlAssertion(parameters: [String: String], sessionID: String?, tenantID: String) async throws(ActionError) -> (
-        assertion: ProviderAssertion, oauthIDToken: String?
-    )? {
+    /// `signInWithIdp` with a SAML `requestUri` (``isCredential(_:)``): the assertion of a response
+    /// to a sign-in this server started (and, the emulator's way, the `id_token` it brought).
+    func signInWithIdp(parameters: [String: String], sessionID: String?, tenantID: String) async throws(ActionError)
+        -> ProviderCredential
+    {
         let providerID = parameters["providerId"]?.lowercased()
-        guard parameters["SAMLResponse"] != nil || providerID.map(Self.isSAML) == true else { return nil }
         if let response = parameters["SAMLResponse"], let relayState = parameters["RelayState"], !relayState.isEmpty {
             let flow = try await flows.consume(state: relayState, answer: response, error: nil, sessionID: sessionID, tenantID: tenantID)
-            return (try await checkSAMLResponse(response, flow: flow), nil)
+            return ProviderCredential(assertion: try await check(response, flow: flow))
         }
         guard let providerID, Self.isSAML(providerID) else {
             throw ActionError(.invalidIDPResponse, "the SAML response has no RelayState: only sign-ins this server started are accepted")
         }
-        if settings.samlProviders.contains(where: { $0.id == providerID }) {
-            _ = try enabledSAMLProvider(providerID)
+        if configured.contains(where: { $0.id == providerID }) {
+            _ = try configured.enabled(providerID)
             throw ActionError(
                 .invalidIDPResponse,
                 "\(providerID) signs in with the identity provider's response to a sign-in this server started (SAMLResponse and RelayState)"
@@ -131,13 +153,13 @@ extension FederatedSignInService {
         }
         // Not configured: the emulator's way on a development server (OPERATION_NOT_ALLOWED otherwise).
         let idToken = parameters["id_token"].flatMap { $0.isEmpty ? nil : $0 }
-        var assertion = try await credential(providerID: providerID, idToken: idToken, nonce: parameters["nonce"])
+        var assertion = try ProviderAssertion.emulatorCredential(providerID: providerID, idToken: idToken, development: development)
         assertion.rawUserInfo = nil
         if let text = parameters["SAMLResponse"] {
             try Self.applyEmulatorResponse(text, to: &assertion)
         }
         assertion.emailVerified = assertion.email != nil
-        return (assertion, idToken)
+        return ProviderCredential(assertion: assertion, idToken: idToken)
     }
 
     /// The emulator's `SAMLResponse`: JSON `{assertion: {subject: {nameId}, attributeStatements}}`,
@@ -198,7 +220,7 @@ extension ProviderAssertion {
     /// The session claims of a SAML sign-in: its attributes as `firebase.sign_in_attributes` of
     /// every ID token of the session (up to 16 KiB of them; larger ones stay in `rawUserInfo` only).
     var samlSessionClaims: String? {
-        guard FederatedSignInService.isSAML(providerID), let raw = rawUserInfo, raw.utf8.count <= 16 * 1024,
+        guard SAMLSignIn.isSAML(providerID), let raw = rawUserInfo, raw.utf8.count <= 16 * 1024,
             let value = try? JSONDecoder().decode(ClaimValue.self, from: Data(raw.utf8))
         else { return nil }
         return ClaimValue.object(["firebase": .object(["sign_in_attributes": value])]).json

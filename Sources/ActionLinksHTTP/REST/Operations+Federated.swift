@@ -20,31 +20,24 @@ extension IdentityToolkitAPI {
             request.idToken = fields.idToken
             request.autoCreate = fields.autoCreate?.value ?? true
             request.tenantID = fields.tenantId
+            request.returnIdpCredential = fields.returnIdpCredential?.value == true
             request.returnRefreshToken = fields.returnRefreshToken?.value ?? false
             request.pendingIDToken = fields.pendingIdToken
-            switch try await federated.signInWithIdp(request, tenant: tenant, caller: call.caller) {
-            case .success(let answer):
-                var response = SignInWithIdpResponse(answer)
-                switch answer.outcome {
-                case .signedIn(let user):
-                    let signed = try await user.tokens(tokens, now: clock.now)
-                    response.localId = user.account.localID
-                    if user.account.email == answer.assertion.email { response.emailVerified = user.account.emailVerified }
-                    (response.idToken, response.refreshToken, response.expiresIn) = (signed.idToken, signed.refreshToken, signed.expiresIn)
-                    response.isNewUser = user.isNewUser ? true : nil
-                case .needConfirmation(let providers):
-                    response.needConfirmation = true
-                    response.verifiedProvider = providers
-                }
-                return response
-            case .failure(let refusal):
-                // Firebase answers these two with 200 and `errorMessage` when asked, so that the SDK
-                // can hand the app the credential (`credentialAlreadyInUse`, `emailAlreadyInUse`).
-                guard fields.returnIdpCredential?.value == true else { throw refusal.error }
-                var response = SignInWithIdpResponse(refusal.answer)
-                response.errorMessage = refusal.error.code.rawValue
-                return response
+            let answer = try await federated.signInWithIdp(request, tenant: tenant, caller: call.caller)
+            var response = SignInWithIdpResponse(answer)
+            switch answer.outcome {
+            case .signedIn(let user)?:
+                let signed = try await user.tokens(tokens, now: clock.now)
+                response.localId = user.account.localID
+                (response.idToken, response.refreshToken, response.expiresIn) = (signed.idToken, signed.refreshToken, signed.expiresIn)
+                response.isNewUser = user.isNewUser ? true : nil
+            case .needConfirmation(let providers)?:
+                response.needConfirmation = true
+                response.verifiedProvider = providers
+            case nil:
+                break
             }
+            return response
         }
     }
 }
@@ -100,7 +93,7 @@ struct SignInWithIdpResponse: Encodable, Sendable {
         federatedId = assertion.providerID == "google.com" ? "https://accounts.google.com/" + assertion.rawID : assertion.rawID
         providerId = assertion.providerID
         email = assertion.answeredEmail ?? assertion.email
-        emailVerified = assertion.email == nil ? nil : assertion.emailVerified
+        emailVerified = answer.emailVerified
         displayName = assertion.displayName
         fullName = assertion.displayName
         firstName = assertion.firstName
@@ -112,6 +105,7 @@ struct SignInWithIdpResponse: Encodable, Sendable {
         oauthAccessToken = answer.oauthAccessToken
         oauthExpireIn = answer.oauthExpiresIn
         pendingToken = answer.pendingToken
+        errorMessage = answer.errorMessage
         tenantId = answer.tenantID.isEmpty ? nil : answer.tenantID
     }
 }
