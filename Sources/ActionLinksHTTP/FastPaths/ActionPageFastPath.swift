@@ -3,7 +3,6 @@ import ActionLinksDomain
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import Logging
 import NIOCore
 import NIOHTTPTypes
 

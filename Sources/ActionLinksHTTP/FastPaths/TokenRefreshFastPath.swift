@@ -5,7 +5,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTPTypes
