@@ -124,7 +124,9 @@ public struct PostgresAccountStore: AccountStore {
 
     public func countAccounts(tenantID: String) async throws -> Int {
         try await database.withConnection { connection in
-            let rows = try await connection.query("SELECT count(*) FROM accounts WHERE tenant_id = \(tenantID)", logger: database.logger)
+            // The sum of the tenant's shards, as the schema's triggers keep them (v11).
+            let rows = try await connection.query(
+                "SELECT coalesce(sum(count), 0)::bigint FROM account_counts WHERE tenant_id = \(tenantID)", logger: database.logger)
             for try await count in rows.decode(Int64.self) { return Int(count) }
             return 0
         }
