@@ -7,10 +7,6 @@ import HummingbirdTesting
 import Logging
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 import ActionLinksDomain
 import ActionLinksHTTP
 import ActionLinksServer
@@ -36,74 +32,48 @@ public enum OIDCProviderMock {
         return url
     }
 
+    /// The provider, through the tests' one loopback session.
+    public static func origin() throws -> HTTPOrigin { HTTPOrigin(try url()) }
+
     /// Sets the claims the provider gives `sub` (it keeps them until it stops).
     public static func setClaims(_ sub: String, _ claims: [String: Any]) async throws {
-        var request = URLRequest(url: URL(string: try url() + "/users/" + sub)!)
-        request.httpMethod = "PUT"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: claims)
-        let (_, response) = try await Browser.session.data(for: request)
-        #expect((response as? HTTPURLResponse)?.statusCode == 204)
+        let reply = try await origin().request(
+            "PUT", "/users/" + sub, body: try JSONSerialization.data(withJSONObject: claims), headers: ["Content-Type": "application/json"])
+        #expect(reply.status == 204)
     }
 
     /// Logs `sub` in at an authorization URL (the mock's form: a POST of `sub` to the same URL) and
     /// returns where the provider sends the browser.
     public static func logIn(at authorizationURL: String, sub: String) async throws -> String {
-        var request = URLRequest(url: URL(string: authorizationURL)!)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data("sub=\(PercentEncoding.encodeComponent(sub))".utf8)
-        let (_, response) = try await Browser.session.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
-        return try #require(http.value(forHTTPHeaderField: "Location"), "the provider answered \(http.statusCode)")
+        let reply = try await HTTPOrigin.anywhere.post(authorizationURL, form: [("sub", sub)])
+        return try #require(reply.header("Location"), "the provider answered \(reply.status)")
     }
 
     /// An ID token the provider issues to `clientID` for `sub` with `nonce` (the test plays the
     /// client: authorization, login, token endpoint).
     public static func idToken(sub: String, clientID: String, nonce: String) async throws -> String {
         let redirect = "https://links.test.example/__/auth/handler"
-        let query = [
+        let query = HTMLForm.encode(pairs: [
             ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirect), ("scope", "openid email profile"),
             ("state", "s"), ("nonce", nonce),
-        ].map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+        ])
         let back = try await logIn(at: try url() + "/oauth2/authorize?" + query, sub: sub)
         let code = try #require(Browser.query(back)["code"])
-        var request = URLRequest(url: URL(string: try url() + "/oauth2/token")!)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(
-            [
+        let reply = try await origin().post(
+            "/oauth2/token",
+            form: [
                 ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect), ("client_id", clientID),
                 ("client_secret", "x"),
-            ]
-            .map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&").utf8)
-        let (data, _) = try await Browser.session.data(for: request)
-        let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        return try #require(answer["id_token"] as? String, "\(answer)")
+            ])
+        return try #require(reply.json["id_token"] as? String, "\(reply.text)")
     }
 }
 
-/// What a test needs of HTTP beyond the application's own client: a session that never follows
-/// redirects (each hop is looked at), and query parsing as the iOS SDK does it.
+/// What a test needs of a browser beyond the application's own client: query parsing as the iOS
+/// SDK does it, URLs cut to what the in-process client is given, and cookies read from answers.
+/// Its requests to the providers go through ``HTTPOrigin`` (the one loopback session: no redirect
+/// followed, each hop is looked at; no cookie kept but those a test sends).
 public enum Browser {
-    public final class NoRedirects: NSObject, URLSessionTaskDelegate {
-        public func urlSession(
-            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-            newRequest request: URLRequest,
-            completionHandler: @escaping (URLRequest?) -> Void
-        ) {
-            completionHandler(nil)
-        }
-    }
-
-    public static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        // A hang guard only, as LoopbackHTTP's: the provider stand-in (Python) answers late on a
-        // loaded machine, and late is not wrong. URLSession's own 60 s failed a full run once.
-        configuration.timeoutIntervalForRequest = 300
-        return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
-    }()
-
     /// The query of `url` split on `&` and `=` and decoded once (`+` as a space), the first of a
     /// repeated name winning, as `AuthWebUtils.dictionary(withHttpArgumentsString:)` reads it.
     public static func query(_ url: String) -> [String: String] {

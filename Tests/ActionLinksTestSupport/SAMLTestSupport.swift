@@ -8,10 +8,6 @@ import HummingbirdTesting
 import Logging
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 import ActionLinksDomain
 import ActionLinksHTTP
 import ActionLinksServer
@@ -39,10 +35,12 @@ public enum SAMLIdP {
     /// The IdP's entity ID.
     public static func entityID() throws -> String { try url() + "/metadata" }
 
+    /// The IdP, through the tests' one loopback session.
+    public static func origin() throws -> HTTPOrigin { HTTPOrigin(try url()) }
+
     /// The IdP's signing certificate, as PEM, from its metadata.
     public static func certificate() async throws -> String {
-        let (data, _) = try await Browser.session.data(from: URL(string: try entityID())!)
-        let metadata = String(decoding: data, as: UTF8.self)
+        let metadata = try await HTTPOrigin.anywhere.request("GET", try entityID()).text
         let start = try #require(metadata.range(of: "X509Certificate>"))
         let end = try #require(metadata.range(of: "</", range: start.upperBound..<metadata.endIndex))
         let body = metadata[start.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
@@ -54,14 +52,11 @@ public enum SAMLIdP {
     {
         let name = "user-" + UUID().uuidString.lowercased()
         let password = UUID().uuidString
-        var request = URLRequest(url: URL(string: try url() + "/users/" + name)!)
-        request.httpMethod = "PUT"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: [
-            "password": password, "nameId": nameID, "nameIdFormat": format, "attributes": attributes,
-        ])
-        let (_, response) = try await Browser.session.data(for: request)
-        #expect((response as? HTTPURLResponse)?.statusCode == 204)
+        let fields: [String: Any] = ["password": password, "nameId": nameID, "nameIdFormat": format, "attributes": attributes]
+        let reply = try await origin().request(
+            "PUT", "/users/" + name, body: try JSONSerialization.data(withJSONObject: fields), headers: ["Content-Type": "application/json"]
+        )
+        #expect(reply.status == 204)
         return (name, password)
     }
 
@@ -81,7 +76,7 @@ public enum SAMLIdP {
         public var body: String {
             var fields = [("SAMLResponse", samlResponse)]
             if let relayState { fields.append(("RelayState", relayState)) }
-            return fields.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+            return HTMLForm.encode(pairs: fields)
         }
 
         /// The response's XML.
@@ -96,19 +91,13 @@ public enum SAMLIdP {
     /// Takes the browser to `redirect` (the IdP's single sign-on URL with the AuthnRequest), signs
     /// in with the IdP's login form, and returns the form the IdP's page posts back.
     public static func logIn(at redirect: String, user: (String, String)) async throws -> Post {
-        let (page, response) = try await Browser.session.data(from: URL(string: redirect)!)
-        let html = String(decoding: page, as: UTF8.self)
-        #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(html)")
+        let page = try await HTTPOrigin.anywhere.request("GET", redirect)
+        let html = page.text
+        #expect(page.status == 200, "\(html)")
         let key = try #require(field("request", in: html), "\(html)")
-        var login = URLRequest(url: URL(string: try url() + "/login")!)
-        login.httpMethod = "POST"
-        login.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        login.httpBody = Data(
-            [("request", key), ("username", user.0), ("password", user.1)].map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }
-                .joined(separator: "&").utf8)
-        let (data, answer) = try await Browser.session.data(for: login)
-        let form = String(decoding: data, as: UTF8.self)
-        #expect((answer as? HTTPURLResponse)?.statusCode == 200, "\(form)")
+        let answer = try await origin().post("/login", form: [("request", key), ("username", user.0), ("password", user.1)])
+        let form = answer.text
+        #expect(answer.status == 200, "\(form)")
         let action = try #require(form.range(of: #"action="[^"]+""#, options: .regularExpression).map { form[$0].dropFirst(8).dropLast() })
         return Post(
             action: unescape(String(action)), samlResponse: try #require(field("SAMLResponse", in: form), "\(form)"),

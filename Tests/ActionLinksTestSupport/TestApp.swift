@@ -76,7 +76,7 @@ public final class TestApp: LinkDomainClient {
     public func request(_ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply {
         switch transport {
         case .live(let base):
-            return try await LoopbackHTTP.request(base: base, method, path, body: body, headers: headers)
+            return try await HTTPOrigin(base).request(method, path, body: body, headers: headers)
         case .router(let client):
             var fields = HTTPFields()
             for (name, value) in headers {
