@@ -33,10 +33,7 @@ public enum DjangoOIDCProvider {
 
     /// The provider's issuer (`http://127.0.0.1:<port>/openid`).
     public static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else {
-            throw OIDCProviderMock.Missing(variable: variable, script: "django-oidc-provider.sh")
-        }
-        return url
+        try MissingTestService.url(variable, starting: "the provider", script: "django-oidc-provider.sh", folder: "/tmp/dja")
     }
 
     /// Logs `username` in at an authorization URL as a browser would, with a cookie jar of its own

@@ -17,19 +17,9 @@ import ActionLinksStores
 public enum OIDCProviderMock {
     public static let variable = "OIDC_PROVIDER_MOCK_URL"
 
-    public struct Missing: Error, CustomStringConvertible {
-        public var variable = OIDCProviderMock.variable
-        public var script = "oidc-provider-mock.sh"
-        public var description: String {
-            "\(variable) is not set: run the tests with `bash scripts/test.sh`, or start the provider with "
-                + "`bash scripts/\(script) install && export \(variable)=$(bash scripts/\(script) start /tmp/\(script.prefix(3)))`"
-        }
-    }
-
     /// The provider's issuer (`http://127.0.0.1:<port>`, the exact host its tokens name).
     public static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
-        return url
+        try MissingTestService.url(variable, starting: "the provider", script: "oidc-provider-mock.sh", folder: "/tmp/oid")
     }
 
     /// The provider, through the tests' one loopback session.
@@ -189,20 +179,31 @@ public enum FederatedApp {
         _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         let provider = try OIDCProviderMock.url()
-        let data = TestProject.temporaryDirectory("actionlinks-federated")
+        return try await run(label: "federated", store: kind, environment: environment, clock: clock, body) { data, store in
+            configuration(provider: provider, data: data, store: store, moreProviders: moreProviders)
+        }
+    }
+
+    /// Runs `body` against the application on the configuration `configure` writes for a new data
+    /// folder and a fresh SQLite file or PostgreSQL database (``SAMLApp`` runs its own this way);
+    /// the app logs warnings as `label`.
+    public static func run<Value: Sendable>(
+        label: String, store kind: String, environment: [String: String] = [:], clock: any ServiceClock,
+        _ body: @Sendable (any TestClientProtocol) async throws -> Value,
+        configure: (_ data: URL, _ store: String) async throws -> String
+    ) async throws -> Value {
+        let data = TestProject.temporaryDirectory("actionlinks-" + label)
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: data) }
         let store =
             kind == "postgres"
             ? try await PostgresTestServer.freshDatabaseURL() : "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path
         let file = data.appendingPathComponent("actionlinks.yaml")
-        try configuration(provider: provider, data: data, store: store, moreProviders: moreProviders).write(
-            to: file, atomically: true, encoding: .utf8)
+        try await configure(data, store).write(to: file, atomically: true, encoding: .utf8)
         let loaded = try ActionLinksConfiguration.load(file: file.path, environment: environment)
-        var logger = Logger(label: "federated")
+        var logger = Logger(label: label)
         logger.logLevel = .warning
-        let app = try await LinkDomainServer.buildApplication(
-            configuration: loaded, www: Repository.www, logger: logger, clock: clock)
+        let app = try await LinkDomainServer.buildApplication(configuration: loaded, www: Repository.www, logger: logger, clock: clock)
         return try await app.test(.router, body)
     }
 

@@ -19,17 +19,9 @@ import ActionLinksStores
 public enum SAMLIdP {
     public static let variable = "SAML_IDP_URL"
 
-    public struct Missing: Error, CustomStringConvertible {
-        public var description: String {
-            "\(SAMLIdP.variable) is not set: run the tests with `bash scripts/test.sh`, or start the IdP with "
-                + "`bash scripts/saml-idp.sh install && export \(SAMLIdP.variable)=$(bash scripts/saml-idp.sh start /tmp/idp)`"
-        }
-    }
-
     /// `http://127.0.0.1:<port>`.
     public static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
-        return url
+        try MissingTestService.url(variable, starting: "the IdP", script: "saml-idp.sh", folder: "/tmp/idp")
     }
 
     /// The IdP's entity ID.
@@ -158,21 +150,11 @@ public enum SAMLApp {
         _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         let idp = try SAMLIdP.url()
-        let data = TestProject.temporaryDirectory("actionlinks-saml")
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: data) }
-        let certificate = data.appendingPathComponent("idp.pem")
-        try await SAMLIdP.certificate().write(to: certificate, atomically: true, encoding: .utf8)
-        let store =
-            kind == "postgres"
-            ? try await PostgresTestServer.freshDatabaseURL() : "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path
-        let file = data.appendingPathComponent("actionlinks.yaml")
-        try configuration(idp: idp, certificate: certificate, data: data, store: store).write(to: file, atomically: true, encoding: .utf8)
-        let loaded = try ActionLinksConfiguration.load(file: file.path, environment: [:])
-        var logger = Logger(label: "saml")
-        logger.logLevel = .warning
-        let app = try await LinkDomainServer.buildApplication(configuration: loaded, www: Repository.www, logger: logger, clock: clock)
-        return try await app.test(.router, body)
+        return try await Federated.run(label: "saml", store: kind, clock: clock, body) { data, store in
+            let certificate = data.appendingPathComponent("idp.pem")
+            try await SAMLIdP.certificate().write(to: certificate, atomically: true, encoding: .utf8)
+            return configuration(idp: idp, certificate: certificate, data: data, store: store)
+        }
     }
 
     /// The AuthnRequest in a redirect to the IdP (its XML) and the RelayState.
