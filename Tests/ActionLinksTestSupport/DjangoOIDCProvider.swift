@@ -3,7 +3,6 @@ import ActionLinksConfiguration
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Testing
 

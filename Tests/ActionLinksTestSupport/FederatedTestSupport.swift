@@ -87,8 +87,8 @@ public enum Browser {
     }
 
     /// The `name=value` of a `Set-Cookie` header.
-    public static func cookie(_ response: TestResponse) -> String? {
-        response.headers[.setCookie].map { String($0.prefix { $0 != ";" }) }
+    public static func cookie(_ response: HTTPReply) -> String? {
+        response.header("Set-Cookie").map { String($0.prefix { $0 != ";" }) }
     }
 }
 
@@ -105,8 +105,8 @@ public enum FederatedApp {
     public static let androidSHA1 = "5E:8F:16:06:2E:A3:CD:2C:4A:0D:54:78:76:BA:A6:F3:8C:AB:F6:25"
     /// The stores every flow test runs on.
     public static let stores = ["sqlite", "postgres"]
-    public static let json: HTTPFields = [.contentType: "application/json"]
-    public static let admin: HTTPFields = [.contentType: "application/json", .authorization: "Bearer owner"]
+    public static let json = ["Content-Type": "application/json"]
+    public static let admin = ["Content-Type": "application/json", "Authorization": "Bearer owner"]
 
     /// The configuration up to its `providers:` line: a development server on loopback, the
     /// project, an iOS and an Android app and tenant `team-a` (what the SAML tests share).
@@ -176,7 +176,7 @@ public enum FederatedApp {
     public static func test<Value: Sendable>(
         store kind: String = "sqlite", environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(),
         moreProviders: String = "",
-        _ body: @Sendable (any TestClientProtocol) async throws -> Value
+        _ body: @Sendable (RouterClient) async throws -> Value
     ) async throws -> Value {
         let provider = try OIDCProviderMock.url()
         return try await run(label: "federated", store: kind, environment: environment, clock: clock, body) { data, store in
@@ -189,7 +189,7 @@ public enum FederatedApp {
     /// the app logs warnings as `label`.
     public static func run<Value: Sendable>(
         label: String, store kind: String, environment: [String: String] = [:], clock: any ServiceClock,
-        _ body: @Sendable (any TestClientProtocol) async throws -> Value,
+        _ body: @Sendable (RouterClient) async throws -> Value,
         configure: (_ data: URL, _ store: String) async throws -> String
     ) async throws -> Value {
         let data = TestProject.temporaryDirectory("actionlinks-" + label)
@@ -204,7 +204,7 @@ public enum FederatedApp {
         var logger = Logger(label: label)
         logger.logLevel = .warning
         let app = try await LinkDomainServer.buildApplication(configuration: loaded, www: Repository.www, logger: logger, clock: clock)
-        return try await app.test(.router, body)
+        return try await app.test(.router) { client in try await body(RouterClient(client)) }
     }
 
     /// A new subject at the provider with these claims (a fresh one per test: the provider is shared).
@@ -239,28 +239,28 @@ public enum FederatedApp {
     /// One iOS-shaped round trip up to the app: the handler, the provider's login form, the
     /// handler again. Returns the URL the app is opened with.
     public struct Trip: Sendable {
-        public var start: TestResponse
+        public var start: HTTPReply
         public var cookie: String?
         public var providerReturn: String?
         public var appURL: String?
     }
 
     public static func iOSTrip(
-        _ client: any TestClientProtocol, provider: String, sub: String, sessionHash: String, appID: Bool = false,
+        _ client: any HTTPTarget, provider: String, sub: String, sessionHash: String, appID: Bool = false,
         path: String = "/__/auth/handler", eventID: String = "QWERTYUIOP"
     ) async throws -> Trip {
-        let start = try await client.execute(
-            uri: iOSHandlerPath(provider: provider, sessionHash: sessionHash, eventID: eventID, path: path, appID: appID), method: .get)
+        let start = try await client.request(
+            "GET", iOSHandlerPath(provider: provider, sessionHash: sessionHash, eventID: eventID, path: path, appID: appID))
         var trip = Trip(start: start, cookie: Browser.cookie(start))
-        guard start.status == .found, let authorize = start.headers[.location], authorize.hasPrefix(try OIDCProviderMock.url()) else {
+        guard start.status == 302, let authorize = start.header("Location"), authorize.hasPrefix(try OIDCProviderMock.url()) else {
             return trip
         }
         let back = try await OIDCProviderMock.logIn(at: authorize, sub: sub)
         trip.providerReturn = back
-        var headers: HTTPFields = [:]
-        if let cookie = trip.cookie { headers[.cookie] = cookie }
-        let returned = try await client.execute(uri: Browser.pathAndQuery(back), method: .get, headers: headers)
-        trip.appURL = returned.headers[.location]
+        var headers: [String: String] = [:]
+        if let cookie = trip.cookie { headers["Cookie"] = cookie }
+        let returned = try await client.request("GET", Browser.pathAndQuery(back), headers: headers)
+        trip.appURL = returned.header("Location")
         return trip
     }
 
@@ -273,20 +273,17 @@ public enum FederatedApp {
 
     /// `accounts:signInWithIdp` with a JSON body; the answer's status and object.
     public static func signInWithIdp(
-        _ client: any TestClientProtocol, _ body: [String: Any], path: String = "/v1/accounts:signInWithIdp?key=demo-api-key"
-    ) async throws -> (status: HTTPResponse.Status, json: [String: Any]) {
+        _ client: any HTTPTarget, _ body: [String: Any], path: String = "/v1/accounts:signInWithIdp?key=demo-api-key"
+    ) async throws -> (status: Int, json: [String: Any]) {
         try await post(client, path, body)
     }
 
-    public static func post(_ client: any TestClientProtocol, _ path: String, _ body: [String: Any], headers: HTTPFields = json)
-        async throws -> (
-            status: HTTPResponse.Status, json: [String: Any]
-        )
+    /// A JSON POST (with ``json``'s `Content-Type`, or `headers`); the answer's status and object.
+    public static func post(_ client: any HTTPTarget, _ path: String, _ body: [String: Any], headers: [String: String] = json)
+        async throws -> (status: Int, json: [String: Any])
     {
-        let response = try await client.execute(
-            uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
-        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
-        return (response.status, object)
+        let reply = try await client.request("POST", path, json: body, headers: headers)
+        return (reply.status, reply.json)
     }
 
     /// The Firebase error message (`CODE : detail`) of an answer.
@@ -295,7 +292,7 @@ public enum FederatedApp {
     }
 
     /// A user with a password (unverified address), signed in: (localId, idToken, refreshToken).
-    public static func passwordUser(_ client: any TestClientProtocol, email: String, password: String = "a good password") async throws -> (
+    public static func passwordUser(_ client: any HTTPTarget, email: String, password: String = "a good password") async throws -> (
         String, String, String
     ) {
         let (_, json) = try await post(
@@ -307,7 +304,7 @@ public enum FederatedApp {
     }
 
     /// The providers of an account, by lookup with its ID token.
-    public static func providers(_ client: any TestClientProtocol, idToken: String) async throws -> [String] {
+    public static func providers(_ client: any HTTPTarget, idToken: String) async throws -> [String] {
         let (_, json) = try await post(client, "/v1/accounts:lookup?key=demo-api-key", ["idToken": idToken])
         let user = (json["users"] as? [[String: Any]])?.first
         return ((user?["providerUserInfo"] as? [[String: Any]]) ?? []).compactMap { $0["providerId"] as? String }.sorted()

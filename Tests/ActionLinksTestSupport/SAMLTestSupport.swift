@@ -147,7 +147,7 @@ public enum SAMLApp {
     /// Runs `body` against the application on a fresh SQLite file or PostgreSQL database.
     public static func test<Value: Sendable>(
         store kind: String = "sqlite", clock: any ServiceClock = SystemServiceClock(),
-        _ body: @Sendable (any TestClientProtocol) async throws -> Value
+        _ body: @Sendable (RouterClient) async throws -> Value
     ) async throws -> Value {
         let idp = try SAMLIdP.url()
         return try await Federated.run(label: "saml", store: kind, clock: clock, body) { data, store in
@@ -168,20 +168,20 @@ public enum SAMLApp {
     /// One iOS-shaped round trip up to the app: the handler, the IdP's login, the IdP's post to the
     /// handler (with the browser's cookie). `change` alters the IdP's post before it arrives.
     public struct Trip: Sendable {
-        public var start: TestResponse
+        public var start: HTTPReply
         public var cookie: String?
         public var post: SAMLIdP.Post?
-        public var returned: TestResponse?
-        public var appURL: String? { returned?.headers[.location] }
+        public var returned: HTTPReply?
+        public var appURL: String? { returned?.header("Location") }
     }
 
     public static func iOSTrip(
-        _ client: any TestClientProtocol, provider: String, user: (String, String), sessionHash: String,
+        _ client: any HTTPTarget, provider: String, user: (String, String), sessionHash: String,
         change: @Sendable (SAMLIdP.Post) throws -> SAMLIdP.Post = { $0 }
     ) async throws -> Trip {
-        let start = try await client.execute(uri: Federated.iOSHandlerPath(provider: provider, sessionHash: sessionHash), method: .get)
+        let start = try await client.request("GET", Federated.iOSHandlerPath(provider: provider, sessionHash: sessionHash))
         var trip = Trip(start: start, cookie: Browser.cookie(start))
-        guard start.status == .found, let redirect = start.headers[.location], redirect.hasPrefix(try SAMLIdP.url()) else { return trip }
+        guard start.status == 302, let redirect = start.header("Location"), redirect.hasPrefix(try SAMLIdP.url()) else { return trip }
         let post = try change(try await SAMLIdP.logIn(at: redirect, user: user))
         trip.post = post
         trip.returned = try await postToHandler(client, post, cookie: trip.cookie)
@@ -189,16 +189,15 @@ public enum SAMLApp {
     }
 
     /// The browser posting the IdP's form to the handler.
-    public static func postToHandler(_ client: any TestClientProtocol, _ post: SAMLIdP.Post, cookie: String?) async throws -> TestResponse {
-        var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
-        if let cookie { headers[.cookie] = cookie }
-        return try await client.execute(
-            uri: Browser.pathAndQuery(post.action), method: .post, headers: headers, body: ByteBuffer(string: post.body))
+    public static func postToHandler(_ client: any HTTPTarget, _ post: SAMLIdP.Post, cookie: String?) async throws -> HTTPReply {
+        var headers = ["Content-Type": "application/x-www-form-urlencoded"]
+        if let cookie { headers["Cookie"] = cookie }
+        return try await client.request("POST", Browser.pathAndQuery(post.action), body: Data(post.body.utf8), headers: headers)
     }
 
     /// The signed-in iOS app's `signInWithIdp` with the link it was given.
-    public static func signIn(_ client: any TestClientProtocol, trip: Trip, secret: String) async throws -> (
-        status: HTTPResponse.Status, json: [String: Any]
+    public static func signIn(_ client: any HTTPTarget, trip: Trip, secret: String) async throws -> (
+        status: Int, json: [String: Any]
     ) {
         let link = try #require(Federated.link(in: trip.appURL ?? "").link, "\(trip.appURL ?? "no app URL")")
         return try await Federated.signInWithIdp(
