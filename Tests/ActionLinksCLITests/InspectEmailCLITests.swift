@@ -171,10 +171,8 @@ struct InspectSignInCodeTests {
             #expect(human.stdout.contains("  after    \"\(sentence)\""))
 
             // It is the code: the server exchanges it for the mail's link.
-            let exchange = try await app.request(
-                "POST", "/v1/signInCodes:exchange?key=\(TestProject.apiKey)",
-                body: try JSONSerialization.data(withJSONObject: ["email": "pia@example.com", "code": code]),
-                headers: ["Content-Type": "application/json"])
+            let exchange = try await app.post(
+                "/v1/signInCodes:exchange?key=\(TestProject.apiKey)", ["email": "pia@example.com", "code": code])
             #expect(exchange.status == 200, "\(exchange.text)")
             let link = try #require(exchange.json["emailLink"] as? String)
             #expect(json.results.first?["input"] as? String == link)

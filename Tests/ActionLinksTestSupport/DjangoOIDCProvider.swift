@@ -3,13 +3,8 @@ import ActionLinksConfiguration
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Testing
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 import ActionLinksDomain
 import ActionLinksHTTP
@@ -37,64 +32,51 @@ public enum DjangoOIDCProvider {
 
     /// The provider's issuer (`http://127.0.0.1:<port>/openid`).
     public static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else {
-            throw OIDCProviderMock.Missing(variable: variable, script: "django-oidc-provider.sh")
-        }
-        return url
+        try MissingTestService.url(variable, starting: "the provider", script: "django-oidc-provider.sh", folder: "/tmp/dja")
     }
 
-    /// Logs `username` in at an authorization URL as a browser would, with a cookie jar of its own:
-    /// the provider sends the browser to its login form, the form is posted with its CSRF token,
-    /// and the authorization URL, now with a session, answers with a redirect to the client.
-    /// Returns where the provider sends the browser then.
+    /// Logs `username` in at an authorization URL as a browser would, with a cookie jar of its own
+    /// on top of the tests' one loopback session (which keeps none): the provider sends the browser
+    /// to its login form, the form is posted with its CSRF token, and the authorization URL, now
+    /// with a session, answers with a redirect to the client. Returns where the provider sends the
+    /// browser then.
     public static func logIn(at authorizationURL: String, username: String) async throws -> String {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.timeoutIntervalForRequest = 120
-        let session = URLSession(configuration: configuration, delegate: Browser.NoRedirects(), delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
         var cookies: [String: String] = [:]
 
-        func send(_ url: URL, form: [(String, String)]? = nil) async throws -> (HTTPURLResponse, String) {
-            var request = URLRequest(url: url)
-            if let form {
-                request.httpMethod = "POST"
-                request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-                request.httpBody = Data(form.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&").utf8)
-            }
+        func send(_ url: URL, form: [(String, String)]? = nil) async throws -> HTTPReply {
+            var headers: [String: String] = [:]
             if !cookies.isEmpty {
-                request.setValue(
-                    cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "), forHTTPHeaderField: "Cookie"
-                )
+                headers["Cookie"] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
             }
-            let (data, response) = try await session.data(for: request)
-            let http = try #require(response as? HTTPURLResponse)
-            let fields = http.allHeaderFields.compactMap { ($0.key as? String)?.lowercased() == "set-cookie" ? $0.value as? String : nil }
-            for name in ["csrftoken", "sessionid"] {
-                for field in fields {
+            let reply =
+                if let form {
+                    try await HTTPOrigin.anywhere.post(url.absoluteString, form: form, headers: headers)
+                } else {
+                    try await HTTPOrigin.anywhere.request("GET", url.absoluteString, headers: headers)
+                }
+            if let field = reply.header("Set-Cookie") {
+                for name in ["csrftoken", "sessionid"] {
                     guard let start = field.range(of: name + "=") else { continue }
                     cookies[name] = String(field[start.upperBound...].prefix { $0 != ";" && $0 != "," && $0 != " " })
                 }
             }
-            return (http, String(decoding: data, as: UTF8.self))
+            return reply
         }
-        func location(_ response: HTTPURLResponse, from url: URL) throws -> URL {
-            let location = try #require(response.value(forHTTPHeaderField: "Location"), "the provider answered \(response.statusCode)")
+        func location(_ reply: HTTPReply, from url: URL) throws -> URL {
+            let location = try #require(reply.header("Location"), "the provider answered \(reply.status)")
             return try #require(URL(string: location, relativeTo: url)?.absoluteURL)
         }
 
         let authorize = try #require(URL(string: authorizationURL))
-        let (toLogin, _) = try await send(authorize)
+        let toLogin = try await send(authorize)
         let loginURL = try location(toLogin, from: authorize)
         #expect(loginURL.path.hasPrefix("/accounts/login"), "\(loginURL)")
-        let (_, form) = try await send(loginURL)
+        let form = try await send(loginURL).text
         let marker = try #require(form.range(of: #"name="csrfmiddlewaretoken" value=""#), "no CSRF token in the login form")
         let token = String(form[marker.upperBound...].prefix { $0 != "\"" })
-        let (loggedIn, page) = try await send(
-            loginURL, form: [("csrfmiddlewaretoken", token), ("username", username), ("password", password)])
-        #expect(loggedIn.statusCode == 302, "the login form answered \(loggedIn.statusCode): \(page.prefix(500))")
-        let (back, _) = try await send(try location(loggedIn, from: loginURL))
+        let loggedIn = try await send(loginURL, form: [("csrfmiddlewaretoken", token), ("username", username), ("password", password)])
+        #expect(loggedIn.status == 302, "the login form answered \(loggedIn.status): \(loggedIn.text.prefix(500))")
+        let back = try await send(try location(loggedIn, from: loginURL))
         return try location(back, from: authorize).absoluteString
     }
 
@@ -103,24 +85,18 @@ public enum DjangoOIDCProvider {
     /// login form, the token endpoint with `client_secret_post`).
     public static func tokens(username: String, nonce: String) async throws -> (idToken: String, accessToken: String) {
         let redirect = "https://links.test.example/__/auth/handler"
-        let query = [
+        let query = HTMLForm.encode(pairs: [
             ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirect), ("scope", "openid email profile"),
             ("state", "s"), ("nonce", nonce),
-        ].map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+        ])
         let back = try await logIn(at: try url() + "/authorize?" + query, username: username)
         let code = try #require(Browser.query(back)["code"], "\(back)")
-        var request = URLRequest(url: URL(string: try url() + "/token")!)
-        request.httpMethod = "POST"
-        request.timeoutInterval = 120
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(
-            [
+        let answer = try await HTTPOrigin(try url()).post(
+            "/token",
+            form: [
                 ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect), ("client_id", clientID),
                 ("client_secret", clientSecret),
-            ]
-            .map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&").utf8)
-        let (data, _) = try await Browser.session.data(for: request)
-        let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        return (try #require(answer["id_token"] as? String, "\(answer)"), try #require(answer["access_token"] as? String))
+            ])
+        return (try #require(answer.json["id_token"] as? String, "\(answer.text)"), try #require(answer.json["access_token"] as? String))
     }
 }

@@ -7,10 +7,6 @@ import HummingbirdTesting
 import Logging
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 import ActionLinksDomain
 import ActionLinksHTTP
 import ActionLinksServer
@@ -21,89 +17,53 @@ import ActionLinksStores
 public enum OIDCProviderMock {
     public static let variable = "OIDC_PROVIDER_MOCK_URL"
 
-    public struct Missing: Error, CustomStringConvertible {
-        public var variable = OIDCProviderMock.variable
-        public var script = "oidc-provider-mock.sh"
-        public var description: String {
-            "\(variable) is not set: run the tests with `bash scripts/test.sh`, or start the provider with "
-                + "`bash scripts/\(script) install && export \(variable)=$(bash scripts/\(script) start /tmp/\(script.prefix(3)))`"
-        }
-    }
-
     /// The provider's issuer (`http://127.0.0.1:<port>`, the exact host its tokens name).
     public static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
-        return url
+        try MissingTestService.url(variable, starting: "the provider", script: "oidc-provider-mock.sh", folder: "/tmp/oid")
     }
+
+    /// The provider, through the tests' one loopback session.
+    public static func origin() throws -> HTTPOrigin { HTTPOrigin(try url()) }
 
     /// Sets the claims the provider gives `sub` (it keeps them until it stops).
     public static func setClaims(_ sub: String, _ claims: [String: Any]) async throws {
-        var request = URLRequest(url: URL(string: try url() + "/users/" + sub)!)
-        request.httpMethod = "PUT"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: claims)
-        let (_, response) = try await Browser.session.data(for: request)
-        #expect((response as? HTTPURLResponse)?.statusCode == 204)
+        let reply = try await origin().request(
+            "PUT", "/users/" + sub, body: try JSONSerialization.data(withJSONObject: claims), headers: ["Content-Type": "application/json"])
+        #expect(reply.status == 204)
     }
 
     /// Logs `sub` in at an authorization URL (the mock's form: a POST of `sub` to the same URL) and
     /// returns where the provider sends the browser.
     public static func logIn(at authorizationURL: String, sub: String) async throws -> String {
-        var request = URLRequest(url: URL(string: authorizationURL)!)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data("sub=\(PercentEncoding.encodeComponent(sub))".utf8)
-        let (_, response) = try await Browser.session.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
-        return try #require(http.value(forHTTPHeaderField: "Location"), "the provider answered \(http.statusCode)")
+        let reply = try await HTTPOrigin.anywhere.post(authorizationURL, form: [("sub", sub)])
+        return try #require(reply.header("Location"), "the provider answered \(reply.status)")
     }
 
     /// An ID token the provider issues to `clientID` for `sub` with `nonce` (the test plays the
     /// client: authorization, login, token endpoint).
     public static func idToken(sub: String, clientID: String, nonce: String) async throws -> String {
         let redirect = "https://links.test.example/__/auth/handler"
-        let query = [
+        let query = HTMLForm.encode(pairs: [
             ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirect), ("scope", "openid email profile"),
             ("state", "s"), ("nonce", nonce),
-        ].map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+        ])
         let back = try await logIn(at: try url() + "/oauth2/authorize?" + query, sub: sub)
         let code = try #require(Browser.query(back)["code"])
-        var request = URLRequest(url: URL(string: try url() + "/oauth2/token")!)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(
-            [
+        let reply = try await origin().post(
+            "/oauth2/token",
+            form: [
                 ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect), ("client_id", clientID),
                 ("client_secret", "x"),
-            ]
-            .map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&").utf8)
-        let (data, _) = try await Browser.session.data(for: request)
-        let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        return try #require(answer["id_token"] as? String, "\(answer)")
+            ])
+        return try #require(reply.json["id_token"] as? String, "\(reply.text)")
     }
 }
 
-/// What a test needs of HTTP beyond the application's own client: a session that never follows
-/// redirects (each hop is looked at), and query parsing as the iOS SDK does it.
+/// What a test needs of a browser beyond the application's own client: query parsing as the iOS
+/// SDK does it, URLs cut to what the in-process client is given, and cookies read from answers.
+/// Its requests to the providers go through ``HTTPOrigin`` (the one loopback session: no redirect
+/// followed, each hop is looked at; no cookie kept but those a test sends).
 public enum Browser {
-    public final class NoRedirects: NSObject, URLSessionTaskDelegate {
-        public func urlSession(
-            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-            newRequest request: URLRequest,
-            completionHandler: @escaping (URLRequest?) -> Void
-        ) {
-            completionHandler(nil)
-        }
-    }
-
-    public static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        // A hang guard only, as LoopbackHTTP's: the provider stand-in (Python) answers late on a
-        // loaded machine, and late is not wrong. URLSession's own 60 s failed a full run once.
-        configuration.timeoutIntervalForRequest = 300
-        return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
-    }()
-
     /// The query of `url` split on `&` and `=` and decoded once (`+` as a space), the first of a
     /// repeated name winning, as `AuthWebUtils.dictionary(withHttpArgumentsString:)` reads it.
     public static func query(_ url: String) -> [String: String] {
@@ -127,8 +87,8 @@ public enum Browser {
     }
 
     /// The `name=value` of a `Set-Cookie` header.
-    public static func cookie(_ response: TestResponse) -> String? {
-        response.headers[.setCookie].map { String($0.prefix { $0 != ";" }) }
+    public static func cookie(_ response: HTTPReply) -> String? {
+        response.header("Set-Cookie").map { String($0.prefix { $0 != ";" }) }
     }
 }
 
@@ -145,8 +105,8 @@ public enum FederatedApp {
     public static let androidSHA1 = "5E:8F:16:06:2E:A3:CD:2C:4A:0D:54:78:76:BA:A6:F3:8C:AB:F6:25"
     /// The stores every flow test runs on.
     public static let stores = ["sqlite", "postgres"]
-    public static let json: HTTPFields = [.contentType: "application/json"]
-    public static let admin: HTTPFields = [.contentType: "application/json", .authorization: "Bearer owner"]
+    public static let json = ["Content-Type": "application/json"]
+    public static let admin = ["Content-Type": "application/json", "Authorization": "Bearer owner"]
 
     /// The configuration up to its `providers:` line: a development server on loopback, the
     /// project, an iOS and an Android app and tenant `team-a` (what the SAML tests share).
@@ -216,24 +176,35 @@ public enum FederatedApp {
     public static func test<Value: Sendable>(
         store kind: String = "sqlite", environment: [String: String] = [:], clock: any ServiceClock = SystemServiceClock(),
         moreProviders: String = "",
-        _ body: @Sendable (any TestClientProtocol) async throws -> Value
+        _ body: @Sendable (RouterClient) async throws -> Value
     ) async throws -> Value {
         let provider = try OIDCProviderMock.url()
-        let data = TestProject.temporaryDirectory("actionlinks-federated")
+        return try await run(label: "federated", store: kind, environment: environment, clock: clock, body) { data, store in
+            configuration(provider: provider, data: data, store: store, moreProviders: moreProviders)
+        }
+    }
+
+    /// Runs `body` against the application on the configuration `configure` writes for a new data
+    /// folder and a fresh SQLite file or PostgreSQL database (``SAMLApp`` runs its own this way);
+    /// the app logs warnings as `label`.
+    public static func run<Value: Sendable>(
+        label: String, store kind: String, environment: [String: String] = [:], clock: any ServiceClock,
+        _ body: @Sendable (RouterClient) async throws -> Value,
+        configure: (_ data: URL, _ store: String) async throws -> String
+    ) async throws -> Value {
+        let data = TestProject.temporaryDirectory("actionlinks-" + label)
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: data) }
         let store =
             kind == "postgres"
             ? try await PostgresTestServer.freshDatabaseURL() : "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path
         let file = data.appendingPathComponent("actionlinks.yaml")
-        try configuration(provider: provider, data: data, store: store, moreProviders: moreProviders).write(
-            to: file, atomically: true, encoding: .utf8)
+        try await configure(data, store).write(to: file, atomically: true, encoding: .utf8)
         let loaded = try ActionLinksConfiguration.load(file: file.path, environment: environment)
-        var logger = Logger(label: "federated")
+        var logger = Logger(label: label)
         logger.logLevel = .warning
-        let app = try await LinkDomainServer.buildApplication(
-            configuration: loaded, www: Repository.www, logger: logger, clock: clock)
-        return try await app.test(.router, body)
+        let app = try await LinkDomainServer.buildApplication(configuration: loaded, www: Repository.www, logger: logger, clock: clock)
+        return try await app.test(.router) { client in try await body(RouterClient(client)) }
     }
 
     /// A new subject at the provider with these claims (a fresh one per test: the provider is shared).
@@ -268,28 +239,28 @@ public enum FederatedApp {
     /// One iOS-shaped round trip up to the app: the handler, the provider's login form, the
     /// handler again. Returns the URL the app is opened with.
     public struct Trip: Sendable {
-        public var start: TestResponse
+        public var start: HTTPReply
         public var cookie: String?
         public var providerReturn: String?
         public var appURL: String?
     }
 
     public static func iOSTrip(
-        _ client: any TestClientProtocol, provider: String, sub: String, sessionHash: String, appID: Bool = false,
+        _ client: any HTTPTarget, provider: String, sub: String, sessionHash: String, appID: Bool = false,
         path: String = "/__/auth/handler", eventID: String = "QWERTYUIOP"
     ) async throws -> Trip {
-        let start = try await client.execute(
-            uri: iOSHandlerPath(provider: provider, sessionHash: sessionHash, eventID: eventID, path: path, appID: appID), method: .get)
+        let start = try await client.request(
+            "GET", iOSHandlerPath(provider: provider, sessionHash: sessionHash, eventID: eventID, path: path, appID: appID))
         var trip = Trip(start: start, cookie: Browser.cookie(start))
-        guard start.status == .found, let authorize = start.headers[.location], authorize.hasPrefix(try OIDCProviderMock.url()) else {
+        guard start.status == 302, let authorize = start.header("Location"), authorize.hasPrefix(try OIDCProviderMock.url()) else {
             return trip
         }
         let back = try await OIDCProviderMock.logIn(at: authorize, sub: sub)
         trip.providerReturn = back
-        var headers: HTTPFields = [:]
-        if let cookie = trip.cookie { headers[.cookie] = cookie }
-        let returned = try await client.execute(uri: Browser.pathAndQuery(back), method: .get, headers: headers)
-        trip.appURL = returned.headers[.location]
+        var headers: [String: String] = [:]
+        if let cookie = trip.cookie { headers["Cookie"] = cookie }
+        let returned = try await client.request("GET", Browser.pathAndQuery(back), headers: headers)
+        trip.appURL = returned.header("Location")
         return trip
     }
 
@@ -302,20 +273,17 @@ public enum FederatedApp {
 
     /// `accounts:signInWithIdp` with a JSON body; the answer's status and object.
     public static func signInWithIdp(
-        _ client: any TestClientProtocol, _ body: [String: Any], path: String = "/v1/accounts:signInWithIdp?key=demo-api-key"
-    ) async throws -> (status: HTTPResponse.Status, json: [String: Any]) {
+        _ client: any HTTPTarget, _ body: [String: Any], path: String = "/v1/accounts:signInWithIdp?key=demo-api-key"
+    ) async throws -> (status: Int, json: [String: Any]) {
         try await post(client, path, body)
     }
 
-    public static func post(_ client: any TestClientProtocol, _ path: String, _ body: [String: Any], headers: HTTPFields = json)
-        async throws -> (
-            status: HTTPResponse.Status, json: [String: Any]
-        )
+    /// A JSON POST (with ``json``'s `Content-Type`, or `headers`); the answer's status and object.
+    public static func post(_ client: any HTTPTarget, _ path: String, _ body: [String: Any], headers: [String: String] = json)
+        async throws -> (status: Int, json: [String: Any])
     {
-        let response = try await client.execute(
-            uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
-        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
-        return (response.status, object)
+        let reply = try await client.request("POST", path, json: body, headers: headers)
+        return (reply.status, reply.json)
     }
 
     /// The Firebase error message (`CODE : detail`) of an answer.
@@ -324,7 +292,7 @@ public enum FederatedApp {
     }
 
     /// A user with a password (unverified address), signed in: (localId, idToken, refreshToken).
-    public static func passwordUser(_ client: any TestClientProtocol, email: String, password: String = "a good password") async throws -> (
+    public static func passwordUser(_ client: any HTTPTarget, email: String, password: String = "a good password") async throws -> (
         String, String, String
     ) {
         let (_, json) = try await post(
@@ -336,7 +304,7 @@ public enum FederatedApp {
     }
 
     /// The providers of an account, by lookup with its ID token.
-    public static func providers(_ client: any TestClientProtocol, idToken: String) async throws -> [String] {
+    public static func providers(_ client: any HTTPTarget, idToken: String) async throws -> [String] {
         let (_, json) = try await post(client, "/v1/accounts:lookup?key=demo-api-key", ["idToken": idToken])
         let user = (json["users"] as? [[String: Any]])?.first
         return ((user?["providerUserInfo"] as? [[String: Any]]) ?? []).compactMap { $0["providerId"] as? String }.sorted()

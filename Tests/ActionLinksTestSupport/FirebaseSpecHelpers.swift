@@ -77,13 +77,6 @@ public struct SpecUser: Sendable {
 }
 
 extension TestApp {
-    /// POSTs JSON to any path (with `headers`).
-    public func post(_ path: String, _ fields: [String: Any], headers: [String: String] = [:]) async throws -> HTTPReply {
-        var all = ["Content-Type": "application/json"]
-        for (name, value) in headers { all[name] = value }
-        return try await request("POST", path, body: Spec.json(fields), headers: all)
-    }
-
     /// `registerUser`: a client signs up with an address and a password.
     public func registerUser(
         email: String, password: String = Spec.password, displayName: String? = nil, tenant: String? = nil

@@ -1,3 +1,4 @@
+import ActionLinks
 import Foundation
 
 /// One HTTP answer, however it was fetched (router, live socket or the binary).
@@ -42,10 +43,8 @@ public struct TestCredentials: Sendable {
 }
 
 /// Anything that answers the link domain's HTTP requests: the application in process or the binary.
-/// The REST and form helpers are written once on top of ``request(_:_:body:headers:)``.
-public protocol LinkDomainClient: Sendable {
-    /// Sends one request; redirects are never followed and no cookie is kept.
-    func request(_ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply
+/// The REST and form helpers are written once on top of ``HTTPTarget/request(_:_:body:headers:)``.
+public protocol LinkDomainClient: HTTPTarget {
     /// The key and admin token the REST helpers use by default (the test project's unless the
     /// server was started with others, as ``StrictUpstream`` is).
     var credentials: TestCredentials { get }
@@ -53,11 +52,6 @@ public protocol LinkDomainClient: Sendable {
 
 extension LinkDomainClient {
     public var credentials: TestCredentials { .project }
-
-    /// Sends one request with no body, or with no extra header.
-    public func request(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> HTTPReply {
-        try await request(method, path, body: body, headers: headers)
-    }
 
     /// A REST call: as the admin (`Bearer <adminToken>`), or as a client with the API key `key`
     /// (by default, the server's ``credentials``).
@@ -81,10 +75,10 @@ extension LinkDomainClient {
         }
         path += operation == "create" ? "accounts" : "accounts:" + operation
         if !admin { path += "?key=" + key }
-        var all = ["Content-Type": "application/json"]
+        var all: [String: String] = [:]
         if admin { all["Authorization"] = "Bearer \(adminToken)" }
         for (name, value) in headers { all[name] = value }
-        return try await request("POST", path, body: try JSONSerialization.data(withJSONObject: fields), headers: all)
+        return try await post(path, fields, headers: all)
     }
 
     /// The path and query of a link on the test link domain, to request from this server.
@@ -154,6 +148,12 @@ public enum HTMLForm {
     /// `fields` as an `application/x-www-form-urlencoded` body.
     public static func encode(_ fields: [String: String]) -> String {
         fields.map { "\(encode(component: $0.key))=\(encode(component: $0.value))" }.joined(separator: "&")
+    }
+
+    /// `fields`, in this order, as a form body or a query, each name and value percent-encoded as
+    /// the server's own ``PercentEncoding/encodeComponent(_:)`` does.
+    public static func encode(pairs fields: [(String, String)]) -> String {
+        fields.map { "\(PercentEncoding.encodeComponent($0.0))=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
     }
 
     /// One name or value, percent-encoded for a form body or a query.

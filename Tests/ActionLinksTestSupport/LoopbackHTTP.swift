@@ -4,7 +4,9 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Requests to a server on a loopback socket through URLSession, as an app or a browser would send them.
+/// Requests to a server on a loopback socket through URLSession, as an app or a browser would send
+/// them: the one URLSession of the tests (``HTTPOrigin``, so also a live ``TestApp``, ``TestServer``
+/// and the identity providers; a browser's cookies are a jar of the test's own on top of it).
 enum LoopbackHTTP {
     /// No redirects followed and no cookies kept: a test sends exactly the cookies it means to.
     static let session: URLSession = {
@@ -17,8 +19,8 @@ enum LoopbackHTTP {
         return URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
     }()
 
-    static func request(base: String, _ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply {
-        guard let url = URL(string: base + path) else { throw TestSupportError("not a URL: \(base + path)") }
+    static func request(url text: String, _ method: String, body: Data?, headers: [String: String]) async throws -> HTTPReply {
+        guard let url = URL(string: text) else { throw TestSupportError("not a URL: \(text)") }
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body

@@ -12,17 +12,13 @@ import PostgresNIO
 public enum PostgresTestServer {
     public static let variable = "POSTGRES_TEST_URL"
 
-    public struct Missing: Error, CustomStringConvertible {
-        public var description: String {
-            "\(PostgresTestServer.variable) is not set: run the tests with `bash scripts/test.sh` (it starts a throw-away PostgreSQL cluster), "
-                + "or start one with `bash scripts/postgres-test-cluster.sh start /tmp/pg 55432` and export \(PostgresTestServer.variable) with the URL it prints"
-        }
-    }
-
     /// The server's URL, or an error that says how to get one.
     public static func baseURL() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
-        return url
+        try MissingTestService.url(
+            variable,
+            remedy: " (it starts a throw-away PostgreSQL cluster), "
+                + "or start one with `bash scripts/postgres-test-cluster.sh start /tmp/pg 55432` and export \(variable) with the URL it prints"
+        )
     }
 
     /// A client on the base database, for creating test databases; runs for the whole test process.

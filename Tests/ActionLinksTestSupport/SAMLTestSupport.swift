@@ -8,10 +8,6 @@ import HummingbirdTesting
 import Logging
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 import ActionLinksDomain
 import ActionLinksHTTP
 import ActionLinksServer
@@ -23,26 +19,20 @@ import ActionLinksStores
 public enum SAMLIdP {
     public static let variable = "SAML_IDP_URL"
 
-    public struct Missing: Error, CustomStringConvertible {
-        public var description: String {
-            "\(SAMLIdP.variable) is not set: run the tests with `bash scripts/test.sh`, or start the IdP with "
-                + "`bash scripts/saml-idp.sh install && export \(SAMLIdP.variable)=$(bash scripts/saml-idp.sh start /tmp/idp)`"
-        }
-    }
-
     /// `http://127.0.0.1:<port>`.
     public static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else { throw Missing() }
-        return url
+        try MissingTestService.url(variable, starting: "the IdP", script: "saml-idp.sh", folder: "/tmp/idp")
     }
 
     /// The IdP's entity ID.
     public static func entityID() throws -> String { try url() + "/metadata" }
 
+    /// The IdP, through the tests' one loopback session.
+    public static func origin() throws -> HTTPOrigin { HTTPOrigin(try url()) }
+
     /// The IdP's signing certificate, as PEM, from its metadata.
     public static func certificate() async throws -> String {
-        let (data, _) = try await Browser.session.data(from: URL(string: try entityID())!)
-        let metadata = String(decoding: data, as: UTF8.self)
+        let metadata = try await HTTPOrigin.anywhere.request("GET", try entityID()).text
         let start = try #require(metadata.range(of: "X509Certificate>"))
         let end = try #require(metadata.range(of: "</", range: start.upperBound..<metadata.endIndex))
         let body = metadata[start.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
@@ -54,14 +44,11 @@ public enum SAMLIdP {
     {
         let name = "user-" + UUID().uuidString.lowercased()
         let password = UUID().uuidString
-        var request = URLRequest(url: URL(string: try url() + "/users/" + name)!)
-        request.httpMethod = "PUT"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: [
-            "password": password, "nameId": nameID, "nameIdFormat": format, "attributes": attributes,
-        ])
-        let (_, response) = try await Browser.session.data(for: request)
-        #expect((response as? HTTPURLResponse)?.statusCode == 204)
+        let fields: [String: Any] = ["password": password, "nameId": nameID, "nameIdFormat": format, "attributes": attributes]
+        let reply = try await origin().request(
+            "PUT", "/users/" + name, body: try JSONSerialization.data(withJSONObject: fields), headers: ["Content-Type": "application/json"]
+        )
+        #expect(reply.status == 204)
         return (name, password)
     }
 
@@ -81,7 +68,7 @@ public enum SAMLIdP {
         public var body: String {
             var fields = [("SAMLResponse", samlResponse)]
             if let relayState { fields.append(("RelayState", relayState)) }
-            return fields.map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }.joined(separator: "&")
+            return HTMLForm.encode(pairs: fields)
         }
 
         /// The response's XML.
@@ -96,19 +83,13 @@ public enum SAMLIdP {
     /// Takes the browser to `redirect` (the IdP's single sign-on URL with the AuthnRequest), signs
     /// in with the IdP's login form, and returns the form the IdP's page posts back.
     public static func logIn(at redirect: String, user: (String, String)) async throws -> Post {
-        let (page, response) = try await Browser.session.data(from: URL(string: redirect)!)
-        let html = String(decoding: page, as: UTF8.self)
-        #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(html)")
+        let page = try await HTTPOrigin.anywhere.request("GET", redirect)
+        let html = page.text
+        #expect(page.status == 200, "\(html)")
         let key = try #require(field("request", in: html), "\(html)")
-        var login = URLRequest(url: URL(string: try url() + "/login")!)
-        login.httpMethod = "POST"
-        login.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        login.httpBody = Data(
-            [("request", key), ("username", user.0), ("password", user.1)].map { "\($0.0)=\(PercentEncoding.encodeComponent($0.1))" }
-                .joined(separator: "&").utf8)
-        let (data, answer) = try await Browser.session.data(for: login)
-        let form = String(decoding: data, as: UTF8.self)
-        #expect((answer as? HTTPURLResponse)?.statusCode == 200, "\(form)")
+        let answer = try await origin().post("/login", form: [("request", key), ("username", user.0), ("password", user.1)])
+        let form = answer.text
+        #expect(answer.status == 200, "\(form)")
         let action = try #require(form.range(of: #"action="[^"]+""#, options: .regularExpression).map { form[$0].dropFirst(8).dropLast() })
         return Post(
             action: unescape(String(action)), samlResponse: try #require(field("SAMLResponse", in: form), "\(form)"),
@@ -166,24 +147,14 @@ public enum SAMLApp {
     /// Runs `body` against the application on a fresh SQLite file or PostgreSQL database.
     public static func test<Value: Sendable>(
         store kind: String = "sqlite", clock: any ServiceClock = SystemServiceClock(),
-        _ body: @Sendable (any TestClientProtocol) async throws -> Value
+        _ body: @Sendable (RouterClient) async throws -> Value
     ) async throws -> Value {
         let idp = try SAMLIdP.url()
-        let data = TestProject.temporaryDirectory("actionlinks-saml")
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: data) }
-        let certificate = data.appendingPathComponent("idp.pem")
-        try await SAMLIdP.certificate().write(to: certificate, atomically: true, encoding: .utf8)
-        let store =
-            kind == "postgres"
-            ? try await PostgresTestServer.freshDatabaseURL() : "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path
-        let file = data.appendingPathComponent("actionlinks.yaml")
-        try configuration(idp: idp, certificate: certificate, data: data, store: store).write(to: file, atomically: true, encoding: .utf8)
-        let loaded = try ActionLinksConfiguration.load(file: file.path, environment: [:])
-        var logger = Logger(label: "saml")
-        logger.logLevel = .warning
-        let app = try await LinkDomainServer.buildApplication(configuration: loaded, www: Repository.www, logger: logger, clock: clock)
-        return try await app.test(.router, body)
+        return try await Federated.run(label: "saml", store: kind, clock: clock, body) { data, store in
+            let certificate = data.appendingPathComponent("idp.pem")
+            try await SAMLIdP.certificate().write(to: certificate, atomically: true, encoding: .utf8)
+            return configuration(idp: idp, certificate: certificate, data: data, store: store)
+        }
     }
 
     /// The AuthnRequest in a redirect to the IdP (its XML) and the RelayState.
@@ -197,20 +168,20 @@ public enum SAMLApp {
     /// One iOS-shaped round trip up to the app: the handler, the IdP's login, the IdP's post to the
     /// handler (with the browser's cookie). `change` alters the IdP's post before it arrives.
     public struct Trip: Sendable {
-        public var start: TestResponse
+        public var start: HTTPReply
         public var cookie: String?
         public var post: SAMLIdP.Post?
-        public var returned: TestResponse?
-        public var appURL: String? { returned?.headers[.location] }
+        public var returned: HTTPReply?
+        public var appURL: String? { returned?.header("Location") }
     }
 
     public static func iOSTrip(
-        _ client: any TestClientProtocol, provider: String, user: (String, String), sessionHash: String,
+        _ client: any HTTPTarget, provider: String, user: (String, String), sessionHash: String,
         change: @Sendable (SAMLIdP.Post) throws -> SAMLIdP.Post = { $0 }
     ) async throws -> Trip {
-        let start = try await client.execute(uri: Federated.iOSHandlerPath(provider: provider, sessionHash: sessionHash), method: .get)
+        let start = try await client.request("GET", Federated.iOSHandlerPath(provider: provider, sessionHash: sessionHash))
         var trip = Trip(start: start, cookie: Browser.cookie(start))
-        guard start.status == .found, let redirect = start.headers[.location], redirect.hasPrefix(try SAMLIdP.url()) else { return trip }
+        guard start.status == 302, let redirect = start.header("Location"), redirect.hasPrefix(try SAMLIdP.url()) else { return trip }
         let post = try change(try await SAMLIdP.logIn(at: redirect, user: user))
         trip.post = post
         trip.returned = try await postToHandler(client, post, cookie: trip.cookie)
@@ -218,16 +189,15 @@ public enum SAMLApp {
     }
 
     /// The browser posting the IdP's form to the handler.
-    public static func postToHandler(_ client: any TestClientProtocol, _ post: SAMLIdP.Post, cookie: String?) async throws -> TestResponse {
-        var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
-        if let cookie { headers[.cookie] = cookie }
-        return try await client.execute(
-            uri: Browser.pathAndQuery(post.action), method: .post, headers: headers, body: ByteBuffer(string: post.body))
+    public static func postToHandler(_ client: any HTTPTarget, _ post: SAMLIdP.Post, cookie: String?) async throws -> HTTPReply {
+        var headers = ["Content-Type": "application/x-www-form-urlencoded"]
+        if let cookie { headers["Cookie"] = cookie }
+        return try await client.request("POST", Browser.pathAndQuery(post.action), body: Data(post.body.utf8), headers: headers)
     }
 
     /// The signed-in iOS app's `signInWithIdp` with the link it was given.
-    public static func signIn(_ client: any TestClientProtocol, trip: Trip, secret: String) async throws -> (
-        status: HTTPResponse.Status, json: [String: Any]
+    public static func signIn(_ client: any HTTPTarget, trip: Trip, secret: String) async throws -> (
+        status: Int, json: [String: Any]
     ) {
         let link = try #require(Federated.link(in: trip.appURL ?? "").link, "\(trip.appURL ?? "no app URL")")
         return try await Federated.signInWithIdp(

@@ -64,32 +64,15 @@ public final class TestApp: LinkDomainClient {
         return base
     }
 
-    /// HummingbirdTesting's client of a router app, for tests that want typed requests and responses.
-    public var client: any TestClientProtocol {
-        guard case .router(let client) = transport else { preconditionFailure("only TestApp.router has a router client") }
-        return client
-    }
-
     /// The port a live app listens on.
     public var port: Int { Int(base.split(separator: ":").last ?? "") ?? 0 }
 
     public func request(_ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply {
         switch transport {
         case .live(let base):
-            return try await LoopbackHTTP.request(base: base, method, path, body: body, headers: headers)
+            return try await HTTPOrigin(base).request(method, path, body: body, headers: headers)
         case .router(let client):
-            var fields = HTTPFields()
-            for (name, value) in headers {
-                guard let field = HTTPField.Name(name) else { throw TestSupportError("not a header name: \(name)") }
-                fields.append(HTTPField(name: field, value: value))
-            }
-            let response = try await client.execute(
-                uri: path, method: HTTPRequest.Method(method) ?? .get, headers: fields, body: body.map { ByteBuffer(bytes: $0) })
-            var answer: [String: String] = [:]
-            for field in response.headers {
-                answer[field.name.canonicalName] = answer[field.name.canonicalName].map { $0 + ", " + field.value } ?? field.value
-            }
-            return HTTPReply(status: response.status.code, headers: answer, body: Data(buffer: response.body))
+            return try await RouterClient(client).request(method, path, body: body, headers: headers)
         }
     }
 
@@ -207,6 +190,30 @@ public final class TestApp: LinkDomainClient {
         func removeDataDirectory() {
             if ownsDataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
         }
+    }
+}
+
+/// HummingbirdTesting's `.router` client of an application (no socket) as an ``HTTPTarget``: how a
+/// router ``TestApp`` and the federated apps (``FederatedApp/run(label:store:environment:clock:_:configure:)``)
+/// are sent requests.
+public struct RouterClient: LinkDomainClient {
+    let client: any TestClientProtocol
+
+    public init(_ client: any TestClientProtocol) { self.client = client }
+
+    public func request(_ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply {
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            guard let field = HTTPField.Name(name) else { throw TestSupportError("not a header name: \(name)") }
+            fields.append(HTTPField(name: field, value: value))
+        }
+        let response = try await client.execute(
+            uri: path, method: HTTPRequest.Method(method) ?? .get, headers: fields, body: body.map { ByteBuffer(bytes: $0) })
+        var answer: [String: String] = [:]
+        for field in response.headers {
+            answer[field.name.canonicalName] = answer[field.name.canonicalName].map { $0 + ", " + field.value } ?? field.value
+        }
+        return HTTPReply(status: response.status.code, headers: answer, body: Data(buffer: response.body))
     }
 }
 

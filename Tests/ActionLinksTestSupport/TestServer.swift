@@ -80,7 +80,7 @@ public final class TestServer: LinkDomainClient {
     public var standardError: String { errors.text }
 
     public func request(_ method: String, _ path: String, body: Data?, headers: [String: String]) async throws -> HTTPReply {
-        try await LoopbackHTTP.request(base: base, method, path, body: body, headers: headers)
+        try await HTTPOrigin(base).request(method, path, body: body, headers: headers)
     }
 }
 

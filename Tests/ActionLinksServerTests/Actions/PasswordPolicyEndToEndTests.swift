@@ -195,10 +195,7 @@ struct PasswordPolicyEndToEndTests {
                 "passwordPolicyEnforcementState": "ENFORCE",
                 "passwordPolicyVersions": [["customStrengthOptions": ["minPasswordLength": 12, "containsNumericCharacter": true]]],
             ]
-            let created = try await app.request(
-                "POST", tenants,
-                body: try JSONSerialization.data(withJSONObject: ["allowPasswordSignup": true, "passwordPolicyConfig": config]),
-                headers: Self.admin.merging(["Content-Type": "application/json"]) { $1 })
+            let created = try await app.post(tenants, ["allowPasswordSignup": true, "passwordPolicyConfig": config], headers: Self.admin)
             let id = try #require(created.json["tenantId"] as? String, "\(created.text)")
             let shown = created.json["passwordPolicyConfig"] as? [String: Any]
             #expect(shown?["passwordPolicyEnforcementState"] as? String == "ENFORCE", "\(created.text)")
@@ -221,8 +218,7 @@ struct PasswordPolicyEndToEndTests {
             // firebase-admin's update masks name the config's fields.
             let patched = try await app.request(
                 "PATCH", "\(tenants)/\(id)?updateMask=passwordPolicyConfig.passwordPolicyEnforcementState",
-                body: try JSONSerialization.data(withJSONObject: ["passwordPolicyConfig": ["passwordPolicyEnforcementState": "OFF"]]),
-                headers: Self.admin.merging(["Content-Type": "application/json"]) { $1 })
+                json: ["passwordPolicyConfig": ["passwordPolicyEnforcementState": "OFF"]], headers: Self.admin)
             #expect(patched.status == 200, "\(patched.text)")
             let after = try await Self.policy(app, "&tenantId=\(id)")
             #expect(after.json["enforcementState"] as? String == "OFF", "\(after.text)")
@@ -230,9 +226,8 @@ struct PasswordPolicyEndToEndTests {
 
             let bad = try await app.request(
                 "PATCH", "\(tenants)/\(id)?updateMask=passwordPolicyConfig",
-                body: try JSONSerialization.data(withJSONObject: [
-                    "passwordPolicyConfig": ["passwordPolicyVersions": [["customStrengthOptions": ["minPasswordLength": 4]]]]
-                ]), headers: Self.admin.merging(["Content-Type": "application/json"]) { $1 })
+                json: ["passwordPolicyConfig": ["passwordPolicyVersions": [["customStrengthOptions": ["minPasswordLength": 4]]]]],
+                headers: Self.admin)
             #expect(
                 bad.isError("INVALID_ARGUMENT") && Self.message(bad).contains("minPasswordLength: expected 6 to 30; got 4"), "\(bad.text)")
             #expect(try await Self.policy(app, "&tenantId=\(id)").text == after.text, "nothing changed")

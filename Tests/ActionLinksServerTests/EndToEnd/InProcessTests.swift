@@ -2,9 +2,6 @@ import ActionLinks
 import ActionLinksConfiguration
 import ActionLinksTestSupport
 import Foundation
-import HTTPTypes
-import Hummingbird
-import HummingbirdTesting
 import Logging
 import Testing
 
@@ -15,27 +12,26 @@ import Testing
 
 @Suite("The application in process", .timeLimit(.minutes(5)))
 struct InProcessTests {
-    static let json: HTTPFields = [.contentType: "application/json"]
-    static let admin: HTTPFields = [.contentType: "application/json", .authorization: "Bearer owner"]
+    static let json = ["Content-Type": "application/json"]
+    static let admin = ["Content-Type": "application/json", "Authorization": "Bearer owner"]
 
     @Test("each surface's routes: 405 with Allow on a known path, Firebase's NOT_FOUND under the API, www/ and the 404 page elsewhere")
     func routes() async throws {
         try await TestApp.router { app in
-            let put = try await app.client.execute(uri: "/__/auth/action", method: .put)
-            #expect(put.status == .methodNotAllowed && put.headers[.allow] == "GET, HEAD, POST")
-            #expect(try await app.client.execute(uri: "/.well-known/assetlinks.json", method: .delete).headers[.allow] == "GET, HEAD")
-            let missing = try await app.client.execute(uri: "/v1/accounts:nothing?key=demo-api-key", method: .post, headers: Self.json)
-            #expect(missing.status == .notFound && String(buffer: missing.body).contains("NOT_FOUND"))
-            let unrouted = try await app.client.execute(uri: "/v1/nothing/at/all", method: .get)
-            #expect(unrouted.status == .notFound && unrouted.headers[.contentType]?.hasPrefix("application/json") == true)
-            let index = try await app.client.execute(uri: "/", method: .get)
-            #expect(
-                index.status == .ok && index.headers[HTTPField.Name("Content-Security-Policy")!]?.contains("default-src 'none'") == true)
-            let page = try await app.client.execute(uri: "/__/nothing", method: .get)
-            #expect(page.status == .notFound && page.headers[.contentType] == "text/html; charset=utf-8")
-            #expect(try await app.client.execute(uri: "/healthz", method: .get).status == .ok)
-            let aasa = try await app.client.execute(uri: "/.well-known/apple-app-site-association", method: .get)
-            #expect(aasa.status == .ok && String(buffer: aasa.body).contains("ABCDE12345.com.example.app"))
+            let put = try await app.request("PUT", "/__/auth/action")
+            #expect(put.status == 405 && put.header("Allow") == "GET, HEAD, POST")
+            #expect(try await app.request("DELETE", "/.well-known/assetlinks.json").header("Allow") == "GET, HEAD")
+            let missing = try await app.request("POST", "/v1/accounts:nothing?key=demo-api-key", headers: Self.json)
+            #expect(missing.status == 404 && missing.text.contains("NOT_FOUND"))
+            let unrouted = try await app.request("GET", "/v1/nothing/at/all")
+            #expect(unrouted.status == 404 && unrouted.header("Content-Type")?.hasPrefix("application/json") == true)
+            let index = try await app.request("GET", "/")
+            #expect(index.status == 200 && index.header("Content-Security-Policy")?.contains("default-src 'none'") == true)
+            let page = try await app.request("GET", "/__/nothing")
+            #expect(page.status == 404 && page.header("Content-Type") == "text/html; charset=utf-8")
+            #expect(try await app.request("GET", "/healthz").status == 200)
+            let aasa = try await app.request("GET", "/.well-known/apple-app-site-association")
+            #expect(aasa.status == 200 && aasa.text.contains("ABCDE12345.com.example.app"))
         }
     }
 
@@ -64,24 +60,22 @@ struct InProcessTests {
     @Test("a reset link issued, inspected, used and refused a second time, through the REST API")
     func resetRoundTrip() async throws {
         try await TestApp.router { app in
-            let create = try await app.client.execute(
-                uri: "/v1/projects/demo-actionlinks/accounts", method: .post, headers: Self.admin,
-                body: ByteBuffer(string: #"{"email":"ann@example.com"}"#))
-            #expect(create.status == .ok, "\(String(buffer: create.body))")
-            let sent = try await app.client.execute(
-                uri: "/v1/projects/demo-actionlinks/accounts:sendOobCode", method: .post, headers: Self.admin,
-                body: ByteBuffer(string: #"{"requestType":1,"email":"Ann@Example.com","returnOobLink":true}"#))
-            let answer = try JSONDecoder().decode([String: String].self, from: Data(buffer: sent.body))
+            let create = try await app.request(
+                "POST", "/v1/projects/demo-actionlinks/accounts", body: Data(#"{"email":"ann@example.com"}"#.utf8), headers: Self.admin)
+            #expect(create.status == 200, "\(create.text)")
+            let sent = try await app.request(
+                "POST", "/v1/projects/demo-actionlinks/accounts:sendOobCode",
+                body: Data(#"{"requestType":1,"email":"Ann@Example.com","returnOobLink":true}"#.utf8), headers: Self.admin)
+            let answer = try JSONDecoder().decode([String: String].self, from: sent.body)
             let code = try #require(answer["oobCode"], "\(answer)")
             #expect(answer["email"] == "ann@example.com" && ActionCodeLink.parse(answer["oobLink"] ?? "")?.mode == .resetPassword)
             let path = "/v1/accounts:resetPassword?key=demo-api-key"
-            let inspect = try await app.client.execute(
-                uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: #"{"oobCode":"\#(code)"}"#))
-            #expect(String(buffer: inspect.body).contains(#""requestType":"PASSWORD_RESET""#))
-            let body = ByteBuffer(string: #"{"oobCode":"\#(code)","newPassword":"a long new password"}"#)
-            #expect(try await app.client.execute(uri: path, method: .post, headers: Self.json, body: body).status == .ok)
-            let again = try await app.client.execute(uri: path, method: .post, headers: Self.json, body: body)
-            #expect(again.status == .badRequest && String(buffer: again.body).contains("INVALID_OOB_CODE"))
+            let inspect = try await app.request("POST", path, body: Data(#"{"oobCode":"\#(code)"}"#.utf8), headers: Self.json)
+            #expect(inspect.text.contains(#""requestType":"PASSWORD_RESET""#))
+            let body = Data(#"{"oobCode":"\#(code)","newPassword":"a long new password"}"#.utf8)
+            #expect(try await app.request("POST", path, body: body, headers: Self.json).status == 200)
+            let again = try await app.request("POST", path, body: body, headers: Self.json)
+            #expect(again.status == 400 && again.text.contains("INVALID_OOB_CODE"))
         }
     }
 
@@ -89,13 +83,12 @@ struct InProcessTests {
     func badBodies() async throws {
         try await TestApp.router { app in
             let path = "/v1/accounts:sendOobCode?key=demo-api-key"
-            func send(_ body: String, headers: HTTPFields = Self.json) async throws -> String {
-                String(
-                    buffer: try await app.client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: body)).body)
+            func send(_ body: String, headers: [String: String] = Self.json) async throws -> String {
+                try await app.request("POST", path, body: Data(body.utf8), headers: headers).text
             }
-            let cases: [(body: String, headers: HTTPFields, expected: String)] = [
+            let cases: [(body: String, headers: [String: String], expected: String)] = [
                 (#"{"requestType":"PASSWORD_RESET","email":7}"#, Self.json, "INVALID_ARGUMENT : 'email'"),
-                (#"{"requestType":"#, Self.json, "INVALID_JSON"), ("x", [.contentType: "text/plain"], "INVALID_CONTENT_TYPE"),
+                (#"{"requestType":"#, Self.json, "INVALID_JSON"), ("x", ["Content-Type": "text/plain"], "INVALID_CONTENT_TYPE"),
                 (#"{"requestType":"PASSWORD_RESET","email":"a@b.c","tenantId":"nope"}"#, Self.json, "TENANT_NOT_FOUND"),
                 (#"{"requestType":"NOT_A_TYPE","email":"a@b.c"}"#, Self.json, "INVALID_REQ_TYPE"),
             ]
@@ -110,24 +103,22 @@ struct InProcessTests {
     func expiryWithoutSleeping() async throws {
         let clock = ManualClock()
         try await TestApp.router(clock: clock) { app in
-            _ = try await app.client.execute(
-                uri: "/v1/projects/demo-actionlinks/accounts", method: .post, headers: Self.admin,
-                body: ByteBuffer(string: #"{"email":"tim@example.com"}"#))
-            let sent = try await app.client.execute(
-                uri: "/v1/projects/demo-actionlinks/accounts:sendOobCode", method: .post, headers: Self.admin,
-                body: ByteBuffer(string: #"{"requestType":"VERIFY_EMAIL","email":"tim@example.com","returnOobLink":true}"#))
-            let answer = try JSONDecoder().decode([String: String].self, from: Data(buffer: sent.body))
+            _ = try await app.request(
+                "POST", "/v1/projects/demo-actionlinks/accounts", body: Data(#"{"email":"tim@example.com"}"#.utf8), headers: Self.admin)
+            let sent = try await app.request(
+                "POST", "/v1/projects/demo-actionlinks/accounts:sendOobCode",
+                body: Data(#"{"requestType":"VERIFY_EMAIL","email":"tim@example.com","returnOobLink":true}"#.utf8), headers: Self.admin)
+            let answer = try JSONDecoder().decode([String: String].self, from: sent.body)
             let code = try #require(answer["oobCode"]), link = try #require(answer["oobLink"])
-            let check = #"{"oobCode":"\#(code)"}"#
+            let check = Data(#"{"oobCode":"\#(code)"}"#.utf8)
             let path = "/v1/accounts:resetPassword?key=demo-api-key"
             clock.advance(seconds: 72 * 3600 - 60)
-            #expect(
-                try await app.client.execute(uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: check)).status == .ok)
+            #expect(try await app.request("POST", path, body: check, headers: Self.json).status == 200)
             clock.advance(seconds: 120)
-            let late = try await app.client.execute(uri: path, method: .post, headers: Self.json, body: ByteBuffer(string: check))
-            #expect(String(buffer: late.body).contains("EXPIRED_OOB_CODE"), "\(String(buffer: late.body))")
-            let page = try await app.client.execute(uri: String(link.dropFirst("https://links.test.example".count)), method: .get)
-            #expect(page.status == .gone)
+            let late = try await app.request("POST", path, body: check, headers: Self.json)
+            #expect(late.text.contains("EXPIRED_OOB_CODE"), "\(late.text)")
+            let page = try await app.request("GET", String(link.dropFirst("https://links.test.example".count)))
+            #expect(page.status == 410)
         }
     }
 

@@ -4,7 +4,6 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 @testable import ActionLinksDomain
@@ -29,16 +28,14 @@ struct FederatedAndroidTests {
         try await App.test(store: store) { client in
             let session = Self.sessionID()
             let eventID = UUID().uuidString.lowercased()
-            let start = try await client.execute(
-                uri: Self.handlerPath(sessionID: session, eventID: eventID, publicKey: keys.publicKey), method: .get)
-            #expect(start.status == .found, "\(String(buffer: start.body))")
-            let authorize = try #require(start.headers[.location])
+            let start = try await client.request("GET", Self.handlerPath(sessionID: session, eventID: eventID, publicKey: keys.publicKey))
+            #expect(start.status == 302, "\(start.text)")
+            let authorize = try #require(start.header("Location"))
             #expect(authorize.hasPrefix(try OIDCProviderMock.url()))
             let back = try await OIDCProviderMock.logIn(at: authorize, sub: sub)
-            let page = try await client.execute(
-                uri: Browser.pathAndQuery(back), method: .get, headers: [.cookie: Browser.cookie(start) ?? ""])
-            #expect(page.status == .ok && page.headers[.location] == nil)
-            let intent = try #require(Self.intent(in: String(buffer: page.body)))
+            let page = try await client.request("GET", Browser.pathAndQuery(back), headers: ["Cookie": Browser.cookie(start) ?? ""])
+            #expect(page.status == 200 && page.header("Location") == nil)
+            let intent = try #require(Self.intent(in: page.text))
             #expect(intent.target == "intent://firebase.auth/" && intent.fields["scheme"] == "genericidp")
             #expect(intent.fields["package"] == "com.example.app")
             #expect(intent.fields["S.eventId"] == eventID && intent.fields["S.authType"] == "signInWithRedirect")
@@ -50,14 +47,14 @@ struct FederatedAndroidTests {
 
             // The SDK sends signInWithIdp the sessionId it sent the handler; another one is refused.
             let (other, mismatch) = try await App.signInWithIdp(client, ["requestUri": link, "sessionId": Self.sessionID()])
-            #expect(other == .badRequest && App.errorMessage(mismatch).hasPrefix("INVALID_IDP_RESPONSE"), "\(mismatch)")
+            #expect(other == 400 && App.errorMessage(mismatch).hasPrefix("INVALID_IDP_RESPONSE"), "\(mismatch)")
             let (status, json) = try await App.signInWithIdp(
                 client, ["requestUri": link, "sessionId": session, "returnSecureToken": true])
-            #expect(status == .ok, "\(json)")
+            #expect(status == 200, "\(json)")
             #expect(json["providerId"] as? String == "oidc.mock" && json["federatedId"] as? String == sub)
             #expect(json["isNewUser"] as? Bool == true && json["idToken"] is String)
             let (again, refused) = try await App.signInWithIdp(client, ["requestUri": link, "sessionId": session])
-            #expect(again == .badRequest && App.errorMessage(refused).hasPrefix("INVALID_IDP_RESPONSE"), "\(refused)")
+            #expect(again == 400 && App.errorMessage(refused).hasPrefix("INVALID_IDP_RESPONSE"), "\(refused)")
         }
     }
 
@@ -66,11 +63,10 @@ struct FederatedAndroidTests {
         let keys = try AndroidKeys()
         defer { keys.remove() }
         try await App.test { client in
-            let response = try await client.execute(
-                uri: Self.handlerPath(sessionID: Self.sessionID(), eventID: "e-1", publicKey: keys.publicKey, provider: "oidc.off"),
-                method: .get)
-            #expect(response.status == .ok)
-            let intent = try #require(Self.intent(in: String(buffer: response.body)))
+            let response = try await client.request(
+                "GET", Self.handlerPath(sessionID: Self.sessionID(), eventID: "e-1", publicKey: keys.publicKey, provider: "oidc.off"))
+            #expect(response.status == 200)
+            let intent = try #require(Self.intent(in: response.text))
             #expect(intent.fields["package"] == "com.example.app" && intent.fields["S.link"] == nil)
             #expect(intent.fields["S.firebaseError"]?.contains("auth/operation-not-allowed") == true, "\(intent.fields)")
             #expect(intent.fields["B.encryptionEnabled"] == "false")
@@ -97,10 +93,10 @@ struct FederatedAndroidTests {
         ]
         try await App.test { client in
             for path in unregistered + incomplete {
-                let response = try await client.execute(uri: path, method: .get)
-                #expect(response.status == .badRequest, "\(path)")
-                #expect(response.headers[.location] == nil && response.headers[.setCookie] == nil, "\(path)")
-                let named = String(buffer: response.body).contains("sha1CertFingerprints")
+                let response = try await client.request("GET", path)
+                #expect(response.status == 400, "\(path)")
+                #expect(response.header("Location") == nil && response.header("Set-Cookie") == nil, "\(path)")
+                let named = response.text.contains("sha1CertFingerprints")
                 #expect(named == unregistered.contains(path), "only an unregistered app is told so: \(path)")
             }
         }

@@ -3,7 +3,6 @@ import ActionLinksTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 @testable import ActionLinksDomain
@@ -19,9 +18,9 @@ struct FederatedAttackTests {
     typealias App = FederatedApp
 
     /// The handler's refusal: an error page, never a redirect.
-    static func isErrorPage(_ response: TestResponse) -> Bool {
-        response.status == .badRequest && response.headers[.location] == nil
-            && response.headers[.contentType] == "text/html; charset=utf-8" && String(buffer: response.body).contains("<html")
+    static func isErrorPage(_ response: HTTPReply) -> Bool {
+        response.status == 400 && response.header("Location") == nil
+            && response.header("Content-Type") == "text/html; charset=utf-8" && response.text.contains("<html")
     }
 
     @Test("a replayed state, a foreign state, a missing cookie and another browser's cookie get the error page", arguments: App.stores)
@@ -30,19 +29,19 @@ struct FederatedAttackTests {
         try await App.test(store: store) { client in
             // The victim's flow, up to the provider's answer.
             let session = App.session()
-            let start = try await client.execute(uri: App.iOSHandlerPath(provider: "oidc.mock", sessionHash: session.hash), method: .get)
+            let start = try await client.request("GET", App.iOSHandlerPath(provider: "oidc.mock", sessionHash: session.hash))
             let cookie = try #require(Browser.cookie(start))
-            let back = Browser.pathAndQuery(try await OIDCProviderMock.logIn(at: start.headers[.location] ?? "", sub: sub))
+            let back = Browser.pathAndQuery(try await OIDCProviderMock.logIn(at: start.header("Location") ?? "", sub: sub))
 
-            #expect(Self.isErrorPage(try await client.execute(uri: back, method: .get)), "no cookie")
-            let attacker = try await client.execute(uri: App.iOSHandlerPath(provider: "oidc.mock", sessionHash: session.hash), method: .get)
+            #expect(Self.isErrorPage(try await client.request("GET", back)), "no cookie")
+            let attacker = try await client.request("GET", App.iOSHandlerPath(provider: "oidc.mock", sessionHash: session.hash))
             let otherCookie = try #require(Browser.cookie(attacker))
-            #expect(Self.isErrorPage(try await client.execute(uri: back, method: .get, headers: [.cookie: otherCookie])), "another browser")
+            #expect(Self.isErrorPage(try await client.request("GET", back, headers: ["Cookie": otherCookie])), "another browser")
             let forged = back.replacingOccurrences(of: "state=", with: "state=forged")
-            #expect(Self.isErrorPage(try await client.execute(uri: forged, method: .get, headers: [.cookie: cookie])), "a foreign state")
-            let answered = try await client.execute(uri: back, method: .get, headers: [.cookie: cookie])
-            #expect(answered.headers[.location]?.hasPrefix(App.clientIDScheme + "://") == true, "the victim's own answer")
-            #expect(Self.isErrorPage(try await client.execute(uri: back, method: .get, headers: [.cookie: cookie])), "replayed")
+            #expect(Self.isErrorPage(try await client.request("GET", forged, headers: ["Cookie": cookie])), "a foreign state")
+            let answered = try await client.request("GET", back, headers: ["Cookie": cookie])
+            #expect(answered.header("Location")?.hasPrefix(App.clientIDScheme + "://") == true, "the victim's own answer")
+            #expect(Self.isErrorPage(try await client.request("GET", back, headers: ["Cookie": cookie])), "replayed")
         }
     }
 
@@ -51,17 +50,15 @@ struct FederatedAttackTests {
         let sub = try await App.subject(["email": "quinn@example.com"])
         let clock = ManualClock()
         try await App.test(clock: clock) { client in
-            let start = try await client.execute(
-                uri: App.iOSHandlerPath(provider: "oidc.mock", sessionHash: App.session().hash), method: .get)
+            let start = try await client.request("GET", App.iOSHandlerPath(provider: "oidc.mock", sessionHash: App.session().hash))
             let cookie = try #require(Browser.cookie(start))
-            let back = Browser.pathAndQuery(try await OIDCProviderMock.logIn(at: start.headers[.location] ?? "", sub: sub))
+            let back = Browser.pathAndQuery(try await OIDCProviderMock.logIn(at: start.header("Location") ?? "", sub: sub))
             let mixedUp = back + "&iss=" + PercentEncoding.encodeComponent("https://evil.example")
-            #expect(Self.isErrorPage(try await client.execute(uri: mixedUp, method: .get, headers: [.cookie: cookie])))
-            let late = try await client.execute(
-                uri: App.iOSHandlerPath(provider: "oidc.mock", sessionHash: App.session().hash), method: .get)
-            let lateBack = Browser.pathAndQuery(try await OIDCProviderMock.logIn(at: late.headers[.location] ?? "", sub: sub))
+            #expect(Self.isErrorPage(try await client.request("GET", mixedUp, headers: ["Cookie": cookie])))
+            let late = try await client.request("GET", App.iOSHandlerPath(provider: "oidc.mock", sessionHash: App.session().hash))
+            let lateBack = Browser.pathAndQuery(try await OIDCProviderMock.logIn(at: late.header("Location") ?? "", sub: sub))
             clock.advance(seconds: 601)
-            let expired = try await client.execute(uri: lateBack, method: .get, headers: [.cookie: Browser.cookie(late) ?? ""])
+            let expired = try await client.request("GET", lateBack, headers: ["Cookie": Browser.cookie(late) ?? ""])
             #expect(Self.isErrorPage(expired))
         }
     }
@@ -76,16 +73,16 @@ struct FederatedAttackTests {
             let trip = try await App.iOSTrip(client, provider: "oidc.mock", sub: sub, sessionHash: session.hash)
             let link = try #require(App.link(in: trip.appURL ?? "").link)
             let (wrong, wrongJSON) = try await App.signInWithIdp(client, ["requestUri": link, "sessionId": "ABCDEFGHIJ"])
-            #expect(wrong == .badRequest && App.errorMessage(wrongJSON).hasPrefix("INVALID_IDP_RESPONSE"), "\(wrongJSON)")
+            #expect(wrong == 400 && App.errorMessage(wrongJSON).hasPrefix("INVALID_IDP_RESPONSE"), "\(wrongJSON)")
             let (missing, missingJSON) = try await App.signInWithIdp(client, ["requestUri": link])
-            #expect(missing == .badRequest && App.errorMessage(missingJSON).hasPrefix("INVALID_IDP_RESPONSE"))
+            #expect(missing == 400 && App.errorMessage(missingJSON).hasPrefix("INVALID_IDP_RESPONSE"))
             // The code in the link swapped for another (one the attacker got for their own account).
             let code = try #require(Browser.query(link)["code"])
             let swapped = link.replacingOccurrences(of: "code=" + code, with: "code=attacker-code")
             let (swap, swapJSON) = try await App.signInWithIdp(client, ["requestUri": swapped, "sessionId": session.secret])
-            #expect(swap == .badRequest && App.errorMessage(swapJSON).hasPrefix("INVALID_IDP_RESPONSE"), "\(swapJSON)")
+            #expect(swap == 400 && App.errorMessage(swapJSON).hasPrefix("INVALID_IDP_RESPONSE"), "\(swapJSON)")
             let (right, rightJSON) = try await App.signInWithIdp(client, ["requestUri": link, "sessionId": session.secret])
-            #expect(right == .ok && rightJSON["idToken"] is String, "\(rightJSON)")
+            #expect(right == 200 && rightJSON["idToken"] is String, "\(rightJSON)")
         }
     }
 
@@ -96,7 +93,7 @@ struct FederatedAttackTests {
         let sub = try await App.subject(["email": "sam@example.com", "email_verified": true])
         let clock = ManualClock()
         try await App.test(clock: clock) { client in
-            func credential(_ token: String, nonce: String? = "n-1") async throws -> (HTTPResponse.Status, String, [String: Any]) {
+            func credential(_ token: String, nonce: String? = "n-1") async throws -> (Int, String, [String: Any]) {
                 var postBody = "providerId=oidc.mock&id_token=\(token)"
                 if let nonce { postBody += "&nonce=\(nonce)" }
                 let (status, json) = try await App.signInWithIdp(client, ["requestUri": "http://localhost", "postBody": postBody])
@@ -126,10 +123,10 @@ struct FederatedAttackTests {
             #expect(try await credential(yahoo).1.hasPrefix("INVALID_IDP_RESPONSE"))
 
             let (status, _, json) = try await credential(token)
-            #expect(status == .ok && json["federatedId"] as? String == sub && json["idToken"] is String, "\(json)")
+            #expect(status == 200 && json["federatedId"] as? String == sub && json["idToken"] is String, "\(json)")
             clock.advance(seconds: 2 * 3600)
             let (late, message, _) = try await credential(token)
-            #expect(late == .badRequest && message.contains("expired"), "\(message)")
+            #expect(late == 400 && message.contains("expired"), "\(message)")
         }
     }
 
@@ -156,11 +153,11 @@ struct FederatedAttackTests {
                 "/__/auth/handler",
             ]
             for path in paths {
-                let response = try await client.execute(uri: path, method: .get)
-                #expect(Self.isErrorPage(response), "\(path): \(response.status) \(response.headers[.location] ?? "")")
+                let response = try await client.request("GET", path)
+                #expect(Self.isErrorPage(response), "\(path): \(response.status) \(response.header("Location") ?? "")")
             }
             // The provider's error without a state (oidc-provider-mock's "deny" sends none).
-            let denied = try await client.execute(uri: "/__/auth/handler?error=access_denied", method: .get)
+            let denied = try await client.request("GET", "/__/auth/handler?error=access_denied")
             #expect(Self.isErrorPage(denied))
         }
     }
@@ -168,13 +165,12 @@ struct FederatedAttackTests {
     @Test("the user denying at the provider: the app hears auth/user-cancelled through its callback")
     func denied() async throws {
         try await App.test { client in
-            let start = try await client.execute(
-                uri: App.iOSHandlerPath(provider: "oidc.mock", sessionHash: App.session().hash), method: .get)
-            let state = try #require(Browser.query(start.headers[.location] ?? "")["state"])
-            let answer = try await client.execute(
-                uri: "/__/auth/handler?error=access_denied&state=\(PercentEncoding.encodeComponent(state))", method: .get,
-                headers: [.cookie: Browser.cookie(start) ?? ""])
-            let location = try #require(answer.headers[.location])
+            let start = try await client.request("GET", App.iOSHandlerPath(provider: "oidc.mock", sessionHash: App.session().hash))
+            let state = try #require(Browser.query(start.header("Location") ?? "")["state"])
+            let answer = try await client.request(
+                "GET", "/__/auth/handler?error=access_denied&state=\(PercentEncoding.encodeComponent(state))",
+                headers: ["Cookie": Browser.cookie(start) ?? ""])
+            let location = try #require(answer.header("Location"))
             let (link, inner) = App.link(in: location)
             #expect(link == nil && inner["firebaseError"]?.contains("auth/user-cancelled") == true && inner["eventId"] == "QWERTYUIOP")
         }

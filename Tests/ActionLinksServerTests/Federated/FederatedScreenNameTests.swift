@@ -3,7 +3,6 @@ import ActionLinksTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 @testable import ActionLinksDomain
@@ -21,7 +20,7 @@ struct FederatedScreenNameTests {
 
     /// An iOS round trip as `sub`, `signInWithIdp` with its link (which must succeed), and
     /// `accounts:lookup` of the user it signed in.
-    static func signInAndLookUp(_ client: any TestClientProtocol, sub: String) async throws -> (
+    static func signInAndLookUp(_ client: any HTTPTarget, sub: String) async throws -> (
         signIn: [String: Any], user: [String: Any]
     ) {
         let session = App.session()
@@ -30,7 +29,7 @@ struct FederatedScreenNameTests {
         let link = try #require(App.link(in: appURL).link)
         let (status, json) = try await App.signInWithIdp(
             client, ["requestUri": link, "sessionId": session.secret, "returnSecureToken": true])
-        #expect(status == .ok, "\(json)")
+        #expect(status == 200, "\(json)")
         let idToken = try #require(json["idToken"] as? String, "\(json)")
         let (_, lookup) = try await App.post(client, "/v1/accounts:lookup?key=demo-api-key", ["idToken": idToken])
         return (json, try #require((lookup["users"] as? [[String: Any]])?.first, "\(lookup)"))

@@ -4,7 +4,6 @@ import ActionLinksTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 @testable import ActionLinksDomain
@@ -23,13 +22,13 @@ struct SAMLAttackTests {
 
     /// `signInWithIdp`'s refusal detail for an iOS trip whose IdP post `change` altered.
     static func refusal(
-        _ client: any TestClientProtocol, provider: String = "saml.corp", user: (String, String),
+        _ client: any HTTPTarget, provider: String = "saml.corp", user: (String, String),
         change: @Sendable (SAMLIdP.Post) throws -> SAMLIdP.Post = { $0 }
     ) async throws -> String {
         let session = Federated.session()
         let trip = try await App.iOSTrip(client, provider: provider, user: user, sessionHash: session.hash, change: change)
         let (status, json) = try await App.signIn(client, trip: trip, secret: session.secret)
-        #expect(status == .badRequest, "\(json)")
+        #expect(status == 400, "\(json)")
         let message = Federated.errorMessage(json)
         #expect(message.hasPrefix("INVALID_IDP_RESPONSE"), "\(json)")
         return message
@@ -55,13 +54,14 @@ struct SAMLAttackTests {
             }
             #expect(attribute.contains("signature does not verify"), "\(attribute)")
             // The web page's flow, checked by the handler: an error in the fragment, no token.
-            let start = try await client.execute(
-                uri: "/__/auth/handler?apiKey=demo-api-key&providerId=saml.corp&authType=signInViaRedirect&redirectUrl="
-                    + PercentEncoding.encodeComponent("https://app.example.com/signed-in"), method: .get)
-            let post = try await SAMLIdP.logIn(at: try #require(start.headers[.location]), user: user)
+            let start = try await client.request(
+                "GET",
+                "/__/auth/handler?apiKey=demo-api-key&providerId=saml.corp&authType=signInViaRedirect&redirectUrl="
+                    + PercentEncoding.encodeComponent("https://app.example.com/signed-in"))
+            let post = try await SAMLIdP.logIn(at: try #require(start.header("Location")), user: user)
             let forged = post.with(xml: post.xml.replacingOccurrences(of: ">eve@corp.example<", with: ">ceo@corp.example<"))
             let returned = try await App.postToHandler(client, forged, cookie: Browser.cookie(start))
-            #expect(returned.headers[.location] == "https://app.example.com/signed-in#error=auth%2Finvalid-idp-response")
+            #expect(returned.header("Location") == "https://app.example.com/signed-in#error=auth%2Finvalid-idp-response")
         }
     }
 
@@ -101,7 +101,7 @@ struct SAMLAttackTests {
                 return post.with(xml: xml.replacingCharacters(in: start.upperBound..<end.lowerBound, with: other))
             }
             let (status, json) = try await App.signIn(client, trip: trip, secret: session.secret)
-            #expect(status == .ok, "\(json)")
+            #expect(status == 200, "\(json)")
         }
     }
 
@@ -121,7 +121,7 @@ struct SAMLAttackTests {
             let target = Timestamp(milliseconds: Int64(issued.timeIntervalSince1970 * 1000)) + .seconds(7 * 60)
             clock.advance(seconds: max(0, (target - clock.now).components.seconds))
             let (status, json) = try await App.signIn(client, trip: trip, secret: session.secret)
-            #expect(status == .badRequest && Federated.errorMessage(json).contains("the assertion has expired"), "\(json)")
+            #expect(status == 400 && Federated.errorMessage(json).contains("the assertion has expired"), "\(json)")
         }
     }
 
@@ -133,11 +133,11 @@ struct SAMLAttackTests {
             let trip = try await App.iOSTrip(client, provider: "saml.corp", user: user, sessionHash: session.hash)
             let post = try #require(trip.post)
             // Posted to the handler again: the flow has returned.
-            #expect(try await App.postToHandler(client, post, cookie: trip.cookie).status == .badRequest)
+            #expect(try await App.postToHandler(client, post, cookie: trip.cookie).status == 400)
             let (status, _) = try await App.signIn(client, trip: trip, secret: session.secret)
-            #expect(status == .ok)
+            #expect(status == 200)
             let (again, againJSON) = try await App.signIn(client, trip: trip, secret: session.secret)
-            #expect(again == .badRequest && Federated.errorMessage(againJSON).hasPrefix("INVALID_IDP_RESPONSE"))
+            #expect(again == 400 && Federated.errorMessage(againJSON).hasPrefix("INVALID_IDP_RESPONSE"))
             // The old response in a new flow (the attacker's own RelayState): it answers another request.
             let message = try await Self.refusal(client, user: user) { fresh in
                 SAMLIdP.Post(action: fresh.action, samlResponse: post.samlResponse, relayState: fresh.relayState)
@@ -162,9 +162,8 @@ struct SAMLAttackTests {
         let user = try await SAMLIdP.user(nameID: "kim@corp.example")
         try await App.test { client in
             let session = Federated.session()
-            let start = try await client.execute(
-                uri: Federated.iOSHandlerPath(provider: "saml.corp", sessionHash: session.hash), method: .get)
-            let (request, relayState) = try App.authnRequest(in: try #require(start.headers[.location]))
+            let start = try await client.request("GET", Federated.iOSHandlerPath(provider: "saml.corp", sessionHash: session.hash))
+            let (request, relayState) = try App.authnRequest(in: try #require(start.header("Location")))
             // The same request (ID, ACS URL) sent by another SP the IdP knows, https://other-sp.test.example.
             let other = request.replacingOccurrences(
                 of: "<saml:Issuer>https://links.test.example</saml:Issuer>",
@@ -177,10 +176,10 @@ struct SAMLAttackTests {
             let post = try await SAMLIdP.logIn(at: redirect, user: user)
             #expect(post.xml.contains("<ns1:Audience>https://other-sp.test.example</ns1:Audience>"))
             let returned = try await App.postToHandler(client, post, cookie: Browser.cookie(start))
-            let link = try #require(Federated.link(in: returned.headers[.location] ?? "").link)
+            let link = try #require(Federated.link(in: returned.header("Location") ?? "").link)
             let (status, json) = try await Federated.signInWithIdp(client, ["requestUri": link, "sessionId": session.secret])
             #expect(
-                status == .badRequest && Federated.errorMessage(json).contains("another audience (https://other-sp.test.example)"),
+                status == 400 && Federated.errorMessage(json).contains("another audience (https://other-sp.test.example)"),
                 "\(json)")
         }
     }
@@ -225,12 +224,12 @@ struct SAMLAttackTests {
     func bindingAndUnsolicited() async throws {
         let user = try await SAMLIdP.user(nameID: "max@corp.example")
         try await App.test { client in
-            let start = try await client.execute(
-                uri: Federated.iOSHandlerPath(provider: "saml.corp", sessionHash: Federated.session().hash), method: .get)
-            let post = try await SAMLIdP.logIn(at: try #require(start.headers[.location]), user: user)
+            let start = try await client.request(
+                "GET", Federated.iOSHandlerPath(provider: "saml.corp", sessionHash: Federated.session().hash))
+            let post = try await SAMLIdP.logIn(at: try #require(start.header("Location")), user: user)
             #expect(FederatedAttackTests.isErrorPage(try await App.postToHandler(client, post, cookie: nil)), "no cookie")
-            let other = try await client.execute(
-                uri: Federated.iOSHandlerPath(provider: "saml.corp", sessionHash: Federated.session().hash), method: .get)
+            let other = try await client.request(
+                "GET", Federated.iOSHandlerPath(provider: "saml.corp", sessionHash: Federated.session().hash))
             #expect(FederatedAttackTests.isErrorPage(try await App.postToHandler(client, post, cookie: Browser.cookie(other))), "another")
             var unsolicited = post
             unsolicited.relayState = nil
@@ -239,9 +238,9 @@ struct SAMLAttackTests {
             let (status, json) = try await Federated.signInWithIdp(
                 client,
                 ["requestUri": "https://links.test.example/__/auth/handler", "postBody": unsolicited.body + "&providerId=saml.corp"])
-            #expect(status == .badRequest && Federated.errorMessage(json).hasPrefix("INVALID_IDP_RESPONSE"), "\(json)")
+            #expect(status == 400 && Federated.errorMessage(json).hasPrefix("INVALID_IDP_RESPONSE"), "\(json)")
             // The victim's own browser still completes.
-            #expect(try await App.postToHandler(client, post, cookie: Browser.cookie(start)).status == .found)
+            #expect(try await App.postToHandler(client, post, cookie: Browser.cookie(start)).status == 302)
         }
     }
 }

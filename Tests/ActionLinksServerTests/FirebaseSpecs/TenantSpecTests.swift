@@ -31,9 +31,7 @@ extension FirebaseSpecs {
 
         static func patch(_ app: TestApp, _ id: String, mask: String?, _ fields: [String: Any]) async throws -> HTTPReply {
             let query = mask.map { "?updateMask=\($0)" } ?? ""
-            return try await app.request(
-                "PATCH", tenants + "/\(id)" + query, body: Spec.json(fields),
-                headers: ["Authorization": "Bearer owner", "Content-Type": "application/json"])
+            return try await app.request("PATCH", tenants + "/\(id)" + query, json: fields, headers: ["Authorization": "Bearer owner"])
         }
 
         @Test("should create tenants (mfaConfig stays disabled: no multi-factor here)")

@@ -14,21 +14,20 @@ struct ServerVariantTests {
     func apiVariants() async throws {
         try await TestApp.router { app in
             try await app.createAccount(email: "tia@example.com")
-            let body = try JSONSerialization.data(withJSONObject: [
+            let body: [String: Any] = [
                 "requestType": "VERIFY_EMAIL", "email": "tia@example.com", "returnOobLink": true, "canHandleCodeInApp": true,
                 "androidPackageName": "com.example.app", "androidMinimumVersionCode": "7", "someFieldFromTheFuture": ["x": 1],
-            ])
-            let reply = try await app.request(
-                "POST", "/identitytoolkit.googleapis.com/v1/projects/\(TestProject.id)/accounts:sendOobCode", body: body,
-                headers: ["Content-Type": "application/json", "Authorization": "Bearer owner", "X-Firebase-Locale": "ru"])
+            ]
+            let reply = try await app.post(
+                "/identitytoolkit.googleapis.com/v1/projects/\(TestProject.id)/accounts:sendOobCode", body,
+                headers: ["Authorization": "Bearer owner", "X-Firebase-Locale": "ru"])
             #expect(reply.status == 200, "\(reply.text)")
             let oobLink = try #require(reply.json["oobLink"] as? String)
             let link = try #require(ActionCodeLink.parse(oobLink))
             #expect(link.languageCode == "ru")
-            let check = try await app.request(
-                "POST", "/identitytoolkit.googleapis.com/v1/accounts:resetPassword",
-                body: try JSONSerialization.data(withJSONObject: ["oobCode": link.oobCode]),
-                headers: ["Content-Type": "application/json", "x-goog-api-key": TestProject.apiKey])
+            let check = try await app.post(
+                "/identitytoolkit.googleapis.com/v1/accounts:resetPassword", ["oobCode": link.oobCode],
+                headers: ["x-goog-api-key": TestProject.apiKey])
             #expect(check.json["requestType"] as? String == "VERIFY_EMAIL", "\(check.text)")
             let preflight = try await app.request(
                 "OPTIONS", "/v1/accounts:sendOobCode",

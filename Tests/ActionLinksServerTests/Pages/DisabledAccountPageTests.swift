@@ -18,13 +18,7 @@ struct DisabledAccountPageTests {
             #expect(page.status == 200, "\(page.status) \(page.text)")
             var fields = try UpstreamModeTests.form(page)
             fields["email"] = email
-            func post() async throws -> HTTPReply {
-                let body = fields.map { "\(PercentEncoding.encodeComponent($0.key))=\(PercentEncoding.encodeComponent($0.value))" }
-                    .joined(separator: "&")
-                return try await app.request(
-                    "POST", ActionCodeLink.actionPath, body: Data(body.utf8),
-                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": TestProject.linkOrigin])
-            }
+            func post() async throws -> HTTPReply { try await UpstreamModeTests.post(app, fields) }
 
             let disabled = try await app.api("update", ["localId": localID, "disableUser": true], admin: true)
             #expect(disabled.status == 200, "\(disabled.text)")

@@ -197,8 +197,8 @@ struct TakeoverTests {
             let tenant = try await app.registerEnabledTenant()
             let user = try await app.registerUser(email: "tenant-user@example.com", tenant: tenant)
             let off = try await app.request(
-                "PATCH", "/v2/projects/\(TestProject.id)/tenants/\(tenant)?updateMask=disableAuth", body: Spec.json(["disableAuth": true]),
-                headers: ["Authorization": "Bearer owner", "Content-Type": "application/json"])
+                "PATCH", "/v2/projects/\(TestProject.id)/tenants/\(tenant)?updateMask=disableAuth", json: ["disableAuth": true],
+                headers: ["Authorization": "Bearer owner"])
             #expect(off.status == 200, "\(off.text)")
             let update = try await app.api("update", ["idToken": user.idToken, "displayName": "x"])
             #expect(update.isError("PROJECT_DISABLED"), "\(update.text)")

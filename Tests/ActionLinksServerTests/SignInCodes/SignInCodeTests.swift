@@ -30,9 +30,7 @@ struct SignInCodeTests {
     ) async throws -> HTTPReply {
         var fields = ["email": email, "code": code]
         if let tenant { fields["tenantId"] = tenant }
-        return try await app.request(
-            "POST", "\(prefix)/signInCodes:exchange?key=\(TestProject.apiKey)", body: try JSONSerialization.data(withJSONObject: fields),
-            headers: ["Content-Type": "application/json"].merging(headers) { $1 })
+        return try await app.post("\(prefix)/signInCodes:exchange?key=\(TestProject.apiKey)", fields, headers: headers)
     }
 
     /// A client asks for a sign-in link for `email` (mailed); returns the mail's link and code.

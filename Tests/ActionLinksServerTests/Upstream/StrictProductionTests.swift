@@ -273,10 +273,10 @@ struct StrictProductionTests {
     @Test("email-link sign-in switched off beats a bad continue URL (OPERATION_NOT_ALLOWED), as Google answers")
     func signInDisabledFirst() async throws {
         try await TestApp.router(config: try Strict.configFile()) { app in
-            let made = try await app.request(
-                "POST", "/v2/projects/\(TestProject.id)/tenants",
-                body: Spec.json(["displayName": "no-links", "enableEmailLinkSignin": false, "allowPasswordSignup": true]),
-                headers: ["Authorization": "Bearer \(Strict.adminToken)", "Content-Type": "application/json"])
+            let made = try await app.post(
+                "/v2/projects/\(TestProject.id)/tenants",
+                ["displayName": "no-links", "enableEmailLinkSignin": false, "allowPasswordSignup": true],
+                headers: ["Authorization": "Bearer \(Strict.adminToken)"])
             let tenant = try #require(made.json["tenantId"] as? String, "\(made.text)")
             for url in ["https://evil.example.net/", "/relative"] {
                 let reply = try await Self.call(

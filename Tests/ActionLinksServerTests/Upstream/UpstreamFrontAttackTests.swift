@@ -78,12 +78,12 @@ struct UpstreamFrontAttackTests {
         #expect(UpstreamModeTests.mailCount(front, to: "someone-else@example.com") == 0, "\(front.standardOutput)")
 
         // The admin (and a front without protection) is told, as Firebase tells them.
-        let admin = try await front.request(
-            "POST", "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
-            body: try JSONSerialization.data(withJSONObject: [
+        let admin = try await front.post(
+            "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
+            [
                 "requestType": "VERIFY_AND_CHANGE_EMAIL", "email": "owner-taken@example.com", "newEmail": "someone-else@example.com",
                 "returnOobLink": true,
-            ]), headers: ["Content-Type": "application/json", "Authorization": "Bearer " + UpstreamModeTests.frontAdmin])
+            ], headers: ["Authorization": "Bearer " + UpstreamModeTests.frontAdmin])
         #expect(admin.status == 400 && admin.errorCode == "EMAIL_EXISTS", "\(admin.text)")
     }
 

@@ -1,8 +1,5 @@
 import ActionLinksTestSupport
 import Foundation
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import Testing
 
 @testable import ActionLinksConfiguration
@@ -50,8 +47,7 @@ struct UpstreamMetadataServerTests {
         }
         #expect(metadata.requestsRead == 1, "one token fetch, kept for the second call: \(metadata.requestsRead)")
         // The stand-in is as strict as Google's: without Metadata-Flavor, no token.
-        let (_, bare) = try await URLSession.shared.data(from: try #require(URL(string: metadata.origin + Self.tokenPath)))
-        #expect((bare as? HTTPURLResponse)?.statusCode == 403)
+        #expect(try await HTTPOrigin(metadata.origin).request("GET", Self.tokenPath).status == 403)
 
         // Something on the metadata address that is not the metadata server: no token is taken from it.
         let impostor = try Self.metadataServer(token: Strict.adminToken, flavored: false)

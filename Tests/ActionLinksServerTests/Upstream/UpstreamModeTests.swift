@@ -85,12 +85,9 @@ struct UpstreamModeTests {
     }
 
     /// Posts `fields` as the page's form would, from the link domain.
-    static func post(_ front: TestServer, _ fields: [String: String]) async throws -> HTTPReply {
-        let body = fields.map { "\(PercentEncoding.encodeComponent($0.key))=\(PercentEncoding.encodeComponent($0.value))" }
-            .joined(separator: "&")
-        return try await front.request(
-            "POST", ActionCodeLink.actionPath, body: Data(body.utf8),
-            headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": TestProject.linkOrigin])
+    static func post(_ front: some LinkDomainClient, _ fields: [String: String]) async throws -> HTTPReply {
+        try await front.post(
+            ActionCodeLink.actionPath, form: fields.map { ($0.key, $0.value) }, headers: ["Origin": TestProject.linkOrigin])
     }
 
     static func signIn(_ upstream: TestServer, _ email: String, _ password: String) async throws -> HTTPReply {

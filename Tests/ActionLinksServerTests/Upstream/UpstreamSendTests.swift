@@ -66,10 +66,7 @@ struct UpstreamSendTests {
         #expect(clientAsks.errorCode == "INSUFFICIENT_PERMISSION", "\(clientAsks.text)")
 
         // Another project's key, a continue URL off the allow-list, and every other REST path.
-        let foreign = try await front.request(
-            "POST", "/v1/accounts:sendOobCode?key=AIzaOther",
-            body: try JSONSerialization.data(withJSONObject: ["requestType": "PASSWORD_RESET", "email": email]),
-            headers: ["Content-Type": "application/json"])
+        let foreign = try await front.post("/v1/accounts:sendOobCode?key=AIzaOther", ["requestType": "PASSWORD_RESET", "email": email])
         #expect(foreign.status == 400 && foreign.text.contains("API key not valid"), "\(foreign.text)")
         let offList = try await front.api(
             "sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": email, "continueUrl": "https://evil.example.net/"])
@@ -124,12 +121,12 @@ struct UpstreamSendTests {
         #expect(try await Upstream.post(front, stronger).status == 200)
         #expect(try await Upstream.signIn(upstream, email, "long-enough-for-the-upstream-1").status == 200)
 
-        let mobile = try await front.request(
-            "POST", "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
-            body: try JSONSerialization.data(withJSONObject: [
+        let mobile = try await front.post(
+            "/v1/projects/\(TestProject.id)/accounts:sendOobCode",
+            [
                 "requestType": "VERIFY_EMAIL", "email": email, "returnOobLink": true, "canHandleCodeInApp": true,
                 "iOSBundleId": "com.example.app", "continueUrl": "https://app.example.com/verified",
-            ]), headers: ["Content-Type": "application/json", "Authorization": "Bearer " + Upstream.frontAdmin])
+            ], headers: ["Authorization": "Bearer " + Upstream.frontAdmin])
         let link = try #require(mobile.json["oobLink"] as? String, "\(mobile.text)")
         #expect(link.hasPrefix("https://links.test.example/__/auth/links?link="))
         let onward = try await front.request("GET", try front.local(link))
@@ -182,9 +179,7 @@ struct UpstreamSendTests {
         // A tenant whose policy upstream turns on after the front read it: upstream's refusal, mapped.
         let tenants = "/v2/projects/\(TestProject.id)/tenants"
         let body = ["allowPasswordSignup": true, "passwordPolicyConfig": ["passwordPolicyEnforcementState": "OFF"]] as [String: Any]
-        let tenant = try await upstream.request(
-            "POST", tenants, body: try JSONSerialization.data(withJSONObject: body),
-            headers: admin.merging(["Content-Type": "application/json"]) { $1 })
+        let tenant = try await upstream.post(tenants, body, headers: admin)
         let tenantID = try #require(tenant.json["tenantId"] as? String, "\(tenant.text)")
         let member = try await upstream.api(
             "create", ["email": email, "password": "tenant-pass"], admin: true, tenant: tenantID)
@@ -198,8 +193,7 @@ struct UpstreamSendTests {
             ]
         ]
         let patched = try await upstream.request(
-            "PATCH", "\(tenants)/\(tenantID)?updateMask=passwordPolicyConfig", body: try JSONSerialization.data(withJSONObject: enforce),
-            headers: admin.merging(["Content-Type": "application/json"]) { $1 })
+            "PATCH", "\(tenants)/\(tenantID)?updateMask=passwordPolicyConfig", json: enforce, headers: admin)
         #expect(patched.status == 200, "\(patched.text)")
         var tenantFields = try Upstream.form(tenantPage)
         tenantFields["password"] = "letters and digits 1"

@@ -28,9 +28,7 @@ struct UpstreamSignInCodeTests {
 
     /// A client's exchange on the front.
     static func exchange(_ front: TestServer, email: String, code: String) async throws -> HTTPReply {
-        try await front.request(
-            "POST", "/v1/signInCodes:exchange?key=\(key)",
-            body: try JSONSerialization.data(withJSONObject: ["email": email, "code": code]), headers: ["Content-Type": "application/json"])
+        try await front.post("/v1/signInCodes:exchange?key=\(key)", ["email": email, "code": code])
     }
 
     @Test(
@@ -74,10 +72,7 @@ struct UpstreamSignInCodeTests {
             admin: true)
         let adminCode = try #require(admin.json["signInCode"] as? String, "\(admin.text)")
         let adminLink = try #require(admin.json["oobLink"] as? String)
-        let foreign = try await front.request(
-            "POST", "/v1/signInCodes:exchange?key=AIzaOther",
-            body: try JSONSerialization.data(withJSONObject: ["email": email, "code": adminCode]),
-            headers: ["Content-Type": "application/json"])
+        let foreign = try await front.post("/v1/signInCodes:exchange?key=AIzaOther", ["email": email, "code": adminCode])
         #expect(foreign.status == 400 && foreign.text.contains("API key not valid"), "\(foreign.text)")
         let form = try await front.request(
             "POST", "/v1/signInCodes:exchange?key=\(Self.key)", body: Data("email=\(email)&code=\(adminCode)".utf8),
