@@ -53,10 +53,12 @@ final class OpenIDProviders: Sendable {
     /// How many times a request is sent again after a kept-alive connection was closed under it.
     static let closedConnectionRetries = 8
 
-    /// Whether a request failed because its kept-alive connection was closed (`remoteConnectionClosed`)
-    /// or reset (`ECONNRESET` on a read or a write, `EPIPE` on a write) under it.
+    /// Whether a request failed because its kept-alive connection was closed (`remoteConnectionClosed`,
+    /// or NIO's `ioOnClosedChannel` when the close lands between taking the connection from the pool
+    /// and writing on it) or reset (`ECONNRESET` on a read or a write, `EPIPE` on a write) under it.
     static func isCutOff(_ error: any Error) -> Bool {
         if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
+        if let error = error as? ChannelError { return error == .ioOnClosedChannel }
         if let error = error as? IOError { return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE }
         return false
     }

@@ -3,6 +3,7 @@ import ActionLinksTestSupport
 import AsyncHTTPClient
 import Foundation
 import JWTKit
+import NIOCore
 import Testing
 
 @testable import ActionLinksConfiguration
@@ -201,6 +202,21 @@ struct FederatedUnitTests {
 }
 
 extension FederatedUnitTests {
+    /// What counts as a connection cut under a request, which is sent again: a close seen by the
+    /// client, a close that lands before the write (NIO's `ioOnClosedChannel`, seen once in a CI
+    /// run as a 503 "token endpoint could not be reached"), a reset, a broken pipe; never a
+    /// refused connection or a timeout, which another try would only repeat.
+    @Test("a closed, reset or broken kept-alive connection is tried again; a refused connection or a timeout is not")
+    func cutOffErrors() {
+        #expect(OpenIDProviders.isCutOff(HTTPClientError.remoteConnectionClosed))
+        #expect(OpenIDProviders.isCutOff(ChannelError.ioOnClosedChannel))
+        #expect(OpenIDProviders.isCutOff(IOError(errnoCode: ECONNRESET, reason: "read")))
+        #expect(OpenIDProviders.isCutOff(IOError(errnoCode: EPIPE, reason: "write")))
+        #expect(!OpenIDProviders.isCutOff(IOError(errnoCode: ECONNREFUSED, reason: "connect")))
+        #expect(!OpenIDProviders.isCutOff(HTTPClientError.deadlineExceeded))
+        #expect(!OpenIDProviders.isCutOff(ChannelError.connectTimeout(.seconds(1))))
+    }
+
     @Test(
         "a kept-alive connection the provider closes or resets as a code goes out on it: sent again until a connection answers",
         arguments: [LoopbackHTTPServer.Connections.keptAliveOnce, .keptAliveOnceReset])
