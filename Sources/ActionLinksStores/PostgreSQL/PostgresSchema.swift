@@ -362,50 +362,5 @@ extension PostgresStore {
                 "CREATE INDEX sign_in_codes_used ON sign_in_codes (used_at) WHERE used_at IS NOT NULL",
             ]
         ),
-        (
-            // SQLiteSchema.swift's v11 says why. Here the count is spread over 16 shards per
-            // tenant (by the account ID's hash), so concurrent sign-ups in one tenant rarely wait
-            // on the same row; the count is their sum. Statement-level triggers count a whole
-            // batch (an import, a tenant's deletion) in one upsert, whose rows are taken in key
-            // order so that two batches cannot deadlock. A shard may go below zero (the migration
-            // puts existing accounts in shard 0, a deletion takes them from their own shard): only
-            // the sum means anything.
-            "v11: each tenant's number of accounts, kept as they come and go",
-            [
-                """
-                CREATE TABLE account_counts (
-                    tenant_id TEXT NOT NULL,
-                    shard INTEGER NOT NULL,
-                    count BIGINT NOT NULL,
-                    PRIMARY KEY (tenant_id, shard)
-                )
-                """,
-                "INSERT INTO account_counts (tenant_id, shard, count) SELECT tenant_id, 0, count(*) FROM accounts GROUP BY tenant_id",
-                """
-                CREATE FUNCTION actionlinks_count_accounts() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN
-                    IF TG_OP = 'INSERT' THEN
-                        INSERT INTO account_counts (tenant_id, shard, count)
-                            SELECT tenant_id, hashtext(local_id) & 15, count(*) FROM counted GROUP BY 1, 2 ORDER BY 1, 2
-                            ON CONFLICT (tenant_id, shard) DO UPDATE SET count = account_counts.count + EXCLUDED.count;
-                    ELSE
-                        INSERT INTO account_counts (tenant_id, shard, count)
-                            SELECT tenant_id, hashtext(local_id) & 15, -count(*) FROM counted GROUP BY 1, 2 ORDER BY 1, 2
-                            ON CONFLICT (tenant_id, shard) DO UPDATE SET count = account_counts.count + EXCLUDED.count;
-                    END IF;
-                    RETURN NULL;
-                END
-                $$
-                """,
-                """
-                CREATE TRIGGER accounts_counted_in AFTER INSERT ON accounts
-                    REFERENCING NEW TABLE AS counted FOR EACH STATEMENT EXECUTE FUNCTION actionlinks_count_accounts()
-                """,
-                """
-                CREATE TRIGGER accounts_counted_out AFTER DELETE ON accounts
-                    REFERENCING OLD TABLE AS counted FOR EACH STATEMENT EXECUTE FUNCTION actionlinks_count_accounts()
-                """,
-            ]
-        ),
     ]
 }

@@ -92,7 +92,7 @@ public struct SQLiteAccountStore: AccountStore, ImmediateSessionLookup {
 
     /// The tenant's number of accounts, as the schema's triggers keep it (v11): a read of its
     /// count's row, however many accounts it has.
-    static let countStatement = "SELECT coalesce(sum(count), 0) FROM account_counts WHERE tenant_id = ?"
+    static let countStatement = "SELECT coalesce((SELECT count FROM account_counts WHERE tenant_id = ?), 0)"
 
     public func countAccounts(tenantID: String) async throws -> Int {
         try await pool.read { db in

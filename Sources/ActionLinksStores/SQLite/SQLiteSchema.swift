@@ -178,23 +178,23 @@ extension SQLiteDatabase {
         migrator.registerMigration("v11: each tenant's number of accounts, kept as they come and go") { db in
             // `accounts:query`'s recordsCount read every account of the tenant (count(*) over its
             // key range: 200,000 accounts, every call). The count is kept instead, by triggers, so
-            // that nothing that inserts or deletes an account can forget it. The table has
-            // PostgreSQL's shape; SQLite has one writer, so one shard (0) per tenant is enough.
+            // that nothing that inserts or deletes an account can forget it. SQLite has one writer,
+            // so the row costs no wait. PostgreSQL has no v11 and counts: there a count row is one
+            // every sign-up's transaction would hold until it commits (PostgresAccountStore's
+            // countAccounts has the measurement).
             try db.execute(
                 sql: """
                     CREATE TABLE account_counts (
-                        tenant_id TEXT NOT NULL,
-                        shard INTEGER NOT NULL,
-                        count INTEGER NOT NULL,
-                        PRIMARY KEY (tenant_id, shard)
+                        tenant_id TEXT PRIMARY KEY NOT NULL,
+                        count INTEGER NOT NULL
                     ) WITHOUT ROWID;
-                    INSERT INTO account_counts (tenant_id, shard, count) SELECT tenant_id, 0, count(*) FROM accounts GROUP BY tenant_id;
+                    INSERT INTO account_counts (tenant_id, count) SELECT tenant_id, count(*) FROM accounts GROUP BY tenant_id;
                     CREATE TRIGGER accounts_counted_in AFTER INSERT ON accounts BEGIN
-                        INSERT INTO account_counts (tenant_id, shard, count) VALUES (NEW.tenant_id, 0, 1)
-                            ON CONFLICT (tenant_id, shard) DO UPDATE SET count = count + 1;
+                        INSERT INTO account_counts (tenant_id, count) VALUES (NEW.tenant_id, 1)
+                            ON CONFLICT (tenant_id) DO UPDATE SET count = count + 1;
                     END;
                     CREATE TRIGGER accounts_counted_out AFTER DELETE ON accounts BEGIN
-                        UPDATE account_counts SET count = count - 1 WHERE tenant_id = OLD.tenant_id AND shard = 0;
+                        UPDATE account_counts SET count = count - 1 WHERE tenant_id = OLD.tenant_id;
                     END;
                     """)
         }

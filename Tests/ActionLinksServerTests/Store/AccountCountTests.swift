@@ -6,8 +6,9 @@ import Testing
 @testable import ActionLinksDomain
 @testable import ActionLinksStores
 
-/// Each tenant's number of accounts, kept by the schema's triggers (v11) so that `accounts:query`'s
-/// `recordsCount` reads a row or sixteen instead of every account of the tenant (issue 35 item 8).
+/// Each tenant's number of accounts: on SQLite kept by the schema's triggers (v11), so that
+/// `accounts:query`'s `recordsCount` reads one row instead of every account of the tenant (issue 35
+/// item 8); on PostgreSQL counted (see `PostgresAccountStore.countAccounts`). Both must be exact.
 @Suite("Account counts", .timeLimit(.minutes(5)))
 struct AccountCountTests {
     let now = Timestamp(milliseconds: 1_800_000_000_000)

@@ -39,6 +39,10 @@ struct SchemaTests {
     ///   columns.
     static let ownIndexes = (sqlite: Set(["codes_outstanding"]), postgres: Set(["codes_one_live"]))
 
+    /// Tables only one dialect has: SQLite keeps each tenant's number of accounts (v11); PostgreSQL
+    /// counts them (a kept count is a row every sign-up's transaction would wait on there).
+    static let ownTables = (sqlite: Set(["account_counts"]), postgres: Set<String>())
+
     /// Each dialect's migration bookkeeping, which the other does not have.
     static let bookkeeping: Set<String> = ["grdb_migrations", "actionlinks_migrations"]
 
@@ -114,8 +118,13 @@ struct SchemaTests {
 
     @Test("every column of every table, in order, with its type, nullability, default and key position; every index by name but two")
     func sameSchema() async throws {
-        let sqlite = try Self.sqliteSchema()
-        let postgres = try await Self.postgresSchema()
+        let (allSQLite, allPostgres) = (try Self.sqliteSchema(), try await Self.postgresSchema())
+        #expect(Set(allSQLite.columns.map(\.table)).isSuperset(of: Self.ownTables.sqlite))
+        #expect(Set(allPostgres.columns.map(\.table)).isSuperset(of: Self.ownTables.postgres))
+        let sqlite = (columns: allSQLite.columns.filter { !Self.ownTables.sqlite.contains($0.table) }, indexes: allSQLite.indexes)
+        let postgres = (
+            columns: allPostgres.columns.filter { !Self.ownTables.postgres.contains($0.table) }, indexes: allPostgres.indexes
+        )
         #expect(Set(sqlite.columns.map(\.table)) == Set(postgres.columns.map(\.table)), "the same tables")
         #expect(!sqlite.columns.isEmpty && sqlite.columns.count == postgres.columns.count)
         for (lite, pg) in zip(sqlite.columns, postgres.columns) {
