@@ -154,14 +154,18 @@ public final class FederatedSignInService: Sendable {
         /// Makes the value from each of its fields.
         package init(
             requestURI: String? = nil, postBody: String? = nil, sessionID: String? = nil, pendingToken: String? = nil,
-            idToken: String? = nil, tenantID: String? = nil, pendingIDToken: String? = nil
+            idToken: String? = nil, autoCreate: Bool = true, tenantID: String? = nil, returnIdpCredential: Bool = false,
+            returnRefreshToken: Bool = false, pendingIDToken: String? = nil
         ) {
             self.requestURI = requestURI
             self.postBody = postBody
             self.sessionID = sessionID
             self.pendingToken = pendingToken
             self.idToken = idToken
+            self.autoCreate = autoCreate
             self.tenantID = tenantID
+            self.returnIdpCredential = returnIdpCredential
+            self.returnRefreshToken = returnRefreshToken
             self.pendingIDToken = pendingIDToken
         }
     }
