@@ -48,14 +48,22 @@ struct APIAuthenticationMiddleware: RouterMiddleware {
     }
 
     func authenticate(_ request: Request) throws(ActionError) -> APICaller {
-        if let authorization = request.headers[.authorization], let bearer = AuthorizationHeader(authorization)?.bearerToken {
-            try Self.requireAdmin(bearer: bearer, settings.server, accessTokens: accessTokens)
+        try Self.caller(uri: request.uri, headers: request.headers, settings, accessTokens: accessTokens)
+    }
+
+    /// Who calls with a request to `uri` with `headers`: the admin (a `Bearer` token must be the
+    /// admin credential), or a client with an API key this server takes; else the refusal.
+    static func caller(uri: URI, headers: HTTPFields, _ settings: ServiceSettings, accessTokens: ServiceAccountTokens) throws(ActionError)
+        -> APICaller
+    {
+        if let authorization = headers[.authorization], let bearer = AuthorizationHeader(authorization)?.bearerToken {
+            try requireAdmin(bearer: bearer, settings.server, accessTokens: accessTokens)
             return .admin
         }
-        guard let key = Self.clientKey(uri: request.uri, headers: request.headers), !key.isEmpty else {
+        guard let key = clientKey(uri: uri, headers: headers), !key.isEmpty else {
             throw ActionError(.permissionDenied, "The request is missing a valid API key.")
         }
-        try Self.check(key: key, headers: request.headers, settings)
+        try check(key: key, headers: headers, settings)
         return .client(apiKey: key)
     }
 

@@ -121,10 +121,18 @@ public enum LinkDomainServer {
             ? (accounts as? any ImmediateSessionLookup).map {
                 TokenRefreshFastPath(signIn: services.signIn, sessions: $0, settings: settings, projectID: settings.project.id)
             } : nil
+        // With a code store that makes all of a link's writes in one (SQLite's), links are issued
+        // from the event loop too, answered when their group commit is on disk.
+        let issuing =
+            local && codes is any LinkIssuingInOneWrite
+            ? SendOobCodeFastPath(
+                issuer: services.issuer, tenants: services.tenants, settings: settings, accessTokens: services.serviceAccountTokens,
+                logger: logger) : nil
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [FastPathHandler(AssociationFastPath(files: files), metrics: metrics, logger: logger, isFirst: true)]
                 + (pages.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? [])
-                + (refresher.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? []),
+                + (refresher.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? [])
+                + (issuing.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? []),
             // The idle timeout is the connection guard's (it hears of the fast paths' answers).
             idleTimeout: nil)
         let timeouts = ConnectionGuard.Timeouts(

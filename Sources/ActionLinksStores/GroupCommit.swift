@@ -10,8 +10,11 @@ final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     /// Writes a batch, in arrival order, and gives each item's outcome (one per item, in order).
     typealias Write = @Sendable ([Item]) async -> [Result<Output, any Error>]
 
+    /// Told a write's outcome once its batch has committed (or failed), on the writer's thread.
+    typealias Completion = @Sendable (Result<Output, any Error>) -> Void
+
     private struct State {
-        var waiting: [(item: Item, caller: CheckedContinuation<Output, any Error>)] = []
+        var waiting: [(item: Item, caller: Completion)] = []
         /// Batches being written.
         var running = 0
     }
@@ -30,15 +33,20 @@ final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
 
     /// Writes `item` with whatever else is waiting, and returns its outcome once it is committed.
     func submit(_ item: Item) async throws -> Output {
-        try await withCheckedThrowingContinuation { caller in
-            let start = state.withLock { state in
-                state.waiting.append((item, caller))
-                guard state.running < concurrency else { return false }
-                state.running += 1
-                return true
-            }
-            if start { Task { await self.drain() } }
+        try await withCheckedThrowingContinuation { caller in submit(item) { caller.resume(with: $0) } }
+    }
+
+    /// Writes `item` with whatever else is waiting, and tells `completion` its outcome once it is
+    /// committed, on the writer's thread: for a caller that is not a task (a channel handler,
+    /// answered on its event loop).
+    func submit(_ item: Item, completion: @escaping Completion) {
+        let start = state.withLock { state in
+            state.waiting.append((item, completion))
+            guard state.running < concurrency else { return false }
+            state.running += 1
+            return true
         }
+        if start { Task { await self.drain() } }
     }
 
     /// Writes batches until nothing waits.
@@ -53,7 +61,7 @@ final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
             if batch.isEmpty { return }
             let outcomes = await write(batch.map(\.item))
             for (index, entry) in batch.enumerated() {
-                entry.caller.resume(with: index < outcomes.count ? outcomes[index] : .failure(GroupCommitError.noOutcome))
+                entry.caller(index < outcomes.count ? outcomes[index] : .failure(GroupCommitError.noOutcome))
             }
         }
     }

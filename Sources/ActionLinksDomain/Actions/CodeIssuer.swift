@@ -100,7 +100,86 @@ public final class CodeIssuer: Sendable {
     /// settings, the link domain, the addresses, the hourly send limits (clients), the daily quota
     /// of the mode. `tenant` is the tenant the call resolved; `caller.locale` is the language of
     /// the mail and the pages.
+    ///
+    /// The work is a plan (every check that reads nothing), the writes, and a finish (the metrics,
+    /// the listing, the mail). With a store that makes all of a link's writes in one
+    /// (``LinkIssuingInOneWrite``), they are one trip to its writer; else one call each, in order.
     package func issue(_ request: IssueRequest, caller: Caller, tenant named: TenantPolicy) async throws(ActionError) -> IssuedLink {
+        let mode = try checkedMode(request, caller: caller, tenant: named)
+        let requester = try await requester(mode, request, caller: caller, tenant: named)
+        let plan = try plan(mode, request, caller: caller, tenant: requester?.tenant ?? named, requester: requester)
+        if let prepared = try prepareOneWrite(plan) {
+            let outcome = try await store.call {
+                try await withCheckedThrowingContinuation { (done: CheckedContinuation<LinkIssueWrite.Outcome, any Error>) in
+                    prepared.store.issueLink(prepared.write) { done.resume(with: $0) }
+                }
+            }
+            return try finish(plan, prepared, outcome)
+        }
+        for (index, stage) in plan.stages.enumerated() {
+            let counts = try await store.call {
+                try await self.codes.countEvents(keys: stage.limits.map(\.key), windowStart: stage.windowStart)
+            }
+            if zip(counts, stage.limits).contains(where: { $0 > $1.maximum }) { throw plan.refusals[index] }
+        }
+        let sourced = try await source.code(for: plan.pending)
+        metrics.codeIssued(plan.pending.mode)
+        let link = link(plan, code: sourced.code)
+        // With email-enumeration protection an address with no account gets no mail, but the same
+        // answer, byte for byte, after the same work: its code made and counted, its sign-in code
+        // stored (a sign-in code lives no longer than its link) and its message rendered.
+        var signInCode: String?
+        if plan.pending.mode == .signIn {
+            signInCode = try await signInCodes.issue(
+                tenantID: plan.tenantID, email: plan.pending.email, link: link, oobCode: sourced.code, linkExpiry: plan.pending.expiresAt)
+        }
+        return deliver(plan, code: sourced.code, link: link, deliver: sourced.deliver, signInCode: signInCode)
+    }
+
+    /// ``issue(_:caller:tenant:)`` for a caller on an event loop, which waits for nothing: `false`
+    /// when the request needs more than the plan and one write (a verification or an email change,
+    /// which read the signed-in user; a source or store that writes in several calls), and then
+    /// nothing was done. Else `true`, and `completion` is told the outcome, on the store's writer's
+    /// thread, once the write has committed. A refusal the plan finds is thrown, before anything
+    /// is written.
+    package func issueNow(
+        _ request: IssueRequest, caller: Caller, tenant named: TenantPolicy,
+        completion: @escaping @Sendable (Result<IssuedLink, ActionError>) -> Void
+    ) throws(ActionError) -> Bool {
+        let mode = try checkedMode(request, caller: caller, tenant: named)
+        guard mode == .signIn || mode == .resetPassword else { return false }
+        let plan = try plan(mode, request, caller: caller, tenant: named, requester: nil)
+        guard let prepared = try prepareOneWrite(plan) else { return false }
+        prepared.store.issueLink(prepared.write) { outcome in
+            completion(
+                Result { () throws(ActionError) in
+                    let outcome = try outcome.mapError { self.store.failure($0) }.get()
+                    return try self.finish(plan, prepared, outcome)
+                })
+        }
+        return true
+    }
+
+    /// A link's request, settled by the checks that read nothing (``plan(_:_:caller:tenant:requester:)``).
+    struct Plan: Sendable {
+        var pending: PendingCode
+        var request: IssueRequest
+        var caller: Caller
+        /// Whether the link is the mobile one (on `domain`).
+        var mobile: Bool
+        var domain: LinkDomain
+        /// Whom the mail goes to: the new address of an email change, else the address.
+        var recipient: String
+        /// The counts to make before the code, in order, and what each refuses with.
+        var stages: [LinkIssueWrite.Stage]
+        var refusals: [ActionError]
+
+        var tenantID: String { pending.tenant.tenantID }
+    }
+
+    /// The mode `request` asks for, after the checks before anything else: the request type, who
+    /// may have the link returned, and what the source can issue.
+    func checkedMode(_ request: IssueRequest, caller: Caller, tenant: TenantPolicy) throws(ActionError) -> ActionCodeLink.Mode {
         guard let type = request.requestType, !type.isEmpty, type != "OOB_REQ_TYPE_UNSPECIFIED" else {
             throw ActionError(.missingRequestType)
         }
@@ -110,31 +189,40 @@ public final class CodeIssuer: Sendable {
         guard [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail].contains(mode) else {
             throw ActionError(.invalidRequestType, "\(mode.requestType) links are sent when their change is made, not on request")
         }
-        let isAdmin = caller.isAdmin
-        if request.returnLink, !isAdmin { throw ActionError.insufficientPermission }
-        var tenant = named
+        if request.returnLink, !caller.isAdmin { throw ActionError.insufficientPermission }
         try source.checkIssuable(mode, tenant: tenant)
-        let emulator = source.followsEmulator
+        return mode
+    }
 
-        var email: String?
-        var account: Account?
-        if mode == .verifyEmail || mode == .verifyAndChangeEmail {
-            if mode == .verifyAndChangeEmail, request.newEmail?.isEmpty ?? true { throw ActionError(.missingNewEmail) }
-            // As in Firebase, `returnOobLink` marks the admin's request by address; any other is
-            // the signed-in user's own. The admin may also have it mailed (Firebase's admin can
-            // only have it returned).
-            if !isAdmin || request.idToken != nil {
-                // Firebase's emulator: no token is MISSING_ID_TOKEN for an email change and an
-                // unreadable one (INVALID_ID_TOKEN) for a verification.
-                guard let idToken = request.idToken, !idToken.isEmpty else {
-                    throw mode == .verifyAndChangeEmail ? ActionError(.missingIDToken) : ActionError.invalidIDToken
-                }
-                let requester = try await source.requester(
-                    idToken: idToken, mode: mode, caller: caller, tenant: tenant, bodyTenant: request.tenantID)
-                guard let address = requester.email else { throw ActionError.missingEmail }
-                (email, account, tenant) = (address, requester.account, requester.tenant)
-            }
+    /// The signed-in user a verification or an email change is for, or `nil` for a link by address.
+    /// As in Firebase, `returnOobLink` marks the admin's request by address; any other is the
+    /// signed-in user's own. The admin may also have it mailed (Firebase's admin can only have it
+    /// returned).
+    func requester(_ mode: ActionCodeLink.Mode, _ request: IssueRequest, caller: Caller, tenant: TenantPolicy) async throws(ActionError)
+        -> CodeRequester?
+    {
+        guard mode == .verifyEmail || mode == .verifyAndChangeEmail else { return nil }
+        if mode == .verifyAndChangeEmail, request.newEmail?.isEmpty ?? true { throw ActionError(.missingNewEmail) }
+        guard !caller.isAdmin || request.idToken != nil else { return nil }
+        // Firebase's emulator: no token is MISSING_ID_TOKEN for an email change and an unreadable
+        // one (INVALID_ID_TOKEN) for a verification.
+        guard let idToken = request.idToken, !idToken.isEmpty else {
+            throw mode == .verifyAndChangeEmail ? ActionError(.missingIDToken) : ActionError.invalidIDToken
         }
+        let requester = try await source.requester(
+            idToken: idToken, mode: mode, caller: caller, tenant: tenant, bodyTenant: request.tenantID)
+        guard requester.email != nil else { throw ActionError.missingEmail }
+        return requester
+    }
+
+    /// The rest of the checks, which read nothing: the continue URL, the mobile settings, the link
+    /// domain, the addresses; and the counts to make (the hourly send limits for a client, the
+    /// daily quota of the mode).
+    func plan(_ mode: ActionCodeLink.Mode, _ request: IssueRequest, caller: Caller, tenant: TenantPolicy, requester: CodeRequester?)
+        throws(ActionError) -> Plan
+    {
+        let isAdmin = caller.isAdmin
+        let emulator = source.followsEmulator
         // A development server, like Firebase's emulator, needs no continue URL for a sign-in link;
         // Firebase production needs one from a client, not from the admin (OAuth).
         let continueURL = try checkedContinueURL(request.continueURL, required: mode == .signIn && !emulator && !isAdmin)
@@ -149,7 +237,7 @@ public final class CodeIssuer: Sendable {
         let domain = try linkDomain(request.linkDomain, default: mobile ? mobileDomain : nil)
 
         let address: String
-        if let email {
+        if let email = requester?.email {
             guard let canonical = EmailAddress.canonical(email) else { throw ActionError.missingEmail }
             address = canonical
         } else {
@@ -164,10 +252,16 @@ public final class CodeIssuer: Sendable {
         }
 
         let now = clock.now
+        var stages: [LinkIssueWrite.Stage] = []
+        var refusals: [ActionError] = []
         if !isAdmin {
-            try await checkSendLimits(addresses: [address] + (newEmail.map { [$0] } ?? []), clientAddress: caller.clientAddress, now: now)
+            stages.append(sendLimits(addresses: [address] + (newEmail.map { [$0] } ?? []), clientAddress: caller.clientAddress, now: now))
+            refusals.append(.tooManyAttempts)
         }
-        try await checkDailyQuota(mode, returnLink: request.returnLink, now: now)
+        if let quota = dailyQuota(mode, returnLink: request.returnLink, now: now) {
+            stages.append(quota)
+            refusals.append(Self.quotaExceeded(mode, links: request.returnLink))
+        }
 
         var appSettings = AppSettings()
         appSettings.iOSBundleId = request.iOSBundleID
@@ -176,36 +270,66 @@ public final class CodeIssuer: Sendable {
         if request.androidInstallApp { appSettings.androidInstallApp = "true" }
         if request.canHandleCodeInApp { appSettings.canHandleCodeInApp = "true" }
         let pending = PendingCode(
-            mode: mode, tenant: tenant, email: address, newEmail: newEmail, account: account, continueURL: continueURL,
+            mode: mode, tenant: tenant, email: address, newEmail: newEmail, account: requester?.account, continueURL: continueURL,
             languageCode: caller.locale, appSettings: appSettings, isAdmin: isAdmin, now: now,
             expiresAt: now + .seconds(settings.codes.lifetime(of: mode)))
-        let sourced = try await source.code(for: pending)
-        metrics.codeIssued(mode)
+        return Plan(
+            pending: pending, request: request, caller: caller, mobile: mobile, domain: domain, recipient: newEmail ?? address,
+            stages: stages, refusals: refusals)
+    }
 
-        let tenantID = tenant.tenantID
+    /// The source's one write for `plan`, with the counts and the sign-in code added; `nil` when
+    /// the source writes its code itself (``CodeSource/code(for:)``).
+    func prepareOneWrite(_ plan: Plan) throws(ActionError) -> OneWriteCode? {
+        guard var prepared = source.oneWrite(for: plan.pending) else { return nil }
+        prepared.write.stages = plan.stages
+        if plan.pending.mode == .signIn,
+            let made = try signInCodes.prepare(
+                tenantID: plan.tenantID, email: plan.pending.email, link: link(plan, code: prepared.code), oobCode: prepared.code,
+                linkExpiry: plan.pending.expiresAt)
+        {
+            prepared.write.signInCode = made.record
+            prepared.signInCode = made.code
+        }
+        return prepared
+    }
+
+    /// The link issued once its one write came out as `outcome`, or the refusal it came to.
+    func finish(_ plan: Plan, _ prepared: OneWriteCode, _ outcome: LinkIssueWrite.Outcome) throws(ActionError) -> IssuedLink {
+        switch outcome {
+        case .overLimit(let stage): throw plan.refusals[stage]
+        case .refused(let refusal): throw refusal
+        case .stored(let deliver):
+            metrics.codeIssued(plan.pending.mode)
+            let code = prepared.code
+            return self.deliver(plan, code: code, link: link(plan, code: code), deliver: deliver, signInCode: prepared.signInCode)
+        }
+    }
+
+    /// The link of `plan` with `code`.
+    func link(_ plan: Plan, code: String) -> String {
+        let tenantID = plan.tenantID
         let action = ActionCodeLink(
-            mode: mode, oobCode: sourced.code, apiKey: source.linkKey(caller.apiKey), continueURL: continueURL,
-            languageCode: caller.locale, tenantID: tenantID.isEmpty ? nil : tenantID)
-        let link = mobile ? action.mobileLink(on: domain) : action.webLink(on: domain)
-        let recipient = newEmail ?? address
-        // With email-enumeration protection an address with no account gets no mail, but the same
-        // answer, byte for byte, after the same work: its code made and counted, its sign-in code
-        // stored (a sign-in code lives no longer than its link) and its message rendered.
-        var signInCode: String?
-        if mode == .signIn {
-            signInCode = try await signInCodes.issue(
-                tenantID: tenantID, email: address, link: link, oobCode: sourced.code, linkExpiry: pending.expiresAt)
-        }
+            mode: plan.pending.mode, oobCode: code, apiKey: source.linkKey(plan.caller.apiKey), continueURL: plan.pending.continueURL,
+            languageCode: plan.caller.locale, tenantID: tenantID.isEmpty ? nil : tenantID)
+        return plan.mobile ? action.mobileLink(on: plan.domain) : action.webLink(on: plan.domain)
+    }
+
+    /// The finish of an issued link: listed and mailed (unless returned) when it is delivered; its
+    /// mail rendered all the same when it is not, so both take the same work.
+    func deliver(_ plan: Plan, code: String, link: String, deliver: Bool, signInCode: String?) -> IssuedLink {
+        let (mode, address, locale) = (plan.pending.mode, plan.pending.email, plan.caller.locale)
         let appName = settings.project.appName
-        guard sourced.deliver else {
-            _ = mailer.render(mode: mode, to: recipient, link: link, languageCode: caller.locale, appName: appName, signInCode: signInCode)
-            return IssuedLink(link: link, code: sourced.code, email: address, delivered: false)
+        guard deliver else {
+            _ = mailer.render(mode: mode, to: plan.recipient, link: link, languageCode: locale, appName: appName, signInCode: signInCode)
+            return IssuedLink(link: link, code: code, email: address, delivered: false)
         }
-        listing?.record(.init(tenantID: tenantID, email: address, newEmail: newEmail, mode: mode, code: sourced.code, link: link))
-        if !request.returnLink {
-            await mailer.send(mode: mode, to: recipient, link: link, languageCode: caller.locale, appName: appName, signInCode: signInCode)
+        listing?.record(
+            .init(tenantID: plan.tenantID, email: address, newEmail: plan.pending.newEmail, mode: mode, code: code, link: link))
+        if !plan.request.returnLink {
+            mailer.queue(mode: mode, to: plan.recipient, link: link, languageCode: locale, appName: appName, signInCode: signInCode)
         }
-        return IssuedLink(link: link, code: sourced.code, email: address, delivered: true, signInCode: signInCode)
+        return IssuedLink(link: link, code: code, email: address, delivered: true, signInCode: signInCode)
     }
 
     /// The `recoverEmail` code for an email change (its hash, stored by the caller in the change's
@@ -264,12 +388,12 @@ public final class CodeIssuer: Sendable {
         }
     }
 
-    /// Counts a link against the project's daily quota of its mode (`limits.dailyQuotas` for mail,
-    /// `limits.dailyLinkQuotas` for links returned to the admin), per UTC day in the store, shared by
-    /// every instance, and refuses it beyond: `QUOTA_EXCEEDED` with Google's detail for the quota.
-    /// Every accepted request counts, whether or not its address has an account (so the count tells
-    /// nothing about addresses).
-    func checkDailyQuota(_ mode: ActionCodeLink.Mode, returnLink: Bool, now: Timestamp) async throws(ActionError) {
+    /// The count of a link against the project's daily quota of its mode (`limits.dailyQuotas` for
+    /// mail, `limits.dailyLinkQuotas` for links returned to the admin), per UTC day in the store,
+    /// shared by every instance, refused beyond (``quotaExceeded(_:links:)``); `nil` when the mode
+    /// has no quota. Every accepted request counts, whether or not its address has an account (so
+    /// the count tells nothing about addresses).
+    func dailyQuota(_ mode: ActionCodeLink.Mode, returnLink: Bool, now: Timestamp) -> LinkIssueWrite.Stage? {
         let quotas = returnLink ? settings.limits.dailyLinkQuotas : settings.limits.dailyQuotas
         let quota: Int?
         switch mode {
@@ -279,11 +403,9 @@ public final class CodeIssuer: Sendable {
         case .verifyAndChangeEmail: quota = quotas.verifyAndChangeEmail
         default: quota = nil
         }
-        guard let quota else { return }
+        guard let quota else { return nil }
         let key = (returnLink ? "quota:links:" : "quota:mail:") + mode.rawValue
-        let day = now.roundedDown(to: .seconds(86400))
-        let counts = try await store.call { try await self.codes.countEvents(keys: [key], windowStart: day) }
-        if let count = counts.first, count > quota { throw Self.quotaExceeded(mode, links: returnLink) }
+        return LinkIssueWrite.Stage(limits: [EventLimit(key: key, maximum: quota)], windowStart: now.roundedDown(to: .seconds(86400)))
     }
 
     /// `QUOTA_EXCEEDED` with the detail Google gives for the quota. Two are public: sign-in mail
@@ -305,18 +427,15 @@ public final class CodeIssuer: Sendable {
         return ActionError(.quotaExceeded, detail)
     }
 
-    /// Counts a send against every address it involves (the requester's and the recipient's, in
-    /// canonical form and whatever the tenant: one mailbox is one mailbox) and the client's IP, and
-    /// refuses it when any of them is over its hourly limit.
-    func checkSendLimits(addresses: [String], clientAddress: String?, now: Timestamp) async throws(ActionError) {
-        var keys: [String] = []
-        for address in addresses where !keys.contains("address:" + address) { keys.append("address:" + address) }
-        let addressCount = keys.count
-        if let clientAddress { keys.append("ip:" + clientAddress) }
-        let counts = try await store.call { try await self.codes.countEvents(keys: keys, windowStart: now.roundedDown(to: .seconds(3600))) }
-        if counts.prefix(addressCount).contains(where: { $0 > settings.limits.sendsPerAddressPerHour }) {
-            throw ActionError.tooManyAttempts
+    /// The count of a send against every address it involves (the requester's and the recipient's,
+    /// in canonical form and whatever the tenant: one mailbox is one mailbox) and the client's IP,
+    /// refused (`TOO_MANY_ATTEMPTS_TRY_LATER`) when any of them is over its hourly limit.
+    func sendLimits(addresses: [String], clientAddress: String?, now: Timestamp) -> LinkIssueWrite.Stage {
+        var limits: [EventLimit] = []
+        for address in addresses where !limits.contains(where: { $0.key == "address:" + address }) {
+            limits.append(EventLimit(key: "address:" + address, maximum: settings.limits.sendsPerAddressPerHour))
         }
-        if counts.count > addressCount, counts[addressCount] > settings.limits.sendsPerIPPerHour { throw ActionError.tooManyAttempts }
+        if let clientAddress { limits.append(EventLimit(key: "ip:" + clientAddress, maximum: settings.limits.sendsPerIPPerHour)) }
+        return LinkIssueWrite.Stage(limits: limits, windowStart: now.roundedDown(to: .seconds(3600)))
     }
 }

@@ -26,6 +26,11 @@ protocol CodeSource: Sendable {
     /// must not be told apart from one with an account (email-enumeration protection), and the
     /// caller then does the same work and answers the same bytes, without the mail.
     func code(for pending: PendingCode) async throws(ActionError) -> SourcedCode
+    /// `pending`'s code and its store's write of it (``LinkIssueWrite``, without the counts and the
+    /// sign-in code, which ``CodeIssuer`` adds), when the store makes all of a link's writes in one
+    /// (``LinkIssuingInOneWrite``): the same rules as ``code(for:)``, in that write. `nil`: the
+    /// code comes from ``code(for:)``.
+    func oneWrite(for pending: PendingCode) -> OneWriteCode?
 
     /// The API key a link carries: the key the client asked with when it is one of the project's,
     /// else (the admin) the project's first.
@@ -76,6 +81,22 @@ struct SourcedCode: Sendable {
     var deliver: Bool
 }
 
+/// A code a ``LinkIssuingInOneWrite`` store writes with the link's other writes.
+struct OneWriteCode: Sendable {
+    /// The code the link carries.
+    var code: String
+    /// Its record and the rule that decides it; ``CodeIssuer`` adds the counts and the sign-in code.
+    var write: LinkIssueWrite
+    /// The store that makes the write.
+    var store: any LinkIssuingInOneWrite
+    /// The sign-in code written with it (its digits), which ``CodeIssuer`` adds.
+    var signInCode: String? = nil
+}
+
+extension CodeSource {
+    func oneWrite(for pending: PendingCode) -> OneWriteCode? { nil }
+}
+
 /// This server's own codes: stored as hashes beside its accounts, and enumeration decided by
 /// whether the address has an account here and the tenant's policy.
 struct LocalCodeSource: CodeSource {
@@ -85,8 +106,8 @@ struct LocalCodeSource: CodeSource {
     let accountService: AccountService
     let keys: ServerKeys
     let store: StoreGateway
-    /// `codes`, when it can look the account up in the write that stores a code.
-    let oneWrite: (any AccountLookupWhileIssuing)?
+    /// `codes`, when it makes all of a link's writes in one.
+    let oneWriteStore: (any LinkIssuingInOneWrite)?
 
     init(
         settings: ServiceSettings, codes: any CodeStore, accounts: any AccountStore, accountService: AccountService, keys: ServerKeys,
@@ -98,7 +119,7 @@ struct LocalCodeSource: CodeSource {
         self.accountService = accountService
         self.keys = keys
         self.store = store
-        oneWrite = codes as? any AccountLookupWhileIssuing
+        oneWriteStore = codes as? any LinkIssuingInOneWrite
     }
 
     var followsEmulator: Bool { settings.server.development }
@@ -126,49 +147,62 @@ struct LocalCodeSource: CodeSource {
     /// A sign-in link to a new address is delivered where people may sign up.
     func code(for pending: PendingCode) async throws(ActionError) -> SourcedCode {
         let code = Secrets.token()
-        let tenantID = pending.tenant.tenantID
-        var record = ActionCodeRecord(
-            hash: keys.newCodeHash(code), mode: pending.mode, tenantID: tenantID, accountID: pending.account?.localID,
-            email: pending.email, newEmail: pending.newEmail, continueURL: pending.continueURL, languageCode: pending.languageCode,
-            appSettings: pending.appSettings.json, createdAt: pending.now, expiresAt: pending.expiresAt)
-        let (mode, tenant, isAdmin) = (pending.mode, pending.tenant, pending.isAdmin)
-        let deliverWithout = { @Sendable () throws(ActionError) -> Bool in
-            switch mode {
-            case .signIn:
-                return tenant.selfServiceSignUp || isAdmin
-            case .resetPassword:
-                if isAdmin || !tenant.emailEnumerationProtection { throw ActionError.emailNotFound }
-                return false
-            default:
-                throw ActionError.userNotFound
-            }
-        }
-        let email = pending.email
-        if pending.account == nil, pending.newEmail == nil, let oneWrite {
-            // The address's account is looked up in the write that stores the code (one trip to the
-            // store's writer instead of a read and then the write).
-            let issued = record
-            let deliver = try await store.call {
-                try await oneWrite.issue(issued, accountOf: email) { accountID in accountID != nil ? true : try deliverWithout() }
-            }
-            return SourcedCode(code: code, deliver: deliver)
-        }
+        var record = record(pending, code: code)
+        let (tenantID, email) = (pending.tenant.tenantID, pending.email)
         var deliver = true
         var account = pending.account
         if account == nil { account = try await store.call { try await self.accounts.account(email: email, tenantID: tenantID) } }
-        if account == nil { deliver = try deliverWithout() }
+        if account == nil { deliver = try Self.deliverWithoutAccount(pending).get() }
         if let newEmail = pending.newEmail,
             let taken = try await store.call({ try await self.accounts.account(email: newEmail, tenantID: tenantID) }),
             taken.localID != account?.localID
         {
             // With email-enumeration protection a client learns nothing from Firebase production
             // here either: the same answer, and no mail (the emulator, like an admin, is told).
-            guard !isAdmin, tenant.emailEnumerationProtection, !settings.server.development else { throw ActionError.emailExists }
+            guard !pending.isAdmin, pending.tenant.emailEnumerationProtection, !settings.server.development else {
+                throw ActionError.emailExists
+            }
             deliver = false
         }
         record.accountID = account?.localID
         let issued = record
         try await store.call { try await self.codes.issue(issued) }
         return SourcedCode(code: code, deliver: deliver)
+    }
+
+    /// The code of a link about an address the request did not name an account for, looked up in
+    /// the write that stores it (``LinkIssuingInOneWrite``), with ``code(for:)``'s rules. A link
+    /// that moves an address (a new address to check too) takes ``code(for:)``.
+    func oneWrite(for pending: PendingCode) -> OneWriteCode? {
+        guard let oneWriteStore, pending.account == nil, pending.newEmail == nil else { return nil }
+        let code = Secrets.token()
+        let write = LinkIssueWrite(
+            stages: [], record: record(pending, code: code), looksUpAccount: true,
+            decide: { accountID in accountID != nil ? .success(true) : Self.deliverWithoutAccount(pending) }, signInCode: nil)
+        return OneWriteCode(code: code, write: write, store: oneWriteStore)
+    }
+
+    /// The stored form of `pending`'s `code` (its hash), for the account the request named.
+    private func record(_ pending: PendingCode, code: String) -> ActionCodeRecord {
+        ActionCodeRecord(
+            hash: keys.newCodeHash(code), mode: pending.mode, tenantID: pending.tenant.tenantID, accountID: pending.account?.localID,
+            email: pending.email, newEmail: pending.newEmail, continueURL: pending.continueURL, languageCode: pending.languageCode,
+            appSettings: pending.appSettings.json, createdAt: pending.now, expiresAt: pending.expiresAt)
+    }
+
+    /// Whether a link to an address with no account goes out, or its refusal: a sign-in link where
+    /// people may sign up (or the admin asked); a reset to nobody only with email-enumeration
+    /// protection, undelivered (else `EMAIL_NOT_FOUND`, always for the admin); any other
+    /// `USER_NOT_FOUND`.
+    static func deliverWithoutAccount(_ pending: PendingCode) -> Result<Bool, ActionError> {
+        switch pending.mode {
+        case .signIn:
+            return .success(pending.tenant.selfServiceSignUp || pending.isAdmin)
+        case .resetPassword:
+            if pending.isAdmin || !pending.tenant.emailEnumerationProtection { return .failure(ActionError.emailNotFound) }
+            return .success(false)
+        default:
+            return .failure(ActionError.userNotFound)
+        }
     }
 }

@@ -42,6 +42,19 @@ public struct SignInCodes: Sendable {
     public func issue(tenantID: String, email: String, link: String, oobCode: String, linkExpiry: Timestamp) async throws(ActionError)
         -> String?
     {
+        guard let prepared = try prepare(tenantID: tenantID, email: email, link: link, oobCode: oobCode, linkExpiry: linkExpiry) else {
+            return nil
+        }
+        try await gateway.call { try await self.store.issue(prepared.record) }
+        return prepared.code
+    }
+
+    /// What ``issue(tenantID:email:link:oobCode:linkExpiry:)`` stores and returns, made without
+    /// storing it (for a store that writes it with the link's code: ``LinkIssueWrite/signInCode``);
+    /// `nil` when codes are off.
+    package func prepare(tenantID: String, email: String, link: String, oobCode: String, linkExpiry: Timestamp) throws(ActionError)
+        -> (code: String, record: SignInCodeRecord)?
+    {
         guard settings.isEnabled else { return nil }
         guard let email = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
         let now = clock.now
@@ -56,8 +69,7 @@ public struct SignInCodes: Sendable {
         let record = SignInCodeRecord(
             tenantID: tenantID, email: email, mac: keys.mac(tenantID: tenantID, email: email, code: code), sealedLink: sealed,
             createdAt: now, expiresAt: min(now + .seconds(settings.lifetime), linkExpiry))
-        try await gateway.call { try await self.store.issue(record) }
-        return code
+        return (code, record)
     }
 
     /// The code of the link whose code is `oobCode` (its digits, ungrouped): what its mail shows;

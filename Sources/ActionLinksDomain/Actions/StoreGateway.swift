@@ -11,23 +11,26 @@ package struct StoreGateway: Sendable {
     package func call<T>(_ body: () async throws -> T) async throws(ActionError) -> T {
         do {
             return try await body()
-        } catch let error as ActionError {
-            throw error
-        } catch AccountStoreError.emailExists {
-            throw ActionError.emailExists
-        } catch AccountStoreError.accountNotFound {
-            throw ActionError.userNotFound
-        } catch AccountStoreError.phoneNumberExists {
-            throw ActionError(.phoneNumberExists)
-        } catch AccountStoreError.localIDExists {
-            throw ActionError(.duplicateLocalID)
-        } catch AccountStoreError.federatedIdentityExists {
-            throw ActionError(.federatedUserIDAlreadyLinked)
-        } catch let error as StoreInconsistency {
-            logger.error("store inconsistency", metadata: ["error": "\(error)"])
-            throw ActionError(.internalError, "the store refused a change it should have taken", cause: error)
         } catch {
-            throw unavailable(error)
+            throw failure(error)
+        }
+    }
+
+    /// What a store call's `error` is to a service: a store's refusal its ``ActionError``, a
+    /// failure `UNAVAILABLE` (logged without secrets, with the cause kept).
+    package func failure(_ error: any Error) -> ActionError {
+        switch error {
+        case let error as ActionError: return error
+        case AccountStoreError.emailExists: return ActionError.emailExists
+        case AccountStoreError.accountNotFound: return ActionError.userNotFound
+        case AccountStoreError.phoneNumberExists: return ActionError(.phoneNumberExists)
+        case AccountStoreError.localIDExists: return ActionError(.duplicateLocalID)
+        case AccountStoreError.federatedIdentityExists: return ActionError(.federatedUserIDAlreadyLinked)
+        case let error as StoreInconsistency:
+            logger.error("store inconsistency", metadata: ["error": "\(error)"])
+            return ActionError(.internalError, "the store refused a change it should have taken", cause: error)
+        default:
+            return unavailable(error)
         }
     }
 

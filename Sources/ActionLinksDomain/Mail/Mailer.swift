@@ -70,6 +70,14 @@ public final class Mailer: Service, Sendable {
     public func send(
         mode: ActionCodeLink.Mode, to recipient: String, link: String, languageCode: String?, appName: String, signInCode: String? = nil
     ) async {
+        queue(mode: mode, to: recipient, link: link, languageCode: languageCode, appName: appName, signInCode: signInCode)
+    }
+
+    /// ``send(mode:to:link:languageCode:appName:signInCode:)`` from a caller that is not a task:
+    /// the message is rendered and queued, and delivered by ``run()``.
+    func queue(
+        mode: ActionCodeLink.Mode, to recipient: String, link: String, languageCode: String?, appName: String, signInCode: String? = nil
+    ) {
         continuation.yield(
             render(mode: mode, to: recipient, link: link, languageCode: languageCode, appName: appName, signInCode: signInCode))
     }

@@ -21,17 +21,68 @@ package protocol ImmediateSessionLookup: Sendable {
     func sessionNow(hash: Data) throws -> (session: Session, account: Account)?
 }
 
-/// A code store that looks the address's account up in the write that stores a code: one trip to
-/// the store's writer instead of a read and then the write.
-package protocol AccountLookupWhileIssuing: Sendable {
-    /// Looks up the account whose own address is `email` (in the record's tenant) and, in the same
-    /// write, stores the record for it (its `accountID` set to that account's, or `nil`) when
-    /// `decide` allows: `decide` is given the account's ID and returns what the caller makes of it,
-    /// or throws to store nothing. The record retires the live codes of its address and mode, as
-    /// ``CodeStore/issue(_:)`` does.
-    func issue<T: Sendable>(
-        _ record: ActionCodeRecord, accountOf email: String, _ decide: @escaping @Sendable (String?) throws -> T
-    ) async throws -> T
+/// A code store that makes all of a link's writes in one transaction of its writer, in a batch with
+/// concurrent requests' (group commit): the send limits' and quota's counts, the address's account
+/// looked up, the code stored, and the sign-in code beside it. One trip to the writer and one commit
+/// instead of three or four in a row. Its writer answers through a completion, so a caller on an
+/// event loop waits for nothing (``CodeIssuer/issueNow(_:caller:tenant:completion:)``).
+package protocol LinkIssuingInOneWrite: Sendable {
+    /// Makes `write` in the writer's next batch and tells `completion` its outcome once that
+    /// batch has committed (or failed, and then nothing of it was written), on the writer's thread.
+    func issueLink(_ write: LinkIssueWrite, completion: @escaping @Sendable (Result<LinkIssueWrite.Outcome, any Error>) -> Void)
+}
+
+/// The writes of one link, in the order a store with ``LinkIssuingInOneWrite`` makes them, in one
+/// transaction; each step as the plain calls make it (``CodeStore/countEvents(keys:windowStart:)``,
+/// ``AccountStore/account(email:tenantID:)``, ``CodeStore/issue(_:)``, ``SignInCodeStore/issue(_:)``).
+package struct LinkIssueWrite: Sendable {
+    /// Counts checked together: each key counts one more event in the window, and a count over
+    /// its limit's maximum refuses the link.
+    package struct Stage: Sendable {
+        package var limits: [EventLimit]
+        package var windowStart: Timestamp
+
+        /// Makes the value from each of its fields.
+        package init(limits: [EventLimit], windowStart: Timestamp) {
+            self.limits = limits
+            self.windowStart = windowStart
+        }
+    }
+
+    /// What came of the write.
+    package enum Outcome: Sendable {
+        /// The counts of `stage` (an index into ``stages``) went over a limit: the counts so far
+        /// stay counted, nothing else was written.
+        case overLimit(stage: Int)
+        /// ``decide`` refused the code: the counts stay counted, nothing else was written.
+        case refused(ActionError)
+        /// The code (and the sign-in code) were stored; `deliver` is what ``decide`` answered.
+        case stored(deliver: Bool)
+    }
+
+    /// Counted and checked in order; the first stage over a limit ends the write.
+    package var stages: [Stage]
+    /// The code to store. Its `accountID` is replaced by the account looked up, when one is.
+    package var record: ActionCodeRecord
+    /// Whether the account whose own address is the record's `email` (in its tenant) is looked up.
+    package var looksUpAccount: Bool
+    /// Given the account's ID (the one looked up, else the record's), whether the link goes out,
+    /// or the refusal (then nothing is stored).
+    package var decide: @Sendable (_ accountID: String?) -> Result<Bool, ActionError>
+    /// The sign-in code stored with the code, replacing the address's (``SignInCodeStore/issue(_:)``).
+    package var signInCode: SignInCodeRecord?
+
+    /// Makes the value from each of its fields.
+    package init(
+        stages: [Stage], record: ActionCodeRecord, looksUpAccount: Bool, decide: @escaping @Sendable (String?) -> Result<Bool, ActionError>,
+        signInCode: SignInCodeRecord?
+    ) {
+        self.stages = stages
+        self.record = record
+        self.looksUpAccount = looksUpAccount
+        self.decide = decide
+        self.signInCode = signInCode
+    }
 }
 
 /// An account store that completes an email-link sign-in without a signed-in user in one

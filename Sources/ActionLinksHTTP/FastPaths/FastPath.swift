@@ -7,9 +7,11 @@ import NIOHTTPTypes
 /// A request the server answers on the connection's event loop, in the channel pipeline, instead of
 /// handing it to the router, the middleware and the async responder and back: the association
 /// files (``AssociationFastPath``), the landing page (``ActionPageFastPath``) and the SDKs' token
-/// refresh (``TokenRefreshFastPath``). A route says which requests it claims and what it answers;
-/// ``FastPathHandler`` does the rest, the same way for each: the state machine of a request's
-/// parts, the body, the write, the fallback to the router, the metrics and the log line.
+/// refresh (``TokenRefreshFastPath``), and links issued (``SendOobCodeFastPath``). A route says
+/// which requests it claims and what it answers, at once or once a write has committed
+/// (``answersLater``); ``FastPathHandler`` does the rest, the same way for each: the state machine
+/// of a request's parts, the body, the write, the fallback to the router, the order of pipelined
+/// answers, the metrics and the log line.
 ///
 /// An answer is the route's own, made by the same code with the same headers in the same order,
 /// `Date` as Hummingbird adds it. A route steps aside (the router answers, with whatever was read
@@ -18,7 +20,7 @@ package protocol FastPathRoute: Sendable {
     /// What the route keeps of a claimed request's head until the request ends.
     associatedtype Claim
     /// What the route answers.
-    associatedtype Answer
+    associatedtype Answer: Sendable
 
     /// The route the metrics count the answers under, as the router's middleware counts the route's.
     var metricsRoute: ServerMetrics.Route { get }
@@ -29,8 +31,15 @@ package protocol FastPathRoute: Sendable {
     /// The claim on a request whose head the route may answer, or `nil` (the request goes on to the
     /// router untouched). A request with `Connection` never reaches it.
     func claim(_ head: HTTPRequest) -> Claim?
+    /// Whether the route answers once something it starts has finished (a write to commit:
+    /// ``start(_:head:body:peer:reply:)``) rather than at once (``answer(_:head:body:)``).
+    static var answersLater: Bool { get }
     /// The answer once the claimed request has ended, or `nil` to step aside.
     func answer(_ claim: Claim, head: HTTPRequest, body: ByteBuffer) -> Answer?
+    /// Starts the answer of a route that ``answersLater``, once the claimed request has ended:
+    /// `reply` is called once with the answer, from any thread; `false` to step aside, having
+    /// started nothing. `peer` is the connection's remote IP address.
+    func start(_ claim: Claim, head: HTTPRequest, body: ByteBuffer, peer: String?, reply: @escaping @Sendable (Answer) -> Void) -> Bool
     /// The answer's status code.
     func status(of answer: Answer) -> Int
     /// The whole answer as the HTTP/1.1 encoder would write it, `Date` included (``HTTP1Answer``),
@@ -42,9 +51,19 @@ package protocol FastPathRoute: Sendable {
     func logRoute(_ claim: Claim) -> String
 }
 
+extension FastPathRoute {
+    package static var answersLater: Bool { false }
+
+    package func start(
+        _ claim: Claim, head: HTTPRequest, body: ByteBuffer, peer: String?, reply: @escaping @Sendable (Answer) -> Void
+    ) -> Bool { false }
+}
+
 /// The channel handler of one ``FastPathRoute``. Requests it does not claim, or that arrive while
 /// an earlier one on the connection is still with the router (so pipelined answers stay in order),
-/// go on untouched; a claimed request is read to its end and answered, or handed on whole.
+/// go on untouched; a claimed request is read to its end and answered, or handed on whole. While an
+/// answer that comes later is awaited, what arrives on the connection is held, and read once it
+/// has gone out.
 package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = HTTPRequestPart
     package typealias InboundOut = HTTPRequestPart
@@ -63,6 +82,12 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
     private var claimed: Claimed?
     /// Where whole encoded answers are written, below the HTTP encoder, while in a pipeline.
     private var raw: RawAnswers?
+    /// Whether an answer that comes later is awaited (``FastPathRoute/answersLater``).
+    private var awaiting = false
+    /// What arrived on the connection while an answer was awaited, in order.
+    private var held: [NIOAny] = []
+    /// Whether the handler has left the pipeline (its context is no longer to be used).
+    private var removed = false
 
     private struct Claimed {
         var head: HTTPRequest
@@ -84,9 +109,11 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         raw = nil
+        removed = true
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if awaiting { return held.append(data) }
         switch unwrapInboundIn(data) {
         case .head(let request):
             if forwarded == 0, !request.headerFields.contains(.connection), let claim = route.claim(request) {
@@ -110,32 +137,67 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
         case .end:
             guard let reading = claimed else { return context.fireChannelRead(data) }
             claimed = nil
+            if Route.answersLater { return start(context: context, reading, end: data) }
             guard let answer = route.answer(reading.claim, head: reading.head, body: reading.body ?? emptyBody) else {
                 forward(context: context, reading)
                 context.fireChannelRead(data)
                 return
             }
-            if let raw, let encoded = route.encoded(answer) {
-                raw.write(encoded)
-                // Past the fast paths before this one, which passed the request on and count it.
-                if !isFirst { context.triggerUserOutboundEvent(FastPathAnswered(), promise: nil) }
-            } else {
-                var (head, body) = route.parts(of: answer)
-                head.headerFields[.date] = HTTPDate.now
-                context.write(wrapOutboundOut(.head(head)), promise: nil)
-                if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            }
-            let status = route.status(of: answer)
-            let duration = ContinuousClock.now - reading.start
-            metrics.request(route.metricsRoute, status: status, duration: duration)
-            logger.debug(
-                "request",
-                metadata: [
-                    "method": "\(reading.head.method.rawValue)", "route": "\(route.logRoute(reading.claim))", "status": "\(status)",
-                    "duration": "\(duration)",
-                ])
+            respond(context: context, reading, answer)
         }
+    }
+
+    /// Starts a later answer (or passes the request on, when the route steps aside), and holds what
+    /// arrives until it has gone out.
+    private func start(context: ChannelHandlerContext, _ reading: Claimed, end: NIOAny) {
+        let promise = context.eventLoop.makePromise(of: Route.Answer.self)
+        let started = route.start(
+            reading.claim, head: reading.head, body: reading.body ?? emptyBody, peer: context.channel.remoteAddress?.ipAddress,
+            reply: promise.succeed)
+        guard started else {
+            promise.fail(StepAside())
+            forward(context: context, reading)
+            context.fireChannelRead(end)
+            return
+        }
+        awaiting = true
+        promise.futureResult.assumeIsolated().whenSuccess { answer in
+            guard !self.removed else { return }
+            self.respond(context: context, reading, answer)
+            self.awaiting = false
+            // What arrived meanwhile, in order, until it awaits another answer.
+            guard !self.held.isEmpty else { return }
+            var rest = self.held[...]
+            self.held = []
+            while !self.awaiting, let part = rest.popFirst() { self.channelRead(context: context, data: part) }
+            self.held.insert(contentsOf: rest, at: 0)
+            // The router's reader takes what it was given at the end of a read.
+            context.fireChannelReadComplete()
+        }
+    }
+
+    /// Writes the answer to a claimed request, and counts and logs it.
+    private func respond(context: ChannelHandlerContext, _ reading: Claimed, _ answer: Route.Answer) {
+        if let raw, let encoded = route.encoded(answer) {
+            raw.write(encoded)
+            // Past the fast paths before this one, which passed the request on and count it.
+            if !isFirst { context.triggerUserOutboundEvent(FastPathAnswered(), promise: nil) }
+        } else {
+            var (head, body) = route.parts(of: answer)
+            head.headerFields[.date] = HTTPDate.now
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+        let status = route.status(of: answer)
+        let duration = ContinuousClock.now - reading.start
+        metrics.request(route.metricsRoute, status: status, duration: duration)
+        logger.debug(
+            "request",
+            metadata: [
+                "method": "\(reading.head.method.rawValue)", "route": "\(route.logRoute(reading.claim))", "status": "\(status)",
+                "duration": "\(duration)",
+            ])
     }
 
     /// Passes a request read here on to the router: its head and what arrived of its body.
@@ -163,6 +225,9 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
 
 /// The body of a request that had none.
 private let emptyBody = ByteBuffer()
+
+/// A route that answers later stepped aside: its promise is settled with this, and never read.
+private struct StepAside: Error {}
 
 /// Sent toward the head by a fast path that answered a request below the codec, for the fast
 /// paths before it, which passed that request on and count it until its answer ends.

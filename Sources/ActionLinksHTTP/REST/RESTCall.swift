@@ -94,8 +94,13 @@ struct RESTCall: Sendable {
 
 extension Request {
     /// `X-Firebase-Locale`, trimmed to a language tag's length.
+    var firebaseLocale: String? { headers.firebaseLocale }
+}
+
+extension HTTPFields {
+    /// `X-Firebase-Locale`, trimmed to a language tag's length.
     var firebaseLocale: String? {
-        headers[.firebaseLocale].flatMap { $0.isEmpty ? nil : String($0.prefix(35)) }
+        self[.firebaseLocale].flatMap { $0.isEmpty ? nil : String($0.prefix(35)) }
     }
 }
 

@@ -4,7 +4,7 @@ import Foundation
 import GRDB
 
 /// ``CodeStore`` on the embedded SQLite database.
-public struct SQLiteCodeStore: CodeStore, ImmediateCodeLookup, AccountLookupWhileIssuing {
+public struct SQLiteCodeStore: CodeStore, ImmediateCodeLookup, LinkIssuingInOneWrite {
     let pool: DatabasePool
     /// Where issues and send counts go: the ones of concurrent requests commit together.
     let batches: SQLiteBatchedWrites
@@ -15,19 +15,33 @@ public struct SQLiteCodeStore: CodeStore, ImmediateCodeLookup, AccountLookupWhil
         try await batches.write { db in try Self.issue(db, record) }
     }
 
-    /// ``AccountLookupWhileIssuing/issue(_:accountOf:_:)`` in one batched write.
-    package func issue<T: Sendable>(
-        _ record: ActionCodeRecord, accountOf email: String, _ decide: @escaping @Sendable (String?) throws -> T
-    ) async throws -> T {
-        try await batches.write { db in
-            let accountID = try String.fetchOne(
+    /// ``LinkIssuingInOneWrite/issueLink(_:completion:)``: one job of the next batched write.
+    package func issueLink(
+        _ write: LinkIssueWrite, completion: @escaping @Sendable (Result<LinkIssueWrite.Outcome, any Error>) -> Void
+    ) {
+        batches.write({ db in try Self.issueLink(db, write) }, completion: completion)
+    }
+
+    /// A link's writes (inside a caller's transaction): what each stage counts stays counted
+    /// whatever comes after it, as separate calls would leave it.
+    static func issueLink(_ db: Database, _ write: LinkIssueWrite) throws -> LinkIssueWrite.Outcome {
+        for (index, stage) in write.stages.enumerated() {
+            let counts = try countEvents(db, keys: stage.limits.map(\.key), windowStart: stage.windowStart)
+            if zip(counts, stage.limits).contains(where: { $0 > $1.maximum }) { return .overLimit(stage: index) }
+        }
+        var record = write.record
+        if write.looksUpAccount {
+            record.accountID = try String.fetchOne(
                 db.cachedStatement(sql: "SELECT local_id FROM accounts WHERE tenant_id = ? AND email = ?"),
-                arguments: [record.tenantID, email])
-            let outcome = try decide(accountID)
-            var stored = record
-            stored.accountID = accountID
-            try Self.issue(db, stored)
-            return outcome
+                arguments: [record.tenantID, record.email])
+        }
+        switch write.decide(record.accountID) {
+        case .failure(let refusal):
+            return .refused(refusal)
+        case .success(let deliver):
+            try issue(db, record)
+            if let signInCode = write.signInCode { try SQLiteSignInCodeStore.issue(db, signInCode) }
+            return .stored(deliver: deliver)
         }
     }
 
@@ -232,5 +246,14 @@ final class SQLiteBatchedWrites: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         // The job returns what `body` returned, so the cast cannot fail.
         try await batches.submit { db in try body(db) } as! T
+    }
+
+    /// Runs `body` in the next batch's transaction and tells `completion` its result once that has
+    /// committed, on the writer's thread.
+    func write<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        // The job returns what `body` returned, so the cast cannot fail.
+        batches.submit({ db in try body(db) }, completion: { completion($0.map { $0 as! T }) })
     }
 }

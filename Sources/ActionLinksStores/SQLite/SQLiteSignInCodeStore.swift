@@ -9,17 +9,20 @@ public struct SQLiteSignInCodeStore: SignInCodeStore {
     let batches: SQLiteBatchedWrites
 
     public func issue(_ record: SignInCodeRecord) async throws {
-        try await batches.write { db in
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at)
-                    VALUES (?, ?, ?, ?, 0, ?, ?, NULL)
-                    ON CONFLICT (tenant_id, email) DO UPDATE SET
-                        mac = excluded.mac, sealed_link = excluded.sealed_link, attempts = 0, created_at = excluded.created_at,
-                        expires_at = excluded.expires_at, used_at = NULL
-                    """
-            ).execute(arguments: [record.tenantID, record.email, record.mac, record.sealedLink, record.createdAt, record.expiresAt])
-        }
+        try await batches.write { db in try Self.issue(db, record) }
+    }
+
+    /// Stores `record`, replacing the address's code (inside a caller's transaction).
+    static func issue(_ db: Database, _ record: SignInCodeRecord) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at)
+                VALUES (?, ?, ?, ?, 0, ?, ?, NULL)
+                ON CONFLICT (tenant_id, email) DO UPDATE SET
+                    mac = excluded.mac, sealed_link = excluded.sealed_link, attempts = 0, created_at = excluded.created_at,
+                    expires_at = excluded.expires_at, used_at = NULL
+                """
+        ).execute(arguments: [record.tenantID, record.email, record.mac, record.sealedLink, record.createdAt, record.expiresAt])
     }
 
     public func tryCode(

@@ -1,0 +1,122 @@
+import ActionLinksTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@testable import ActionLinksDomain
+@testable import ActionLinksStores
+
+/// A link's writes in one transaction (``LinkIssuingInOneWrite``, SQLite's): each stage counted
+/// and checked in order, what was counted left counted whatever follows, the code and its sign-in
+/// code stored only when the rule allows, for the account looked up in the same write.
+@Suite("A link's one write", .timeLimit(.minutes(5)))
+struct LinkIssueWriteTests {
+    let now = Timestamp(milliseconds: 1_800_000_000_000)
+    var hour: Timestamp { now.roundedDown(to: .seconds(3600)) }
+    var day: Timestamp { now.roundedDown(to: .seconds(86400)) }
+
+    /// The store, and an account `ann` (ann@example.com).
+    func store() async throws -> SQLiteDatabase {
+        let database = try SQLiteDatabase(
+            path: TestProject.temporaryDirectory("link-issue-write").appendingPathComponent("test.sqlite").path)
+        try await database.accounts.transaction(tenantID: "", now: now) { tx in
+            try tx.prefetch([.id("ann")])
+            try tx.insert(Account(localID: "ann", email: "ann@example.com", createdAt: self.now))
+        }
+        return database
+    }
+
+    func write(
+        _ email: String, stages: [LinkIssueWrite.Stage], signInCode: Bool = false,
+        decide: @escaping @Sendable (String?) -> Result<Bool, ActionError>
+    ) -> LinkIssueWrite {
+        let record = ActionCodeRecord(
+            hash: Data((email + "-hash").utf8), mode: .signIn, tenantID: "", accountID: nil, email: email, newEmail: nil, continueURL: nil,
+            languageCode: nil, appSettings: nil, createdAt: now, expiresAt: now + .seconds(3600))
+        let code = SignInCodeRecord(
+            tenantID: "", email: email, mac: Data("mac".utf8), sealedLink: Data("sealed".utf8), createdAt: now,
+            expiresAt: now + .seconds(900))
+        return LinkIssueWrite(stages: stages, record: record, looksUpAccount: true, decide: decide, signInCode: signInCode ? code : nil)
+    }
+
+    func issue(_ database: SQLiteDatabase, _ write: LinkIssueWrite) async throws -> LinkIssueWrite.Outcome {
+        try await withCheckedThrowingContinuation { done in database.codes.issueLink(write) { done.resume(with: $0) } }
+    }
+
+    /// The counts of `keys` in `window`, read by counting once more (and taking that one off).
+    func counts(_ database: SQLiteDatabase, _ keys: [String], _ window: Timestamp) async throws -> [Int] {
+        let counts = try await database.codes.countEvents(keys: keys, windowStart: window)
+        try await database.codes.uncountEvents(keys: keys, windowStart: window)
+        return counts.map { $0 - 1 }
+    }
+
+    func liveCodes(_ database: SQLiteDatabase, _ email: String) async throws -> Int {
+        try await database.codes.retireCodes(tenantID: "", email: email, now: now + .seconds(1))
+    }
+
+    @Test("a stage over its limit ends the write: the counts so far stay counted, no code, no sign-in code")
+    func overLimit() async throws {
+        let database = try await store()
+        let limits = LinkIssueWrite.Stage(
+            limits: [EventLimit(key: "address:bo", maximum: 5), EventLimit(key: "ip:1", maximum: 5)], windowStart: hour)
+        let quota = LinkIssueWrite.Stage(limits: [EventLimit(key: "quota:signIn", maximum: 1)], windowStart: day)
+        let decided = Decisions()
+        let first = try await issue(database, write("bo@example.com", stages: [limits, quota], signInCode: true, decide: decided.allow))
+        guard case .stored(deliver: true) = first else { throw Unexpected(first) }
+        let second = try await issue(database, write("bo@example.com", stages: [limits, quota], signInCode: true, decide: decided.allow))
+        guard case .overLimit(stage: 1) = second else { throw Unexpected(second) }
+        #expect(decided.count == 1, "the rule is not asked past a limit")
+        #expect(try await counts(database, ["address:bo", "ip:1"], hour) == [2, 2])
+        #expect(try await counts(database, ["quota:signIn"], day) == [2], "the refused send is counted, as a separate call counts it")
+        #expect(try await liveCodes(database, "bo@example.com") == 1, "only the first code was stored")
+
+        let limited = LinkIssueWrite.Stage(limits: [EventLimit(key: "address:cy", maximum: 0)], windowStart: hour)
+        let third = try await issue(database, write("cy@example.com", stages: [limited, quota], decide: decided.allow))
+        guard case .overLimit(stage: 0) = third else { throw Unexpected(third) }
+        #expect(try await counts(database, ["quota:signIn"], day) == [2], "a stage after the one over its limit is not counted")
+        #expect(try await liveCodes(database, "cy@example.com") == 0)
+    }
+
+    @Test("the rule is given the account looked up in the write; a refusal stores nothing but leaves the counts")
+    func decides() async throws {
+        let database = try await store()
+        let stage = LinkIssueWrite.Stage(limits: [EventLimit(key: "address:x", maximum: 100)], windowStart: hour)
+        let decided = Decisions()
+        let known = try await issue(database, write("ann@example.com", stages: [stage], signInCode: true, decide: decided.allow))
+        guard case .stored(deliver: true) = known else { throw Unexpected(known) }
+        let unknown = try await issue(
+            database, write("nobody@example.com", stages: [stage], signInCode: true, decide: { _ in .failure(.emailNotFound) }))
+        guard case .refused(let refusal) = unknown else { throw Unexpected(unknown) }
+        #expect(refusal.code == .emailNotFound)
+        #expect(decided.accounts == ["ann"])
+        #expect(try await counts(database, ["address:x"], hour) == [2])
+        #expect(try await liveCodes(database, "nobody@example.com") == 0)
+        let noCode = try await database.signInCodes.use(tenantID: "", email: "nobody@example.com", mac: Data("mac".utf8), now: now)
+        #expect(noCode == nil, "no sign-in code for a refused link")
+
+        // The stored code is the account's, and its sign-in code is there beside it.
+        let lookup = try await database.codes.lookup(hashes: [Data("ann@example.com-hash".utf8)], now: now)
+        guard case .live(let record) = lookup else { throw Unexpected(lookup) }
+        #expect(record.accountID == "ann")
+        let sealed = try await database.signInCodes.use(tenantID: "", email: "ann@example.com", mac: Data("mac".utf8), now: now)
+        #expect(sealed == Data("sealed".utf8))
+    }
+
+    /// What the rule was asked, and allows.
+    final class Decisions: Sendable {
+        private let asked = Mutex<[String?]>([])
+        var count: Int { asked.withLock { $0.count } }
+        var accounts: [String?] { asked.withLock { $0 } }
+        var allow: @Sendable (String?) -> Result<Bool, ActionError> {
+            { accountID in
+                self.asked.withLock { $0.append(accountID) }
+                return .success(true)
+            }
+        }
+    }
+
+    struct Unexpected: Error, CustomStringConvertible {
+        let description: String
+        init(_ value: Any) { description = "unexpected: \(value)" }
+    }
+}
