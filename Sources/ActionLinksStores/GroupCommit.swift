@@ -10,7 +10,7 @@ final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     /// Writes a batch, in arrival order, and gives each item's outcome (one per item, in order).
     typealias Write = @Sendable ([Item]) async -> [Result<Output, any Error>]
 
-    /// Told a write's outcome once its batch has committed (or failed), on the writer's thread.
+    /// Told a write's outcome once its batch has committed (or failed), on the thread that wrote it.
     typealias Completion = @Sendable (Result<Output, any Error>) -> Void
 
     private struct State {
@@ -37,8 +37,8 @@ final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     }
 
     /// Writes `item` with whatever else is waiting, and tells `completion` its outcome once it is
-    /// committed, on the writer's thread: for a caller that is not a task (a channel handler,
-    /// answered on its event loop).
+    /// committed, on the thread that wrote it: for a caller that is not a task (a channel handler,
+    /// answered on its event loop). The next batch starts when the completions have returned.
     func submit(_ item: Item, completion: @escaping Completion) {
         let start = state.withLock { state in
             state.waiting.append((item, completion))

@@ -139,25 +139,37 @@ public final class CodeIssuer: Sendable {
     /// ``issue(_:caller:tenant:)`` for a caller on an event loop, which waits for nothing: `false`
     /// when the request needs more than the plan and one write (a verification or an email change,
     /// which read the signed-in user; a source or store that writes in several calls), and then
-    /// nothing was done. Else `true`, and `completion` is told the outcome, on the store's writer's
-    /// thread, once the write has committed. A refusal the plan finds is thrown, before anything
-    /// is written.
+    /// nothing was done. Else `true`, and `completion` is given the written link once its write has
+    /// committed, on the thread that ran the write: it should only hand it to its own thread, where
+    /// ``finish(_:)`` makes the answer (the write's next batch waits for the completions of this one).
+    /// A refusal the plan finds is thrown, before anything is written.
     package func issueNow(
-        _ request: IssueRequest, caller: Caller, tenant named: TenantPolicy,
-        completion: @escaping @Sendable (Result<IssuedLink, ActionError>) -> Void
+        _ request: IssueRequest, caller: Caller, tenant named: TenantPolicy, completion: @escaping @Sendable (WrittenLink) -> Void
     ) throws(ActionError) -> Bool {
         let mode = try checkedMode(request, caller: caller, tenant: named)
         guard mode == .signIn || mode == .resetPassword else { return false }
         let plan = try plan(mode, request, caller: caller, tenant: named, requester: nil)
         guard let prepared = try prepareOneWrite(plan) else { return false }
         prepared.store.issueLink(prepared.write) { outcome in
-            completion(
-                Result { () throws(ActionError) in
-                    let outcome = try outcome.mapError { self.store.failure($0) }.get()
-                    return try self.finish(plan, prepared, outcome)
-                })
+            completion(WrittenLink(plan: plan, prepared: prepared, outcome: outcome))
         }
         return true
+    }
+
+    /// A link of ``issueNow(_:caller:tenant:completion:)`` whose write is over.
+    package struct WrittenLink: Sendable {
+        let plan: Plan
+        let prepared: OneWriteCode
+        let outcome: Result<LinkIssueWrite.Outcome, any Error>
+    }
+
+    /// The link issued by `written`'s write, or the refusal it came to (the metrics counted, the
+    /// link listed and mailed, as ``issue(_:caller:tenant:)`` does).
+    package func finish(_ written: WrittenLink) -> Result<IssuedLink, ActionError> {
+        Result { () throws(ActionError) in
+            let outcome = try written.outcome.mapError { self.store.failure($0) }.get()
+            return try finish(written.plan, written.prepared, outcome)
+        }
     }
 
     /// A link's request, settled by the checks that read nothing (``plan(_:_:caller:tenant:requester:)``).

@@ -28,7 +28,9 @@ package protocol ImmediateSessionLookup: Sendable {
 /// event loop waits for nothing (``CodeIssuer/issueNow(_:caller:tenant:completion:)``).
 package protocol LinkIssuingInOneWrite: Sendable {
     /// Makes `write` in the writer's next batch and tells `completion` its outcome once that
-    /// batch has committed (or failed, and then nothing of it was written), on the writer's thread.
+    /// batch has committed (or failed, and then nothing of it was written), on the thread that
+    /// wrote it. The next batch waits until the completions of this one return: a completion only
+    /// hands the outcome on.
     func issueLink(_ write: LinkIssueWrite, completion: @escaping @Sendable (Result<LinkIssueWrite.Outcome, any Error>) -> Void)
 }
 

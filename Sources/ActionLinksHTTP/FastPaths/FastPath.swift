@@ -37,9 +37,13 @@ package protocol FastPathRoute: Sendable {
     /// The answer once the claimed request has ended, or `nil` to step aside.
     func answer(_ claim: Claim, head: HTTPRequest, body: ByteBuffer) -> Answer?
     /// Starts the answer of a route that ``answersLater``, once the claimed request has ended:
-    /// `reply` is called once with the answer, from any thread; `false` to step aside, having
-    /// started nothing. `peer` is the connection's remote IP address.
-    func start(_ claim: Claim, head: HTTPRequest, body: ByteBuffer, peer: String?, reply: @escaping @Sendable (Answer) -> Void) -> Bool
+    /// `reply` is called once, from any thread, with what makes the answer, which is made on the
+    /// connection's event loop (so the thread that calls `reply` only hands it over); `false` to
+    /// step aside, having started nothing. `peer` is the connection's remote IP address.
+    func start(
+        _ claim: Claim, head: HTTPRequest, body: ByteBuffer, peer: String?,
+        reply: @escaping @Sendable (@escaping @Sendable () -> Answer) -> Void
+    ) -> Bool
     /// The answer's status code.
     func status(of answer: Answer) -> Int
     /// The whole answer as the HTTP/1.1 encoder would write it, `Date` included (``HTTP1Answer``),
@@ -55,7 +59,8 @@ extension FastPathRoute {
     package static var answersLater: Bool { false }
 
     package func start(
-        _ claim: Claim, head: HTTPRequest, body: ByteBuffer, peer: String?, reply: @escaping @Sendable (Answer) -> Void
+        _ claim: Claim, head: HTTPRequest, body: ByteBuffer, peer: String?,
+        reply: @escaping @Sendable (@escaping @Sendable () -> Answer) -> Void
     ) -> Bool { false }
 }
 
@@ -150,7 +155,7 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
     /// Starts a later answer (or passes the request on, when the route steps aside), and holds what
     /// arrives until it has gone out.
     private func start(context: ChannelHandlerContext, _ reading: Claimed, end: NIOAny) {
-        let promise = context.eventLoop.makePromise(of: Route.Answer.self)
+        let promise = context.eventLoop.makePromise(of: (@Sendable () -> Route.Answer).self)
         let started = route.start(
             reading.claim, head: reading.head, body: reading.body ?? emptyBody, peer: context.channel.remoteAddress?.ipAddress,
             reply: promise.succeed)
@@ -161,9 +166,9 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
             return
         }
         awaiting = true
-        promise.futureResult.assumeIsolated().whenSuccess { answer in
+        promise.futureResult.assumeIsolated().whenSuccess { makeAnswer in
             guard !self.removed else { return }
-            self.respond(context: context, reading, answer)
+            self.respond(context: context, reading, makeAnswer())
             self.awaiting = false
             // What arrived meanwhile, in order, until it awaits another answer.
             guard !self.held.isEmpty else { return }

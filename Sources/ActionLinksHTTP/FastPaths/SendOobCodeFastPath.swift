@@ -68,7 +68,8 @@ package struct SendOobCodeFastPath: FastPathRoute {
     package func answer(_ claim: String, head: HTTPRequest, body: ByteBuffer) -> Answer? { nil }
 
     package func start(
-        _ claim: String, head: HTTPRequest, body: ByteBuffer, peer: String?, reply: @escaping @Sendable (Answer) -> Void
+        _ claim: String, head: HTTPRequest, body: ByteBuffer, peer: String?,
+        reply: @escaping @Sendable (@escaping @Sendable () -> Answer) -> Void
     ) -> Bool {
         let headers = head.headerFields
         guard let type = headers[.contentType].flatMap({ MediaType($0) }), type.matches("application", "json"),
@@ -87,17 +88,20 @@ package struct SendOobCodeFastPath: FastPathRoute {
             (try? tenant.checkEnabled()) != nil
         else { return false }
         let returnLink = fields.returnOobLink?.value ?? false
-        let started = try? issuer.issueNow(fields.issueRequest, caller: who, tenant: tenant) { outcome in
-            switch outcome {
-            case .success(let issued): reply(.issued(IdentityToolkitJSON.encode(SendOobCodeResponse(issued, returnLink: returnLink))))
-            case .failure(let refusal):
-                // A failure of this server is logged with its cause, as ActionError.response(from:context:) logs it.
-                if let cause = refusal.cause, refusal.status.kind == .serverError {
-                    logger.error(
-                        "POST \(claim) answered \(refusal.code.rawValue)",
-                        metadata: ["detail": "\(refusal.detail ?? "")", "cause": "\(cause)"])
+        let (issuer, logger) = (issuer, logger)
+        let started = try? issuer.issueNow(fields.issueRequest, caller: who, tenant: tenant) { written in
+            reply {
+                switch issuer.finish(written) {
+                case .success(let issued): return .issued(IdentityToolkitJSON.encode(SendOobCodeResponse(issued, returnLink: returnLink)))
+                case .failure(let refusal):
+                    // A failure of this server is logged with its cause, as ActionError.response(from:context:) logs it.
+                    if let cause = refusal.cause, refusal.status.kind == .serverError {
+                        logger.error(
+                            "POST \(claim) answered \(refusal.code.rawValue)",
+                            metadata: ["detail": "\(refusal.detail ?? "")", "cause": "\(cause)"])
+                    }
+                    return .refused(refusal)
                 }
-                reply(.refused(refusal))
             }
         }
         return started ?? false

@@ -249,7 +249,7 @@ final class SQLiteBatchedWrites: Sendable {
     }
 
     /// Runs `body` in the next batch's transaction and tells `completion` its result once that has
-    /// committed, on the writer's thread.
+    /// committed, on the thread that wrote it.
     func write<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {

@@ -267,7 +267,7 @@ extension SendOobCodeFastPathTests {
 struct LaterAnswerTests {
     /// Claims `POST /later`; its answers wait for ``reply(_:)``.
     final class LaterRoute: FastPathRoute, Sendable {
-        let replies = Mutex<[@Sendable (String) -> Void]>([])
+        let replies = Mutex<[@Sendable (@escaping @Sendable () -> String) -> Void]>([])
         let stepAside: Bool
 
         init(stepAside: Bool = false) { self.stepAside = stepAside }
@@ -277,8 +277,10 @@ struct LaterAnswerTests {
         var maximumBody: Int? { 100 }
         func claim(_ head: HTTPRequest) -> String? { head.method == .post && head.path == "/later" ? "/later" : nil }
         func answer(_ claim: String, head: HTTPRequest, body: ByteBuffer) -> String? { nil }
-        func start(_ claim: String, head: HTTPRequest, body: ByteBuffer, peer: String?, reply: @escaping @Sendable (String) -> Void) -> Bool
-        {
+        func start(
+            _ claim: String, head: HTTPRequest, body: ByteBuffer, peer: String?,
+            reply: @escaping @Sendable (@escaping @Sendable () -> String) -> Void
+        ) -> Bool {
             if stepAside { return false }
             replies.withLock { $0.append(reply) }
             return true
@@ -293,7 +295,7 @@ struct LaterAnswerTests {
         /// Answers the oldest request still waiting with `answer`.
         func reply(_ answer: String) {
             let reply = replies.withLock { $0.removeFirst() }
-            reply(answer)
+            reply { answer }
         }
     }
 
