@@ -91,6 +91,9 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
     private var awaiting = false
     /// What arrived on the connection while an answer was awaited, in order.
     private var held: [NIOAny] = []
+    /// Whether a read was asked for while an answer was awaited (none is passed on meanwhile, so a
+    /// client that sends request after request fills its own socket, not this buffer).
+    private var readHeld = false
     /// Whether the handler has left the pipeline (its context is no longer to be used).
     private var removed = false
 
@@ -171,13 +174,18 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
             self.respond(context: context, reading, makeAnswer())
             self.awaiting = false
             // What arrived meanwhile, in order, until it awaits another answer.
-            guard !self.held.isEmpty else { return }
-            var rest = self.held[...]
-            self.held = []
-            while !self.awaiting, let part = rest.popFirst() { self.channelRead(context: context, data: part) }
-            self.held.insert(contentsOf: rest, at: 0)
-            // The router's reader takes what it was given at the end of a read.
-            context.fireChannelReadComplete()
+            if !self.held.isEmpty {
+                var rest = self.held[...]
+                self.held = []
+                while !self.awaiting, let part = rest.popFirst() { self.channelRead(context: context, data: part) }
+                self.held.insert(contentsOf: rest, at: 0)
+                // The router's reader takes what it was given at the end of a read.
+                context.fireChannelReadComplete()
+            }
+            if !self.awaiting, self.readHeld {
+                self.readHeld = false
+                context.read()
+            }
         }
     }
 
@@ -210,6 +218,11 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
         forwarded += 1
         context.fireChannelRead(wrapInboundOut(.head(reading.head)))
         if let body = reading.body, body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
+    }
+
+    /// Asks for more of the connection, except while an answer is awaited (then once it has gone out).
+    package func read(context: ChannelHandlerContext) {
+        if awaiting { readHeld = true } else { context.read() }
     }
 
     /// Counts the end of a response the router wrote for a request passed on.

@@ -82,9 +82,15 @@ struct TokenRefreshFastPathTests {
 
     /// What reached the route: the head's target and the whole body, or `nil` when nothing did.
     static func forwarded(_ channel: EmbeddedChannel) throws -> (target: String, body: String)? {
-        guard case .head(let head) = try channel.readInbound(as: HTTPRequestPart.self) else { return nil }
+        try request { try channel.readInbound(as: HTTPRequestPart.self) }
+    }
+
+    /// The first request in the parts `next` gives, until its end: its head's target and its
+    /// whole body, or `nil` when there is none.
+    static func request(_ next: () throws -> HTTPRequestPart?) rethrows -> (target: String, body: String)? {
+        guard case .head(let head) = try next() else { return nil }
         var body = ""
-        while let part = try channel.readInbound(as: HTTPRequestPart.self) {
+        while let part = try next() {
             switch part {
             case .head: Issue.record("a second head")
             case .body(let buffer): body += String(buffer: buffer)
