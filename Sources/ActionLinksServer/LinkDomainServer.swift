@@ -106,33 +106,11 @@ public enum LinkDomainServer {
         let scheme: String
         let files = associations.prebuilt
         let limits = settings.server
-        // The association files are answered on the event loop, in the channel pipeline. With a
-        // store that reads on the caller's thread (SQLite), so are the landing page (its read never
-        // waits) and the SDKs' token refreshes (a read and a signature). In upstream mode every
-        // code and session is upstream's: nothing to read on the event loop.
-        let local = services.upstream == nil
-        let pages =
-            local
-            ? (codes as? any ImmediateCodeLookup).map {
-                ActionPageFastPath(pages: ActionPages(services: services, templates: templates), codes: $0)
-            } : nil
-        let refresher =
-            local
-            ? (accounts as? any ImmediateSessionLookup).map {
-                TokenRefreshFastPath(signIn: services.signIn, sessions: $0, settings: settings, projectID: settings.project.id)
-            } : nil
-        // With a code store that makes all of a link's writes in one (SQLite's), links are issued
-        // from the event loop too, answered when their group commit is on disk.
-        let issuing =
-            local && codes is any LinkIssuingInOneWrite
-            ? SendOobCodeFastPath(
-                issuer: services.issuer, tenants: services.tenants, settings: settings, accessTokens: services.serviceAccountTokens,
-                logger: logger) : nil
+        // The fast paths' handlers, made anew for each connection.
+        let fastPaths = Self.fastPaths(
+            services: services, templates: templates, files: files, codes: codes, accounts: accounts, metrics: metrics, logger: logger)
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [FastPathHandler(AssociationFastPath(files: files), metrics: metrics, logger: logger, isFirst: true)]
-                + (pages.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? [])
-                + (refresher.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? [])
-                + (issuing.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? []),
+            additionalChannelHandlers: fastPaths(),
             // The idle timeout is the connection guard's (it hears of the fast paths' answers).
             idleTimeout: nil)
         let timeouts = ConnectionGuard.Timeouts(
@@ -184,6 +162,41 @@ public enum LinkDomainServer {
             }
         }
         return application
+    }
+
+    /// The fast paths' handlers of each new connection, in pipeline order. The association files
+    /// are answered on the event loop. With a store that reads on the caller's thread (SQLite), so
+    /// are the landing page (its read never waits) and the SDKs' token refreshes (a read and a
+    /// signature); with a code store that makes all of a link's writes in one (SQLite's), links
+    /// are issued from the event loop too, answered when their group commit is on disk. In upstream
+    /// mode every code and session is upstream's: nothing but the files is answered there.
+    static func fastPaths(
+        services: LinkDomainServices, templates: PageTemplates, files: [String: PrebuiltJSON], codes: any CodeStore,
+        accounts: any AccountStore, metrics: ServerMetrics, logger: Logger
+    ) -> @Sendable () -> [any RemovableChannelHandler] {
+        let settings = services.settings
+        let local = services.upstream == nil
+        let pages =
+            local
+            ? (codes as? any ImmediateCodeLookup).map {
+                ActionPageFastPath(pages: ActionPages(services: services, templates: templates), codes: $0)
+            } : nil
+        let refresher =
+            local
+            ? (accounts as? any ImmediateSessionLookup).map {
+                TokenRefreshFastPath(signIn: services.signIn, sessions: $0, settings: settings, projectID: settings.project.id)
+            } : nil
+        let issuing =
+            local && codes is any LinkIssuingInOneWrite
+            ? SendOobCodeFastPath(
+                issuer: services.issuer, tenants: services.tenants, settings: settings, accessTokens: services.serviceAccountTokens,
+                logger: logger) : nil
+        return {
+            [FastPathHandler(AssociationFastPath(files: files), metrics: metrics, logger: logger, isFirst: true)]
+                + (pages.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? [])
+                + (refresher.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? [])
+                + (issuing.map { [FastPathHandler($0, metrics: metrics, logger: logger)] } ?? [])
+        }
     }
 }
 

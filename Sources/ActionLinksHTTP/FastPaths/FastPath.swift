@@ -241,6 +241,16 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
     }
 }
 
+/// What a fast path reads of a request target.
+enum FastPathTarget {
+    /// The one of `paths` that `target` names, with or without a query, or `nil`.
+    static func path(_ target: String, in paths: [String]) -> String? {
+        let bytes = target.utf8
+        let path = bytes[..<(bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]
+        return paths.first { $0.utf8.elementsEqual(path) }
+    }
+}
+
 /// The body of a request that had none.
 private let emptyBody = ByteBuffer()
 

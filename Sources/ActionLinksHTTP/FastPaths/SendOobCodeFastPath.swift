@@ -60,9 +60,7 @@ package struct SendOobCodeFastPath: FastPathRoute {
     /// The claim is the path.
     package func claim(_ head: HTTPRequest) -> String? {
         guard head.method == .post, let target = head.path, !head.headerFields.contains(.origin) else { return nil }
-        let bytes = target.utf8
-        let path = bytes[..<(bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]
-        return Self.paths.first { $0.utf8.elementsEqual(path) }
+        return FastPathTarget.path(target, in: Self.paths)
     }
 
     package func answer(_ claim: String, head: HTTPRequest, body: ByteBuffer) -> Answer? { nil }

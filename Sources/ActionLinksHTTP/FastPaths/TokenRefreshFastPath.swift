@@ -47,7 +47,8 @@ package struct TokenRefreshFastPath: FastPathRoute {
     /// `Authorization` (the admin's). The claim is the path.
     package func claim(_ head: HTTPRequest) -> String? {
         let fields = head.headerFields
-        guard head.method == .post, let path = head.path.flatMap(Self.tokenPath), !fields.contains(.origin),
+        guard head.method == .post, let path = head.path.flatMap({ FastPathTarget.path($0, in: IdentityToolkitRoutes.tokenPaths) }),
+            !fields.contains(.origin),
             !fields.contains(.authorization)
         else { return nil }
         return path
@@ -110,13 +111,6 @@ package struct TokenRefreshFastPath: FastPathRoute {
         if isForm { return PlainForm.fields(body).map(TokenRequest.init(plainForm:)) }
         guard isJSON else { return nil }
         return try? IdentityToolkitJSON.decode(TokenRequest.self, from: Data(buffer: body))
-    }
-
-    /// The token path a request target names, with or without a query, or `nil`.
-    static func tokenPath(_ target: String) -> String? {
-        let bytes = target.utf8
-        let path = bytes[..<(bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]
-        return IdentityToolkitRoutes.tokenPaths.first { $0.utf8.elementsEqual(path) }
     }
 
     /// Makes the value from each of its fields.

@@ -96,6 +96,22 @@ struct SendOobCodeFastPathTests {
         #expect(exchanged.emailLink == link)
     }
 
+    @Test("the server puts the issuing fast path after the other three with SQLite; with PostgreSQL only the files' is there")
+    func installed() async throws {
+        let server = try await Server()
+        func handlers(codes: any CodeStore, accounts: any AccountStore) -> [any RemovableChannelHandler] {
+            LinkDomainServer.fastPaths(
+                services: server.services, templates: server.templates, files: [:], codes: codes, accounts: accounts,
+                metrics: ServerMetrics(), logger: Logger(label: "send-oob-code-fast-path-tests"))()
+        }
+        let sqlite = handlers(codes: server.database.codes, accounts: server.database.accounts)
+        #expect(sqlite.count == 4)
+        #expect(sqlite.first is FastPathHandler<AssociationFastPath> && sqlite.last is FastPathHandler<SendOobCodeFastPath>)
+        let postgres = try await StoreFactory.make("postgres")
+        let shared = handlers(codes: postgres.codes, accounts: postgres.accounts)
+        #expect(shared.count == 1 && shared.first is FastPathHandler<AssociationFastPath>)
+    }
+
     @Test("what the route must settle reaches it whole, and nothing is written: refusals of the checks, other callers and bodies")
     func routeSettles() async throws {
         let server = try await Server()
