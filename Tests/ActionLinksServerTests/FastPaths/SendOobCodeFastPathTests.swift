@@ -393,6 +393,17 @@ struct LaterAnswerTests {
         #expect(counter.reads.withLock { $0 } == 3)
     }
 
+    @Test("an answer that comes after its connection closed is dropped, and what was held with it")
+    func closedWhileAwaited() throws {
+        let route = LaterRoute()
+        let channel = EmbeddedChannel(handler: FastPathHandler(route, metrics: ServerMetrics(), logger: Logger(label: "later")))
+        try Self.send(channel, .post, "/later", body: "1")
+        try Self.send(channel, .get, "/other")
+        _ = try channel.finish()
+        route.reply("late")
+        #expect(try Self.answers(channel).isEmpty && Self.forwarded(channel).isEmpty)
+    }
+
     @Test("a route that steps aside when it starts passes the request on whole")
     func stepsAside() throws {
         let channel = EmbeddedChannel(
