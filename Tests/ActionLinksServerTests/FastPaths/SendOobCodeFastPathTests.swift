@@ -30,8 +30,11 @@ struct SendOobCodeFastPathTests {
         let route = SendOobCodeFastPath(
             issuer: services.issuer, tenants: services.tenants, settings: services.settings, accessTokens: services.serviceAccountTokens,
             logger: Logger(label: "send-oob-code-fast-path-tests"))
-        return try await NIOAsyncTestingChannel(
-            handler: FastPathHandler(route, metrics: ServerMetrics(), logger: Logger(label: "send-oob-code-fast-path-tests")))
+        // The handler is made on the channel's loop, where it lives.
+        return try await NIOAsyncTestingChannel { channel in
+            try channel.pipeline.syncOperations.addHandler(
+                FastPathHandler(route, metrics: ServerMetrics(), logger: Logger(label: "send-oob-code-fast-path-tests")))
+        }
     }
 
     /// Sends one request.
