@@ -21,21 +21,24 @@ package protocol ImmediateSessionLookup: Sendable {
     func sessionNow(hash: Data) throws -> (session: Session, account: Account)?
 }
 
-/// A code store that makes all of a link's writes in one transaction of its writer, in a batch with
-/// concurrent requests' (group commit): the send limits' and quota's counts, the address's account
-/// looked up, the code stored, and the sign-in code beside it. One trip to the writer and one commit
-/// instead of three or four in a row. Its writer answers through a completion, so a caller on an
-/// event loop waits for nothing (``CodeIssuer/issueNow(_:caller:tenant:completion:)``).
+/// A code store that makes all of a link's writes in one call, in a batch with concurrent
+/// requests' (group commit): the send limits' and quota's counts, the address's account looked up,
+/// the code stored, and the sign-in code beside it. SQLite makes them one transaction of its writer;
+/// PostgreSQL counts and looks up first, then stores the code and its sign-in code in one batched
+/// statement. One trip to the store instead of three or four calls in a row, and one commit for the
+/// code and its sign-in code. The store answers through a completion, so a caller on an event loop
+/// waits for nothing (``CodeIssuer/issueNow(_:caller:tenant:completion:)``).
 package protocol LinkIssuingInOneWrite: Sendable {
-    /// Makes `write` in the writer's next batch and tells `completion` its outcome once that
-    /// batch has committed (or failed, and then nothing of it was written), on the thread that
-    /// wrote it. The next batch waits until the completions of this one return: a completion only
-    /// hands the outcome on.
+    /// Makes `write` and tells `completion` its outcome once the code's batch has committed, or
+    /// the write failed: then no code was stored (on SQLite nothing of it was written; on
+    /// PostgreSQL what the stages counted stays counted, as separate calls leave it). SQLite tells
+    /// it on its writer's thread, before its next batch starts: a completion only hands the
+    /// outcome on.
     func issueLink(_ write: LinkIssueWrite, completion: @escaping @Sendable (Result<LinkIssueWrite.Outcome, any Error>) -> Void)
 }
 
-/// The writes of one link, in the order a store with ``LinkIssuingInOneWrite`` makes them, in one
-/// transaction; each step as the plain calls make it (``CodeStore/countEvents(keys:windowStart:)``,
+/// The writes of one link, in the order a store with ``LinkIssuingInOneWrite`` makes them; each
+/// step as the plain calls make it (``CodeStore/countEvents(keys:windowStart:)``,
 /// ``AccountStore/account(email:tenantID:)``, ``CodeStore/issue(_:)``, ``SignInCodeStore/issue(_:)``).
 package struct LinkIssueWrite: Sendable {
     /// Counts checked together: each key counts one more event in the window, and a count over

@@ -9,34 +9,78 @@ import PostgresNIO
 /// The statements on the request path are prepared once per connection (`PostgresPreparedStatement`).
 /// Consumption is one `UPDATE … RETURNING`: PostgreSQL's row lock makes a concurrent second
 /// consumer re-check `consumed_at IS NULL` after the first commits, so it finds nothing.
-public struct PostgresCodeStore: CodeStore {
+public struct PostgresCodeStore: CodeStore, LinkIssuingInOneWrite {
     let database: PostgresStore
 
     public func issue(_ record: ActionCodeRecord) async throws {
-        try await database.issues.submit(record)
+        try await database.issues.submit(CodeIssue(record: record))
+    }
+
+    /// ``LinkIssuingInOneWrite/issueLink(_:completion:)``: the stages counted in order (each its own
+    /// statement, so what a stage counted stays counted, as separate calls leave it), the account
+    /// looked up, and the code with its sign-in code in the next batched statement: one round trip
+    /// and one commit for both, shared with concurrent requests (``issueBatch(_:database:)``).
+    package func issueLink(
+        _ write: LinkIssueWrite, completion: @escaping @Sendable (Result<LinkIssueWrite.Outcome, any Error>) -> Void
+    ) {
+        Task {
+            do {
+                completion(.success(try await issueLink(write)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    func issueLink(_ write: LinkIssueWrite) async throws -> LinkIssueWrite.Outcome {
+        for (index, stage) in write.stages.enumerated() {
+            let counts = try await countEvents(keys: stage.limits.map(\.key), windowStart: stage.windowStart)
+            if zip(counts, stage.limits).contains(where: { $0 > $1.maximum }) { return .overLimit(stage: index) }
+        }
+        var record = write.record
+        if write.looksUpAccount {
+            let (tenantID, email) = (record.tenantID, record.email)
+            record.accountID = try await database.withConnection { connection in
+                for try await localID in try await connection.execute(AccountID(tenantID: tenantID, email: email), logger: database.logger)
+                {
+                    return localID
+                }
+                return nil
+            }
+        }
+        switch write.decide(record.accountID) {
+        case .failure(let refusal):
+            return .refused(refusal)
+        case .success(let deliver):
+            try await database.issues.submit(CodeIssue(record: record, signInCode: write.signInCode))
+            return .stored(deliver: deliver)
+        }
     }
 
     /// Issues one code. The function `actionlinks_issue_code` takes a transaction-scoped advisory
     /// lock on (tenant, address, mode), retires the live code and inserts the new one, so issues for
     /// one address from several instances take turns. The unique index `codes_one_live` stays as a
-    /// safety net; a violation of it would be retried.
-    static func issueOne(_ record: ActionCodeRecord, database: PostgresStore) async throws {
+    /// safety net; a violation of it would be retried. A sign-in code goes after it, on its own.
+    static func issueOne(_ issue: CodeIssue, database: PostgresStore) async throws {
         try await database.retrying(["23505"]) {
-            try await database.withConnection { connection in try await Self.issue(connection, record, database: database) }
+            try await database.withConnection { connection in try await Self.issue(connection, issue.record, database: database) }
         }
+        if let signInCode = issue.signInCode { try await database.signInCodes.issue(signInCode) }
     }
 
-    /// Issues the codes of concurrent requests with one statement: one round trip and one commit for
-    /// all of them (``GroupCommit``). The rows go in (tenant, address, mode) order, so two batches
-    /// (of this instance or another) take their advisory locks in the same order and cannot
-    /// deadlock; codes for one address keep their order of arrival. If the statement fails, each
-    /// code is issued on its own, so that each request gets its own outcome.
-    static func issueBatch(_ records: [ActionCodeRecord], database: PostgresStore) async -> [Result<Void, any Error>] {
-        guard records.count > 1 else {
-            return [await outcome { try await issueOne(records[0], database: database) }]
+    /// Issues the codes of concurrent requests, and their sign-in codes, with one statement: one
+    /// round trip and one commit for all of them (``GroupCommit``). The rows go in (tenant, address,
+    /// mode) order, so two batches (of this instance or another) take their advisory locks in the
+    /// same order and cannot deadlock; codes for one address keep their order of arrival. A
+    /// sign-in code's row is written after every code's lock is held, and only by a batch that
+    /// holds its address's sign-in lock, so it adds no wait that could close a cycle. If the
+    /// statement fails, each code is issued on its own, so that each request gets its own outcome.
+    static func issueBatch(_ issues: [CodeIssue], database: PostgresStore) async -> [Result<Void, any Error>] {
+        guard issues.count > 1 || issues[0].signInCode != nil else {
+            return [await outcome { try await issueOne(issues[0], database: database) }]
         }
-        let ordered = records.enumerated().sorted { a, b in
-            let (x, y) = (a.element, b.element)
+        let ordered = issues.enumerated().sorted { a, b in
+            let (x, y) = (a.element.record, b.element.record)
             if x.tenantID != y.tenantID { return x.tenantID < y.tenantID }
             if x.email != y.email { return x.email < y.email }
             if x.mode != y.mode { return x.mode.rawValue < y.mode.rawValue }
@@ -45,13 +89,13 @@ public struct PostgresCodeStore: CodeStore {
         do {
             try await database.retrying(["23505", "40P01"]) {
                 try await database.withConnection { connection in
-                    for try await _ in try await connection.execute(IssueCodes(records: ordered), logger: database.logger) {}
+                    for try await _ in try await connection.execute(IssueCodes(ordered), logger: database.logger) {}
                 }
             }
-            return records.map { _ in .success(()) }
+            return issues.map { _ in .success(()) }
         } catch {
             var outcomes: [Result<Void, any Error>] = []
-            for record in records { outcomes.append(await outcome { try await issueOne(record, database: database) }) }
+            for issue in issues { outcomes.append(await outcome { try await issueOne(issue, database: database) }) }
             return outcomes
         }
     }
@@ -248,10 +292,33 @@ struct IssueCode: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws {}
 }
 
-/// Issues several codes in one statement, in the order given, with `actionlinks_issue_code` for each.
+/// A code to issue, with the sign-in code of its link when it has one (a sign-in link's).
+struct CodeIssue: Sendable {
+    var record: ActionCodeRecord
+    var signInCode: SignInCodeRecord? = nil
+}
+
+/// Issues several codes in one statement, in the order given, with `actionlinks_issue_code` for
+/// each, then stores their sign-in codes (replacing each address's), in the same transaction.
+///
+/// The codes are a `SELECT` that the statement reads to the end (a `WITH` query that nothing reads
+/// would not run); the sign-in codes a data-modifying `WITH`, which PostgreSQL runs to completion
+/// after the statement's own query: once every code's advisory lock is held. Two sign-in codes of
+/// one address in a batch would make the upsert touch its row twice (an error), so only the last
+/// one given is written, as separate statements would have left it.
 struct IssueCodes: PostgresPreparedStatement {
-    static let name = "actionlinks_issue_codes_v1"
+    static let name = "actionlinks_issue_codes_v2"
     static let sql = """
+        WITH signed AS (
+            INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at)
+            SELECT s.tenant_id, s.email, s.mac, s.sealed_link, 0, s.created_at, s.expires_at, NULL
+            FROM unnest($12::text[], $13::text[], $14::bytea[], $15::bytea[], $16::int8[], $17::int8[]) WITH ORDINALITY
+                AS s(tenant_id, email, mac, sealed_link, created_at, expires_at, position)
+            ORDER BY s.position
+            ON CONFLICT (tenant_id, email) DO UPDATE SET
+                mac = excluded.mac, sealed_link = excluded.sealed_link, attempts = 0, created_at = excluded.created_at,
+                expires_at = excluded.expires_at, used_at = NULL
+        )
         SELECT actionlinks_issue_code(r.hash, r.mode, r.tenant_id, r.account_id, r.email, r.new_email, r.continue_url,
                                       r.language_code, r.app_settings, r.created_at, r.expires_at)
         FROM unnest($1::bytea[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
@@ -262,9 +329,19 @@ struct IssueCodes: PostgresPreparedStatement {
         """
     typealias Row = Void
     var records: [ActionCodeRecord]
+    /// The sign-in codes, the last of each address only.
+    var signInCodes: [SignInCodeRecord]
+
+    init(_ issues: [CodeIssue]) {
+        records = issues.map(\.record)
+        var last: [String: Int] = [:]
+        let given = issues.compactMap(\.signInCode)
+        for (index, code) in given.enumerated() { last[code.tenantID + "\u{0}" + code.email] = index }
+        signInCodes = given.enumerated().filter { last[$0.element.tenantID + "\u{0}" + $0.element.email] == $0.offset }.map(\.element)
+    }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 11)
+        var bindings = PostgresBindings(capacity: 17)
         bindings.append(records.map { ByteBuffer(bytes: $0.hash) })
         bindings.append(records.map(\.mode.rawValue))
         bindings.append(records.map(\.tenantID))
@@ -276,10 +353,34 @@ struct IssueCodes: PostgresPreparedStatement {
         bindings.append(NullableTexts(records.map(\.appSettings)))
         bindings.append(records.map(\.createdAt.milliseconds))
         bindings.append(records.map(\.expiresAt.milliseconds))
+        bindings.append(signInCodes.map(\.tenantID))
+        bindings.append(signInCodes.map(\.email))
+        bindings.append(signInCodes.map { ByteBuffer(bytes: $0.mac) })
+        bindings.append(signInCodes.map { ByteBuffer(bytes: $0.sealedLink) })
+        bindings.append(signInCodes.map(\.createdAt.milliseconds))
+        bindings.append(signInCodes.map(\.expiresAt.milliseconds))
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws {}
+}
+
+/// The account of an address, by its `local_id` (the one write's lookup).
+struct AccountID: PostgresPreparedStatement {
+    static let name = "actionlinks_account_id_v1"
+    static let sql = "SELECT local_id FROM accounts WHERE tenant_id = $1 AND email = $2"
+    typealias Row = String
+    var tenantID: String
+    var email: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(tenantID)
+        bindings.append(email)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> String { try row.decode(String.self) }
 }
 
 /// A `text[]` that may hold NULLs (postgres-nio's arrays cannot), in the binary array format.

@@ -30,8 +30,9 @@ public final class PostgresStore: Sendable {
     let callTimeout: Duration
     /// The calls still waiting for a connection, with their deadlines (see ``withConnection(_:)``).
     let waiting = LeaseDeadlines()
-    /// Codes being issued: those of concurrent requests go in one statement (``PostgresCodeStore``).
-    let issues: GroupCommit<ActionCodeRecord, Void>
+    /// Codes being issued, each with its sign-in code if it has one: those of concurrent requests
+    /// go in one statement (``PostgresCodeStore``).
+    let issues: GroupCommit<CodeIssue, Void>
     /// Email-link sign-ins: those of concurrent requests go in one statement (``PostgresAccountStore``).
     let emailLinkSignIns: GroupCommit<EmailLinkSignIn, EmailLinkSignInOutcome>
 
@@ -76,9 +77,9 @@ public final class PostgresStore: Sendable {
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         // The batches reach the store through a weak reference: the store owns them.
         let store = WeakReference<PostgresStore>()
-        issues = GroupCommit(maximumBatch: 256, concurrency: 4) { records in
-            guard let database = store.value else { return records.map { _ in .failure(CancellationError()) } }
-            return await PostgresCodeStore.issueBatch(records, database: database)
+        issues = GroupCommit(maximumBatch: 256, concurrency: 4) { issues in
+            guard let database = store.value else { return issues.map { _ in .failure(CancellationError()) } }
+            return await PostgresCodeStore.issueBatch(issues, database: database)
         }
         emailLinkSignIns = GroupCommit(maximumBatch: 128, concurrency: 4) { statements in
             guard let database = store.value else { return statements.map { _ in .failure(CancellationError()) } }

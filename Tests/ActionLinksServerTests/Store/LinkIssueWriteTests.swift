@@ -6,9 +6,9 @@ import Testing
 @testable import ActionLinksDomain
 @testable import ActionLinksStores
 
-/// A link's writes in one transaction (``LinkIssuingInOneWrite``, SQLite's): each stage counted
-/// and checked in order, what was counted left counted whatever follows, the code and its sign-in
-/// code stored only when the rule allows, for the account looked up in the same write.
+/// A link's writes in one call (``LinkIssuingInOneWrite``, on both stores): each stage counted and
+/// checked in order, what was counted left counted whatever follows, the code and its sign-in code
+/// stored only when the rule allows, for the account looked up in the same write.
 @Suite("A link's one write", .timeLimit(.minutes(5)))
 struct LinkIssueWriteTests {
     let now = Timestamp(milliseconds: 1_800_000_000_000)
@@ -16,9 +16,8 @@ struct LinkIssueWriteTests {
     var day: Timestamp { now.roundedDown(to: .seconds(86400)) }
 
     /// The store, and an account `ann` (ann@example.com).
-    func store() async throws -> SQLiteDatabase {
-        let database = try SQLiteDatabase(
-            path: TestProject.temporaryDirectory("link-issue-write").appendingPathComponent("test.sqlite").path)
+    func store(_ kind: String) async throws -> StoreUnderTest {
+        let database = try await StoreFactory.make(kind)
         try await database.accounts.transaction(tenantID: "", now: now) { tx in
             try tx.prefetch([.id("ann")])
             try tx.insert(Account(localID: "ann", email: "ann@example.com", createdAt: self.now))
@@ -39,24 +38,25 @@ struct LinkIssueWriteTests {
         return LinkIssueWrite(stages: stages, record: record, looksUpAccount: true, decide: decide, signInCode: signInCode ? code : nil)
     }
 
-    func issue(_ database: SQLiteDatabase, _ write: LinkIssueWrite) async throws -> LinkIssueWrite.Outcome {
-        try await withCheckedThrowingContinuation { done in database.codes.issueLink(write) { done.resume(with: $0) } }
+    func issue(_ database: StoreUnderTest, _ write: LinkIssueWrite) async throws -> LinkIssueWrite.Outcome {
+        let store = try #require(database.codes as? any LinkIssuingInOneWrite)
+        return try await withCheckedThrowingContinuation { done in store.issueLink(write) { done.resume(with: $0) } }
     }
 
     /// The counts of `keys` in `window`, read by counting once more (and taking that one off).
-    func counts(_ database: SQLiteDatabase, _ keys: [String], _ window: Timestamp) async throws -> [Int] {
+    func counts(_ database: StoreUnderTest, _ keys: [String], _ window: Timestamp) async throws -> [Int] {
         let counts = try await database.codes.countEvents(keys: keys, windowStart: window)
         try await database.codes.uncountEvents(keys: keys, windowStart: window)
         return counts.map { $0 - 1 }
     }
 
-    func liveCodes(_ database: SQLiteDatabase, _ email: String) async throws -> Int {
+    func liveCodes(_ database: StoreUnderTest, _ email: String) async throws -> Int {
         try await database.codes.retireCodes(tenantID: "", email: email, now: now + .seconds(1))
     }
 
-    @Test("a stage over its limit ends the write: the counts so far stay counted, no code, no sign-in code")
-    func overLimit() async throws {
-        let database = try await store()
+    @Test("a stage over its limit ends the write: the counts so far stay counted, no code, no sign-in code", arguments: StoreFactory.kinds)
+    func overLimit(kind: String) async throws {
+        let database = try await store(kind)
         let limits = LinkIssueWrite.Stage(
             limits: [EventLimit(key: "address:bo", maximum: 5), EventLimit(key: "ip:1", maximum: 5)], windowStart: hour)
         let quota = LinkIssueWrite.Stage(limits: [EventLimit(key: "quota:signIn", maximum: 1)], windowStart: day)
@@ -77,9 +77,11 @@ struct LinkIssueWriteTests {
         #expect(try await liveCodes(database, "cy@example.com") == 0)
     }
 
-    @Test("the rule is given the account looked up in the write; a refusal stores nothing but leaves the counts")
-    func decides() async throws {
-        let database = try await store()
+    @Test(
+        "the rule is given the account looked up in the write; a refusal stores nothing but leaves the counts",
+        arguments: StoreFactory.kinds)
+    func decides(kind: String) async throws {
+        let database = try await store(kind)
         let stage = LinkIssueWrite.Stage(limits: [EventLimit(key: "address:x", maximum: 100)], windowStart: hour)
         let decided = Decisions()
         let known = try await issue(database, write("ann@example.com", stages: [stage], signInCode: true, decide: decided.allow))
@@ -100,6 +102,48 @@ struct LinkIssueWriteTests {
         #expect(record.accountID == "ann")
         let sealed = try await database.signInCodes.use(tenantID: "", email: "ann@example.com", mac: Data("mac".utf8), now: now)
         #expect(sealed == Data("sealed".utf8))
+    }
+
+    @Test("PostgreSQL: codes and sign-in codes of one batch go in one statement; of two sign-in codes for an address the later stays")
+    func postgresBatch() async throws {
+        let database = try await PostgresTestServer.freshStore()
+        func issue(_ email: String, _ tag: String, signInCode: Bool) -> CodeIssue {
+            let record = ActionCodeRecord(
+                hash: Data((email + tag).utf8), mode: .signIn, tenantID: "", accountID: nil, email: email, newEmail: nil, continueURL: nil,
+                languageCode: nil, appSettings: nil, createdAt: now, expiresAt: now + .seconds(3600))
+            let code = SignInCodeRecord(
+                tenantID: "", email: email, mac: Data(("mac" + tag).utf8), sealedLink: Data(("sealed" + tag).utf8), createdAt: now,
+                expiresAt: now + .seconds(900))
+            return CodeIssue(record: record, signInCode: signInCode ? code : nil)
+        }
+        let batch = [
+            issue("dee@example.com", "1", signInCode: true), issue("al@example.com", "1", signInCode: true),
+            issue("dee@example.com", "2", signInCode: true), issue("eve@example.com", "1", signInCode: false),
+        ]
+        let outcomes = await PostgresCodeStore.issueBatch(batch, database: database)
+        for outcome in outcomes { try outcome.get() }
+        // dee's second code is the live one, the first retired; the sign-in code is the second's.
+        guard case .invalid = try await database.codes.lookup(hashes: [Data("dee@example.com1".utf8)], now: now),
+            case .live = try await database.codes.lookup(hashes: [Data("dee@example.com2".utf8)], now: now)
+        else { throw Unexpected("dee's codes are not the first retired and the second live") }
+        #expect(try await database.signInCodes.use(tenantID: "", email: "dee@example.com", mac: Data("mac1".utf8), now: now) == nil)
+        #expect(
+            try await database.signInCodes.use(tenantID: "", email: "dee@example.com", mac: Data("mac2".utf8), now: now)
+                == Data("sealed2".utf8))
+        #expect(
+            try await database.signInCodes.use(tenantID: "", email: "al@example.com", mac: Data("mac1".utf8), now: now)
+                == Data("sealed1".utf8))
+        #expect(try await database.signInCodes.use(tenantID: "", email: "eve@example.com", mac: Data("mac1".utf8), now: now) == nil)
+        guard case .live = try await database.codes.lookup(hashes: [Data("eve@example.com1".utf8)], now: now) else {
+            throw Unexpected("eve's code is not live")
+        }
+        // One code alone with its sign-in code takes the same statement.
+        for outcome in await PostgresCodeStore.issueBatch([issue("fay@example.com", "1", signInCode: true)], database: database) {
+            try outcome.get()
+        }
+        #expect(
+            try await database.signInCodes.use(tenantID: "", email: "fay@example.com", mac: Data("mac1".utf8), now: now)
+                == Data("sealed1".utf8))
     }
 
     /// What the rule was asked, and allows.
