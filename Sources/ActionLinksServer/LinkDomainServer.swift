@@ -186,10 +186,8 @@ public enum LinkDomainServer {
             ? (accounts as? any ImmediateSessionLookup).map {
                 TokenRefreshFastPath(signIn: services.signIn, sessions: $0, settings: settings, projectID: settings.project.id)
             } : nil
-        // Issuing from the event loop where the one write is SQLite's (its answers are compared
-        // with the route's in the tests, on a live server); PostgreSQL's goes through the route.
         let issuing =
-            local && codes is any LinkIssuingInOneWrite && codes is any ImmediateCodeLookup
+            local && codes is any LinkIssuingInOneWrite
             ? SendOobCodeFastPath(
                 issuer: services.issuer, tenants: services.tenants, settings: settings, accessTokens: services.serviceAccountTokens,
                 logger: logger) : nil

@@ -39,14 +39,7 @@ public struct PostgresCodeStore: CodeStore, LinkIssuingInOneWrite {
         }
         var record = write.record
         if write.looksUpAccount {
-            let (tenantID, email) = (record.tenantID, record.email)
-            record.accountID = try await database.withConnection { connection in
-                for try await localID in try await connection.execute(AccountID(tenantID: tenantID, email: email), logger: database.logger)
-                {
-                    return localID
-                }
-                return nil
-            }
+            record.accountID = try await database.accounts.account(email: record.email, tenantID: record.tenantID)?.localID
         }
         switch write.decide(record.accountID) {
         case .failure(let refusal):
@@ -363,24 +356,6 @@ struct IssueCodes: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws {}
-}
-
-/// The account of an address, by its `local_id` (the one write's lookup).
-struct AccountID: PostgresPreparedStatement {
-    static let name = "actionlinks_account_id_v1"
-    static let sql = "SELECT local_id FROM accounts WHERE tenant_id = $1 AND email = $2"
-    typealias Row = String
-    var tenantID: String
-    var email: String
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
-        bindings.append(tenantID)
-        bindings.append(email)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> String { try row.decode(String.self) }
 }
 
 /// A `text[]` that may hold NULLs (postgres-nio's arrays cannot), in the binary array format.
