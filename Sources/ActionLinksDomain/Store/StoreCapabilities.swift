@@ -23,17 +23,18 @@ package protocol ImmediateSessionLookup: Sendable {
 
 /// A code store that makes all of a link's writes in one call, in a batch with concurrent
 /// requests' (group commit): the send limits' and quota's counts, the address's account looked up,
-/// the code stored, and the sign-in code beside it. SQLite makes them one transaction of its writer;
-/// PostgreSQL counts and looks up first, then stores the code and its sign-in code in one batched
-/// statement. One trip to the store instead of three or four calls in a row, and one commit for the
-/// code and its sign-in code. The store answers through a completion, so a caller on an event loop
-/// waits for nothing (``CodeIssuer/issueNow(_:caller:tenant:completion:)``).
+/// the code stored, and the sign-in code beside it. A store with one writer makes them one
+/// transaction of it; a shared one may count and look up first, then store the code and its
+/// sign-in code in one batched statement. One trip to the store instead of three or four calls in
+/// a row, and one commit for the code and its sign-in code. The store answers through a
+/// completion, so a caller on an event loop waits for nothing
+/// (``CodeIssuer/issueNow(_:caller:tenant:completion:)``).
 package protocol LinkIssuingInOneWrite: Sendable {
     /// Makes `write` and tells `completion` its outcome once the code's batch has committed, or
-    /// the write failed: then no code was stored (on SQLite nothing of it was written; on
-    /// PostgreSQL what the stages counted stays counted, as separate calls leave it). SQLite tells
-    /// it on its writer's thread, before its next batch starts: a completion only hands the
-    /// outcome on.
+    /// the write failed: then no code was stored (in one transaction nothing of it was written;
+    /// counted first, what the stages counted stays counted, as separate calls leave it). A store
+    /// with one writer tells it on the writer's thread, before its next batch starts: a completion
+    /// only hands the outcome on.
     func issueLink(_ write: LinkIssueWrite, completion: @escaping @Sendable (Result<LinkIssueWrite.Outcome, any Error>) -> Void)
 }
 

@@ -65,9 +65,10 @@ public struct PostgresCodeStore: CodeStore, LinkIssuingInOneWrite {
     /// round trip and one commit for all of them (``GroupCommit``). The rows go in (tenant, address,
     /// mode) order, so two batches (of this instance or another) take their advisory locks in the
     /// same order and cannot deadlock; codes for one address keep their order of arrival. A
-    /// sign-in code's row is written after every code's lock is held, and only by a batch that
-    /// holds its address's sign-in lock, so it adds no wait that could close a cycle. If the
-    /// statement fails, each code is issued on its own, so that each request gets its own outcome.
+    /// sign-in code comes with its link's code, so its row is written by a batch that already holds
+    /// that code's advisory lock (tenant, address, sign-in), after every lock of its codes: two
+    /// batches never wait for one sign-in code's row. If the statement fails, each code is issued
+    /// on its own, so that each request gets its own outcome.
     static func issueBatch(_ issues: [CodeIssue], database: PostgresStore) async -> [Result<Void, any Error>] {
         guard issues.count > 1 || issues[0].signInCode != nil else {
             return [await outcome { try await issueOne(issues[0], database: database) }]
