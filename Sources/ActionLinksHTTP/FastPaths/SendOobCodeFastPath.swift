@@ -12,11 +12,11 @@ import NIOFoundationCompat
 
 /// Links issued (`POST /v1/accounts:sendOobCode`, also under `/identitytoolkit.googleapis.com/v1`),
 /// answered from the event loop (``FastPathRoute``, ``FastPathRoute/answersLater``) when the code
-/// store makes all of a link's writes in one (``LinkIssuingInOneWrite``: SQLite and PostgreSQL):
-/// the request is read and checked on the event loop, the write joins the store's next group
-/// commit, and the answer is written when that commit is on disk, from its completion, instead of
-/// handing the request to the router, the middleware and the async responder and back, and
-/// waiting for three or four commits in a row.
+/// store makes all of a link's writes in one (``LinkIssuingInOneWrite``) and the server has the
+/// other fast paths (SQLite's): the request is read and checked on the event loop, the write joins
+/// the store's next group commit, and the answer is written when that commit is on disk, from its
+/// completion, instead of handing the request to the router, the middleware and the async
+/// responder and back, and waiting for three or four commits in a row.
 ///
 /// The rules are the route's, by the same code: who calls (``APIAuthenticationMiddleware/caller(uri:headers:_:accessTokens:)``),
 /// who the client is (``ClientIdentity``), the body (``SendOobCodeRequest``), the tenant
