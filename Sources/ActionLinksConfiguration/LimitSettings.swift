@@ -1,3 +1,5 @@
+import ActionLinksHeaders
+
 /// Limits on how often links are sent and sign-ins may fail (`limits`); answers look the same
 /// whether or not an address exists.
 public struct LimitSettings: Sendable, Hashable {
@@ -15,6 +17,17 @@ public struct LimitSettings: Sendable, Hashable {
     public var signInCodeExchangesPerAddressPerHour = 20
     /// Sign-in code exchanges from one client IP per hour, whatever the address.
     public var signInCodeExchangesPerIPPerHour = 100
+    /// Wrong sign-in codes for one address in a UTC day, whatever the tenant and however many mails
+    /// brought new codes; beyond it the address's exchanges are refused until the day is over.
+    public var signInCodeFailuresPerAddressPerDay = 10
+    /// Wrong sign-in codes for one address in a 30-day window (counted from the Unix epoch): the
+    /// bound over a year. At the defaults at most 14 windows touch a year, so 840 wrong guesses:
+    /// 1 - (1 - 10^-6)^840 < 0.085% of taking a 6-digit code (README, "Sign-in codes").
+    public var signInCodeFailuresPerAddressPer30Days = 60
+    /// The length of the IPv6 prefix a client is counted under for the per-IP limits (64: one
+    /// host usually holds a whole /64, and would otherwise have 2^64 buckets). IPv4 addresses count
+    /// one by one.
+    public var ipv6PrefixLength = 64
     /// The project's daily quota of mailed links per mode (`limits.dailyQuotas`), as Firebase's
     /// (Spark: 5 sign-in links, 150 resets, 1,000 verifications and address changes a day); none by
     /// default.
@@ -59,6 +72,7 @@ extension LimitSettings: Decodable {
         case sendsPerAddressPerHour, sendsPerIPPerHour, signInFailuresPerAccountPerHour, signInFailuresPerIPPerHour
         case dailyQuotas, dailyLinkQuotas
         case signInCodeExchangesPerAddressPerHour, signInCodeExchangesPerIPPerHour
+        case signInCodeFailuresPerAddressPerDay, signInCodeFailuresPerAddressPer30Days, ipv6PrefixLength
     }
 
     /// Reads `limits`.
@@ -75,5 +89,21 @@ extension LimitSettings: Decodable {
             try limits.integer(.signInCodeExchangesPerAddressPerHour, in: 1...1_000_000) ?? signInCodeExchangesPerAddressPerHour
         signInCodeExchangesPerIPPerHour =
             try limits.integer(.signInCodeExchangesPerIPPerHour, in: 1...100_000_000) ?? signInCodeExchangesPerIPPerHour
+        signInCodeFailuresPerAddressPerDay =
+            try limits.integer(.signInCodeFailuresPerAddressPerDay, in: 1...1_000_000) ?? signInCodeFailuresPerAddressPerDay
+        signInCodeFailuresPerAddressPer30Days =
+            try limits.integer(.signInCodeFailuresPerAddressPer30Days, in: 1...10_000_000) ?? signInCodeFailuresPerAddressPer30Days
+        ipv6PrefixLength = try limits.integer(.ipv6PrefixLength, in: 32...128) ?? ipv6PrefixLength
+    }
+}
+
+extension LimitSettings {
+    /// The key a client's address is counted under by the per-IP limits: an IPv4 address (an
+    /// IPv4-mapped IPv6 one too) as it is, an IPv6 address as its `ipv6PrefixLength` block
+    /// (`2001:db8:1:2::/64`), anything else (a proxy's obfuscated `_hidden`) as given.
+    public func clientBucket(_ address: String) -> String {
+        guard let parsed = IPAddress(address) else { return address }
+        if parsed.isIPv4 { return parsed.description }
+        return IPNetwork(address: parsed, prefixLength: ipv6PrefixLength).description
     }
 }

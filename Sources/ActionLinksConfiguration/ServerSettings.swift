@@ -21,9 +21,12 @@ public struct ServerSettings: Sendable, Hashable {
     public var tls: TLSFiles?
     /// The largest request body accepted; larger ones get 413.
     public var maximumBodyBytes = 64 * 1024
-    /// The reverse proxies whose `Forwarded` / `X-Forwarded-For` / `X-Forwarded-Proto` headers are
-    /// believed (addresses or CIDR blocks). From any other peer those headers are ignored.
+    /// The reverse proxies whose forwarding headers (``proxyHeaders``) are believed (addresses or
+    /// CIDR blocks). From any other peer those headers are ignored.
     public var trustedProxies: [IPNetwork] = []
+    /// The headers the trusted proxies write (`server.proxyHeaders`); the other kind is never
+    /// read, since a proxy passes on what it does not write and the client wrote it.
+    public var proxyHeaders = ProxyHeaders.xforwarded
     /// Seconds a connection may stay open with no request on it.
     public var idleTimeout = 60
     /// Seconds a request's head (request line and headers) may take to arrive, from its first byte
@@ -42,6 +45,15 @@ public struct ServerSettings: Sendable, Hashable {
     /// link domains' `/token` (RFC 7523 §3: an assertion must name the server it is for).
     public var tokenAudiences: [String] = []
 
+    /// Which forwarding headers a trusted proxy writes (as Keycloak's `proxy-headers`).
+    public enum ProxyHeaders: String, Sendable, Hashable, CaseIterable {
+        /// `X-Forwarded-For` (appended to, as nginx's `$proxy_add_x_forwarded_for`, Google's load
+        /// balancers, Cloud Run and Kubernetes' ingress-nginx do) and `X-Forwarded-Proto`.
+        case xforwarded
+        /// `Forwarded` (RFC 7239: `for=` and `proto=`), appended to.
+        case forwarded
+    }
+
     /// PEM files for TLS.
     public struct TLSFiles: Sendable, Hashable {
         /// The certificate chain (PEM).
@@ -57,7 +69,7 @@ public struct ServerSettings: Sendable, Hashable {
 extension ServerSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, development, adminToken, metricsToken, trustedProxies, tls, maximumBodyBytes, idleTimeout, headerTimeout
-        case bodyTimeout, maximumConnections, tokenAudiences
+        case bodyTimeout, maximumConnections, tokenAudiences, proxyHeaders
     }
 
     enum TLSKeys: String, CodingKey, CaseIterable {
@@ -108,6 +120,7 @@ extension ServerSettings: Decodable {
             }
             trustedProxies.append(network)
         }
+        proxyHeaders = try server.choice(.proxyHeaders, as: ProxyHeaders.self) ?? proxyHeaders
         for (index, text) in try server.strings(.tokenAudiences).enumerated() {
             guard let url = UpstreamSettings.checkedURL(text), let path = URLComponents(string: url)?.path, path.count > 1 else {
                 throw server.problem(

@@ -86,9 +86,12 @@ public struct LinkDomainServices: Sendable {
         signIn = SignInService(
             settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, tokens: tokens, customTokens: customTokens,
             passwords: passwords, store: store, clock: clock, logger: logger)
-        signInCodes = SignInCodes(
+        var signInCodes = SignInCodes(
             settings: settings.codes.signInCode, limits: settings.limits, keys: SignInCodeKeys(formKey: keys.formKey),
-            store: signInCodeStore, gateway: store, clock: clock)
+            store: signInCodeStore, gateway: store, clock: clock, metrics: metrics)
+        // A front's sign-in codes carry Google's links, which die there: Google is asked first.
+        if let upstream { signInCodes.liveLink = { link throws(ActionError) in try await upstream.accepts(link: link) } }
+        self.signInCodes = signInCodes
         // Fronting a Firebase project, its codes are its own (and the emulator's listing shows
         // only this server's).
         let source: any CodeSource =

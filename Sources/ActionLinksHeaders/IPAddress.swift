@@ -161,6 +161,12 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         self.address = IPAddress(bytes: Self.masked(address.bytes, length))
     }
 
+    /// The block of `prefixLength` bits (at most the address's own length) that holds `address`.
+    public init(address: IPAddress, prefixLength: Int) {
+        self.prefixLength = max(0, min(prefixLength, address.bytes.count * 8))
+        self.address = IPAddress(bytes: Self.masked(address.bytes, self.prefixLength))
+    }
+
     /// Whether `address` is in this block (an IPv4 address is never in an IPv6 block, and the reverse).
     public func contains(_ address: IPAddress) -> Bool {
         address.bytes.count == self.address.bytes.count && Self.masked(address.bytes, prefixLength) == self.address.bytes

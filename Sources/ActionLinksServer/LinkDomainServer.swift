@@ -260,8 +260,9 @@ struct KeyRotation: Service {
     }
 }
 
-/// Deletes codes a week after they expired or were used, and sign-in codes as soon as they
-/// expired or were used (nothing about them is shown afterwards), once an hour.
+/// Deletes codes a week after they expired or were used, rate-limit counts once their window is
+/// over (the longest is the sign-in codes' 30 days), and sign-in codes as soon as they expired or
+/// were used (nothing about them is shown afterwards), once an hour.
 struct CodePurge: Service {
     let codes: any CodeStore
     let signInCodes: any SignInCodeStore
@@ -270,13 +271,15 @@ struct CodePurge: Service {
 
     func run() async throws {
         let week: Duration = .seconds(7 * 86_400)
+        let longestWindow: Duration = .seconds(30 * 86_400)
         try? await cancelWhenGracefulShutdown {
             // The first purge waits a minute: services start before the server's start hooks,
             // and with PostgreSQL the schema is made by one of them (the migrations).
             try await Task.sleep(for: .seconds(60))
             while !Task.isCancelled {
                 do {
-                    let removed = try await codes.purge(before: clock.now - week)
+                    let removed = try await codes.purge(
+                        before: clock.now - week, countsBefore: clock.now - week, longCountsBefore: clock.now - longestWindow)
                     if removed > 0 { logger.info("purged old codes", metadata: ["count": "\(removed)"]) }
                     let signInCodes = try await signInCodes.purge(before: clock.now)
                     if signInCodes > 0 { logger.info("purged old sign-in codes", metadata: ["count": "\(signInCodes)"]) }

@@ -114,8 +114,7 @@ public final class AccountService: Sendable {
         guard let localID, !localID.isEmpty else { throw ActionError(.missingLocalID) }
         try await store.call {
             try await self.accounts.transaction(tenantID: tenantID, now: self.clock.now) { tx in
-                _ = try tx.existingAccount(id: localID)
-                try tx.delete(id: localID)
+                try tx.delete(try tx.existingAccount(id: localID))
             }
         }
     }
@@ -153,7 +152,7 @@ public final class AccountService: Sendable {
                                 index: index, localId: localID, message: "NOT_DISABLED : Disable the account before batch deletion."))
                         continue
                     }
-                    try tx.delete(id: localID)
+                    try tx.delete(account)
                 }
                 return errors
             }

@@ -131,7 +131,8 @@ public final class CodeIssuer: Sendable {
         var signInCode: String?
         if plan.pending.mode == .signIn {
             signInCode = try await signInCodes.issue(
-                tenantID: plan.tenantID, email: plan.pending.email, link: link, oobCode: sourced.code, linkExpiry: plan.pending.expiresAt)
+                tenantID: plan.tenantID, email: plan.pending.email, link: link, oobCode: sourced.code, linkHash: sourced.hash,
+                linkExpiry: plan.pending.expiresAt)
         }
         return deliver(plan, code: sourced.code, link: link, deliver: sourced.deliver, signInCode: signInCode)
     }
@@ -267,8 +268,10 @@ public final class CodeIssuer: Sendable {
         var stages: [LinkIssueWrite.Stage] = []
         var refusals: [ActionError] = []
         if !isAdmin {
-            stages.append(sendLimits(addresses: [address] + (newEmail.map { [$0] } ?? []), clientAddress: caller.clientAddress, now: now))
-            refusals.append(.tooManyAttempts)
+            for stage in sendLimits(addresses: [address] + (newEmail.map { [$0] } ?? []), clientAddress: caller.clientAddress, now: now) {
+                stages.append(stage)
+                refusals.append(.tooManyAttempts)
+            }
         }
         if let quota = dailyQuota(mode, returnLink: request.returnLink, now: now) {
             stages.append(quota)
@@ -298,7 +301,7 @@ public final class CodeIssuer: Sendable {
         if plan.pending.mode == .signIn,
             let made = try signInCodes.prepare(
                 tenantID: plan.tenantID, email: plan.pending.email, link: link(plan, code: prepared.code), oobCode: prepared.code,
-                linkExpiry: plan.pending.expiresAt)
+                linkHash: prepared.write.record.hash, linkExpiry: plan.pending.expiresAt)
         {
             prepared.write.signInCode = made.record
             prepared.signInCode = made.code
@@ -439,15 +442,24 @@ public final class CodeIssuer: Sendable {
         return ActionError(.quotaExceeded, detail)
     }
 
-    /// The count of a send against every address it involves (the requester's and the recipient's,
-    /// in canonical form and whatever the tenant: one mailbox is one mailbox) and the client's IP,
-    /// refused (`TOO_MANY_ATTEMPTS_TRY_LATER`) when any of them is over its hourly limit.
-    func sendLimits(addresses: [String], clientAddress: String?, now: Timestamp) -> LinkIssueWrite.Stage {
+    /// The counts of a send, in two stages: the client's IP first, then every address the send
+    /// involves (the requester's and the recipient's, in canonical form and whatever the tenant:
+    /// one mailbox is one mailbox), each refused (`TOO_MANY_ATTEMPTS_TRY_LATER`) when a count is
+    /// over its hourly limit. A request refused for its IP spends nothing of the addresses' budgets,
+    /// so a client over its own limit cannot lock others out of their links.
+    func sendLimits(addresses: [String], clientAddress: String?, now: Timestamp) -> [LinkIssueWrite.Stage] {
+        let window = now.roundedDown(to: .seconds(3600))
+        var stages: [LinkIssueWrite.Stage] = []
+        if let clientAddress {
+            let key = "ip:" + settings.limits.clientBucket(clientAddress)
+            stages.append(
+                LinkIssueWrite.Stage(limits: [EventLimit(key: key, maximum: settings.limits.sendsPerIPPerHour)], windowStart: window))
+        }
         var limits: [EventLimit] = []
         for address in addresses where !limits.contains(where: { $0.key == "address:" + address }) {
             limits.append(EventLimit(key: "address:" + address, maximum: settings.limits.sendsPerAddressPerHour))
         }
-        if let clientAddress { limits.append(EventLimit(key: "ip:" + clientAddress, maximum: settings.limits.sendsPerIPPerHour)) }
-        return LinkIssueWrite.Stage(limits: limits, windowStart: now.roundedDown(to: .seconds(3600)))
+        stages.append(LinkIssueWrite.Stage(limits: limits, windowStart: window))
+        return stages
     }
 }

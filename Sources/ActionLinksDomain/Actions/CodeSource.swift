@@ -79,6 +79,9 @@ struct SourcedCode: Sendable {
     var code: String
     /// Whether the link goes out (see ``CodeSource/code(for:)``).
     var deliver: Bool
+    /// The code's hash in this server's code store (``ActionCodeRecord/hash``); `nil` for a code
+    /// that is another's (a front's: Google's).
+    var hash: Data? = nil
 }
 
 /// A code a ``LinkIssuingInOneWrite`` store writes with the link's other writes.
@@ -167,7 +170,7 @@ struct LocalCodeSource: CodeSource {
         record.accountID = account?.localID
         let issued = record
         try await store.call { try await self.codes.issue(issued) }
-        return SourcedCode(code: code, deliver: deliver)
+        return SourcedCode(code: code, deliver: deliver, hash: issued.hash)
     }
 
     /// The code of a link about an address the request did not name an account for, looked up in

@@ -9,23 +9,31 @@ import Foundation
 /// - **The code** is derived from the link's `oobCode` under a server key (``SignInCodeKeys``), so
 ///   the mail, the landing page and the admin's answer show the same digits and the store never
 ///   holds them. A front of a Firebase project derives it from Google's `oobCode` the same way:
-///   ``issue(tenantID:email:link:oobCode:linkExpiry:)`` takes a link built elsewhere.
+///   ``issue(tenantID:email:link:oobCode:linkHash:linkExpiry:)`` takes a link built elsewhere.
 /// - **The store** keeps, per (tenant, address), a MAC of (tenant, address, code), the link sealed
 ///   under a key derived from the server key and the code, the tries, the expiry and the use
-///   (``SignInCodeStore``). A new link replaces the address's code.
-/// - **The exchange** counts the try (and the per-address and per-IP limits) before the code is
-///   checked, in one store call, whether or not the address has a code; compares the MAC in
-///   constant time; and uses the code in one atomic statement. Every refusal is the same
-///   `INVALID_SIGN_IN_CODE`.
+///   (``SignInCodeStore``). A new link replaces the address's code. The code dies with its link:
+///   this server's in the write that consumes, retires or deletes the link's code (the store's
+///   triggers), a front's when Google says the link no longer works (``liveLink``).
+/// - **The exchange** counts the try (the per-IP, then the per-address limits, then the address's
+///   wrong codes over a day and over 30 days) before the code is checked, in one store call,
+///   whether or not the address has a code; compares the MAC in constant time; and uses the code
+///   in one atomic statement, which takes back the try's count of wrong codes. Every refusal is
+///   the same `INVALID_SIGN_IN_CODE`.
 public struct SignInCodes: Sendable {
     /// `codes.signInCode`.
     let settings: SignInCodeSettings
-    /// `limits`: the exchanges per address and per IP.
+    /// `limits`: the exchanges per IP and per address, the wrong codes per address.
     let limits: LimitSettings
     let keys: SignInCodeKeys
     let store: any SignInCodeStore
     let gateway: StoreGateway
     let clock: any ServiceClock
+    /// Where exchanges are counted by outcome.
+    var metrics: ServerMetrics? = nil
+    /// Whether a link whose code is another's (a front's: Google's) still works, asked before its
+    /// code is used; `nil` where every link's code is this server's (it dies with its code).
+    var liveLink: (@Sendable (String) async throws(ActionError) -> Bool)? = nil
 
     /// Whether sign-in links come with codes (`codes.signInCode.digits` is not 0).
     public var isEnabled: Bool { settings.isEnabled }
@@ -36,24 +44,26 @@ public struct SignInCodes: Sendable {
     /// code, and returns it (its digits, ungrouped); `nil` when codes are off.
     ///
     /// `link` is the link exactly as it is mailed (web or mobile), `oobCode` the code in it (this
-    /// server's, or, in front of a Firebase project, Google's), `linkExpiry` when the link stops
+    /// server's, or, in front of a Firebase project, Google's), `linkHash` the hash this server's
+    /// code store keeps of that code (`nil` for Google's), `linkExpiry` when the link stops
     /// working: the code lives `codes.signInCode.lifetime`, and never past it. `email` is the
     /// address the link is for (canonicalised here, as the exchange canonicalises what is typed).
-    public func issue(tenantID: String, email: String, link: String, oobCode: String, linkExpiry: Timestamp) async throws(ActionError)
-        -> String?
+    public func issue(tenantID: String, email: String, link: String, oobCode: String, linkHash: Data?, linkExpiry: Timestamp)
+        async throws(ActionError) -> String?
     {
-        guard let prepared = try prepare(tenantID: tenantID, email: email, link: link, oobCode: oobCode, linkExpiry: linkExpiry) else {
-            return nil
-        }
+        guard
+            let prepared = try prepare(
+                tenantID: tenantID, email: email, link: link, oobCode: oobCode, linkHash: linkHash, linkExpiry: linkExpiry)
+        else { return nil }
         try await gateway.call { try await self.store.issue(prepared.record) }
         return prepared.code
     }
 
-    /// What ``issue(tenantID:email:link:oobCode:linkExpiry:)`` stores and returns, made without
-    /// storing it (for a store that writes it with the link's code: ``LinkIssueWrite/signInCode``);
-    /// `nil` when codes are off.
-    package func prepare(tenantID: String, email: String, link: String, oobCode: String, linkExpiry: Timestamp) throws(ActionError)
-        -> (code: String, record: SignInCodeRecord)?
+    /// What ``issue(tenantID:email:link:oobCode:linkHash:linkExpiry:)`` stores and returns, made
+    /// without storing it (for a store that writes it with the link's code:
+    /// ``LinkIssueWrite/signInCode``); `nil` when codes are off.
+    package func prepare(tenantID: String, email: String, link: String, oobCode: String, linkHash: Data?, linkExpiry: Timestamp)
+        throws(ActionError) -> (code: String, record: SignInCodeRecord)?
     {
         guard settings.isEnabled else { return nil }
         guard let email = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
@@ -67,7 +77,8 @@ public struct SignInCodes: Sendable {
             throw ActionError(.internalError, "the sign-in code's link could not be sealed", cause: error)
         }
         let record = SignInCodeRecord(
-            tenantID: tenantID, email: email, mac: keys.mac(tenantID: tenantID, email: email, code: code), sealedLink: sealed,
+            tenantID: tenantID, email: email, mac: keys.mac(tenantID: tenantID, email: email, code: code), linkHash: linkHash,
+            sealedLink: sealed,
             createdAt: now, expiresAt: min(now + .seconds(settings.lifetime), linkExpiry))
         return (code, record)
     }
@@ -110,9 +121,8 @@ public struct SignInCodes: Sendable {
     /// link it came with, once. Every refusal (a wrong, expired, used or dead code, an address with
     /// no code, a code of another tenant, a mistyped one) is `INVALID_SIGN_IN_CODE`, after the same
     /// work for every well-formed code: its MAC and sealing key are made and one store call counts
-    /// the try before anything is known of the address. Past `limits.signInCodeExchangesPerAddressPerHour`
-    /// or `...PerIPPerHour` the answer is `TOO_MANY_ATTEMPTS_TRY_LATER` with `Retry-After` (the end
-    /// of the hour's window).
+    /// the try before anything is known of the address. Past a limit (``limitStages(email:clientAddress:now:)``)
+    /// the answer is `TOO_MANY_ATTEMPTS_TRY_LATER` with `Retry-After` (the end of the window that refused).
     public func exchange(email given: String?, code typed: String?, tenantID: String, clientAddress: String?) async throws(ActionError)
         -> Exchange
     {
@@ -121,36 +131,84 @@ public struct SignInCodes: Sendable {
         }
         guard let given, !given.isEmpty else { throw ActionError.missingEmail }
         guard let email = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
-        guard let typed, let code = Self.normalized(typed, digits: settings.digits) else { throw ActionError.invalidSignInCode }
+        guard let typed, let code = Self.normalized(typed, digits: settings.digits) else { throw refused(.wrong) }
         let now = clock.now
         let mac = keys.mac(tenantID: tenantID, email: email, code: code)
         let sealingKey = keys.sealingKey(tenantID: tenantID, email: email, code: code)
-        var counted = [EventLimit(key: "sign-in-code:address:" + email, maximum: limits.signInCodeExchangesPerAddressPerHour)]
-        if let clientAddress {
-            counted.append(EventLimit(key: "sign-in-code:ip:" + clientAddress, maximum: limits.signInCodeExchangesPerIPPerHour))
-        }
-        let window = now.roundedDown(to: .seconds(3600))
+        let counted = limitStages(email: email, clientAddress: clientAddress, now: now)
+        let stages = counted.map(\.stage)
         let maximumTries = settings.attempts
-        let limitsCounted = counted
         let tried = try await gateway.call {
-            try await self.store.tryCode(
-                tenantID: tenantID, email: email, now: now, maximumTries: maximumTries, limits: limitsCounted, windowStart: window)
+            try await self.store.tryCode(tenantID: tenantID, email: email, now: now, maximumTries: maximumTries, stages: stages)
         }
-        let stored: Data?
+        let stored: (mac: Data, sealed: Data)?
         switch tried {
-        case .limited:
-            let left = (window + .seconds(3600)).milliseconds - now.milliseconds
+        case .limited(let index):
+            metrics?.signInCodeExchange(.limited)
+            let window = counted[index]
+            let left = (window.stage.windowStart + window.length).milliseconds - now.milliseconds
             throw ActionError.tooManyAttempts.retrying(after: Int((left + 999) / 1000))
-        case .counted(let mac):
-            stored = mac
+        case .counted(let mac, let sealed):
+            stored = mac.flatMap { mac in sealed.map { (mac, $0) } }
         }
         // Compared in constant time whether or not there is a code (then against a MAC no code has).
-        let matches = ConstantTime.equal(stored ?? Self.noCode, mac)
-        guard matches, stored != nil else { throw ActionError.invalidSignInCode }
-        guard let sealed = try await gateway.call({ try await self.store.use(tenantID: tenantID, email: email, mac: mac, now: now) }),
-            let link = keys.open(sealed, with: sealingKey, tenantID: tenantID, email: email)
-        else { throw ActionError.invalidSignInCode }
-        return Exchange(emailLink: link, email: email)
+        let matches = ConstantTime.equal(stored?.mac ?? Self.noCode, mac)
+        guard matches, let stored, let link = keys.open(stored.sealed, with: sealingKey, tenantID: tenantID, email: email) else {
+            throw refused(.wrong)
+        }
+        if let liveLink, try await !liveLink(link) {
+            // The link died where its code lives (used, or voided by its owner): the code dies too.
+            _ = try await gateway.call { try await self.store.use(tenantID: tenantID, email: email, mac: mac, now: now, givingBack: []) }
+            throw refused(.wrong)
+        }
+        let failures = counted.filter(\.countsFailures).map(\.stage)
+        guard
+            let sealed = try await gateway.call({
+                try await self.store.use(tenantID: tenantID, email: email, mac: mac, now: now, givingBack: failures)
+            }),
+            let usedLink = keys.open(sealed, with: sealingKey, tenantID: tenantID, email: email)
+        else { throw refused(.wrong) }
+        metrics?.signInCodeExchange(.exchanged)
+        return Exchange(emailLink: usedLink, email: email)
+    }
+
+    /// `INVALID_SIGN_IN_CODE`, counted under `outcome`.
+    private func refused(_ outcome: ServerMetrics.SignInCodeOutcome) -> ActionError {
+        metrics?.signInCodeExchange(outcome)
+        return ActionError.invalidSignInCode
+    }
+
+    /// One stage of an exchange's counts, with the length of its window (for `Retry-After`) and
+    /// whether it counts wrong codes (taken back when the code is right).
+    struct CountedStage: Sendable {
+        var stage: EventLimitStage
+        var length: Duration
+        var countsFailures: Bool
+    }
+
+    /// What an exchange counts, in order: the client's IP (`limits.signInCodeExchangesPerIPPerHour`,
+    /// under its bucket: ``LimitSettings/clientBucket(_:)``), so a client over its own limit spends
+    /// nothing of the address's; the address's exchanges in the hour; the address's wrong codes in
+    /// the UTC day and in the 30-day window, whatever the tenant and however many mails brought new
+    /// codes (so guesses cannot go on at an hourly pace for months: README, "Sign-in codes").
+    func limitStages(email: String, clientAddress: String?, now: Timestamp) -> [CountedStage] {
+        func stage(_ key: String, _ maximum: Int, _ length: Duration, failures: Bool = false) -> CountedStage {
+            CountedStage(
+                stage: EventLimitStage(limits: [EventLimit(key: key, maximum: maximum)], windowStart: now.roundedDown(to: length)),
+                length: length, countsFailures: failures)
+        }
+        let (hour, day, thirtyDays) = (Duration.seconds(3600), Duration.seconds(86400), Duration.seconds(30 * 86400))
+        var stages: [CountedStage] = []
+        if let clientAddress {
+            stages.append(stage("sign-in-code:ip:" + limits.clientBucket(clientAddress), limits.signInCodeExchangesPerIPPerHour, hour))
+        }
+        stages.append(stage("sign-in-code:address:" + email, limits.signInCodeExchangesPerAddressPerHour, hour))
+        stages.append(stage("sign-in-code:failures:day:" + email, limits.signInCodeFailuresPerAddressPerDay, day, failures: true))
+        stages.append(
+            stage(
+                EventLimit.longWindowPrefix + "sign-in-code:failures:30d:" + email, limits.signInCodeFailuresPerAddressPer30Days,
+                thirtyDays, failures: true))
+        return stages
     }
 
     /// What an address with no code is compared with: no MAC is all zeros.

@@ -223,7 +223,7 @@ public final class SignInService: Sendable {
         var failureKeys = ["signin-failure:address:\(tenant.tenantID):\(email)"]
         var limits = [settings.limits.signInFailuresPerAccountPerHour]
         if let address = caller.clientAddress {
-            failureKeys.append("signin-failure:ip:\(address)")
+            failureKeys.append("signin-failure:ip:\(settings.limits.clientBucket(address))")
             limits.append(settings.limits.signInFailuresPerIPPerHour)
         }
         let window = now.roundedDown(to: .seconds(3600))

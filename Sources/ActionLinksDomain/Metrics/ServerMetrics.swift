@@ -20,6 +20,7 @@ public final class ServerMetrics: Sendable {
     private let mailDelivered: Counter
     private let mailRetried: Counter
     private let mailFailed: Counter
+    private let signInCodeExchanges: [SignInCodeOutcome: Counter]
     private let upstreamCalls: [UpstreamCall: [UpstreamOutcome: Counter]]
     private let upstreamLatency: [UpstreamCall: DurationHistogram]
 
@@ -33,6 +34,12 @@ public final class ServerMetrics: Sendable {
     enum UpstreamOutcome: String, CaseIterable, Sendable {
         case ok, refused, unreachable
         case noAnswer = "no_answer"
+    }
+
+    /// How a sign-in code exchange ended (a fixed set: a label value each): the link given, a
+    /// wrong (or dead, or absent) code, or refused by a limit before the code was looked at.
+    enum SignInCodeOutcome: String, CaseIterable, Sendable {
+        case exchanged, wrong, limited
     }
 
     /// Registers every series.
@@ -68,6 +75,12 @@ public final class ServerMetrics: Sendable {
         mailDelivered = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "delivered")])
         mailRetried = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "retried")])
         mailFailed = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "failed")])
+        var signInCodeExchanges: [SignInCodeOutcome: Counter] = [:]
+        for outcome in SignInCodeOutcome.allCases {
+            signInCodeExchanges[outcome] = registry.makeCounter(
+                descriptor: Self.signInCodeExchanges, labels: [("outcome", outcome.rawValue)])
+        }
+        self.signInCodeExchanges = signInCodeExchanges
         var upstreamCalls: [UpstreamCall: [UpstreamOutcome: Counter]] = [:]
         var upstreamLatency: [UpstreamCall: DurationHistogram] = [:]
         for call in UpstreamCall.allCases {
@@ -101,6 +114,11 @@ public final class ServerMetrics: Sendable {
     static var codesConsumed: MetricNameDescriptor { descriptor("codes_consumed", unit: "total", "Action codes consumed, by mode.") }
     static var codesRefused: MetricNameDescriptor { descriptor("codes_refused", unit: "total", "Action codes refused, by reason.") }
     static var mail: MetricNameDescriptor { descriptor("mail", unit: "total", "Mail delivery attempts, by outcome.") }
+    static var signInCodeExchanges: MetricNameDescriptor {
+        descriptor(
+            "sign_in_code_exchanges", unit: "total",
+            "Sign-in code exchanges, by outcome: exchanged, wrong (a wrong, dead or absent code), limited (refused by a limit).")
+    }
     static var upstreamRequests: MetricNameDescriptor {
         descriptor("upstream_requests", unit: "total", "Calls to the fronted project's Google APIs, by operation and outcome.")
     }
@@ -120,6 +138,8 @@ public final class ServerMetrics: Sendable {
     func mailOutcome(delivered: Bool, final: Bool) {
         if delivered { mailDelivered.increment() } else if final { mailFailed.increment() } else { mailRetried.increment() }
     }
+
+    func signInCodeExchange(_ outcome: SignInCodeOutcome) { signInCodeExchanges[outcome]?.increment() }
 
     func upstreamCall(_ call: UpstreamCall, outcome: UpstreamOutcome, duration: Duration) {
         upstreamCalls[call]?[outcome]?.increment()

@@ -125,6 +125,14 @@ public protocol AccountStore: Sendable {
 }
 
 extension AccountTransaction {
+    /// Deletes `account` (``delete(id:)``) and retires the outstanding codes of its address: a
+    /// link mailed before, or its sign-in code, must not outlive the account (a sign-in link would
+    /// make a new one).
+    func delete(_ account: Account) throws {
+        if let email = account.email { try retireCodes(emails: [email]) }
+        try delete(id: account.localID)
+    }
+
     /// The account with `localID`, or ``AccountStoreError/accountNotFound``.
     func existingAccount(id localID: String) throws -> Account {
         guard let account = try account(id: localID) else { throw AccountStoreError.accountNotFound }

@@ -146,7 +146,11 @@ public protocol CodeStore: Sendable {
     /// zero): an attempt counted ahead that turned out not to count (a sign-in that succeeded).
     func uncountEvents(keys: [String], windowStart: Timestamp) async throws
 
-    /// Deletes codes that expired or were consumed before `cutoff`; returns how many.
+    /// Deletes codes that expired or were consumed before `cutoff`, the counts of windows that
+    /// started before `countCutoff`, and those of keys that start with
+    /// ``EventLimit/longWindowPrefix`` (windows longer than a day) only once their window started
+    /// before `longCountCutoff`; returns how many codes.
     @discardableResult
-    func purge(before cutoff: Timestamp) async throws -> Int
+    func purge(before cutoff: Timestamp, countsBefore countCutoff: Timestamp, longCountsBefore longCountCutoff: Timestamp) async throws
+        -> Int
 }

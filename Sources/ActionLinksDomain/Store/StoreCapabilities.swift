@@ -42,18 +42,8 @@ package protocol LinkIssuingInOneWrite: Sendable {
 /// step as the plain calls make it (``CodeStore/countEvents(keys:windowStart:)``,
 /// ``AccountStore/account(email:tenantID:)``, ``CodeStore/issue(_:)``, ``SignInCodeStore/issue(_:)``).
 package struct LinkIssueWrite: Sendable {
-    /// Counts checked together: each key counts one more event in the window, and a count over
-    /// its limit's maximum refuses the link.
-    package struct Stage: Sendable {
-        package var limits: [EventLimit]
-        package var windowStart: Timestamp
-
-        /// Makes the value from each of its fields.
-        package init(limits: [EventLimit], windowStart: Timestamp) {
-            self.limits = limits
-            self.windowStart = windowStart
-        }
-    }
+    /// Counts checked together (``EventLimitStage``).
+    package typealias Stage = EventLimitStage
 
     /// What came of the write.
     package enum Outcome: Sendable {

@@ -109,6 +109,22 @@ package final class UpstreamClient: Service, Sendable {
         }
     }
 
+    /// Whether the project still accepts the action link `link` (its code checked, never
+    /// consumed): `false` once the code was used, voided or expired, or for a link that is not an
+    /// action link with a key; a failure to ask is thrown.
+    package func accepts(link: String) async throws(ActionError) -> Bool {
+        guard let action = ActionCodeLink.parse(link), let apiKey = action.apiKey else { return false }
+        do {
+            _ = try await check(code: action.oobCode, apiKey: apiKey, tenantID: action.tenantID)
+            return true
+        } catch {
+            switch error.code {
+            case .invalidOOBCode, .expiredOOBCode: return false
+            default: throw error
+            }
+        }
+    }
+
     /// Sets a new password with a reset code.
     package func resetPassword(code: String, newPassword: String, apiKey: String, tenantID: String?) async throws(ActionError) -> CodeAnswer
     {

@@ -80,7 +80,7 @@ package struct SendOobCodeFastPath: FastPathRoute {
         if case .client(let key) = caller { apiKey = key }
         let who = Caller(
             isAdmin: caller == .admin,
-            clientAddress: ClientIdentity.resolve(peer: peer, headers: headers, trustedProxies: settings.server.trustedProxies).address,
+            clientAddress: ClientIdentity.resolve(peer: peer, headers: headers, settings: settings.server).address,
             locale: headers.firebaseLocale, apiKey: apiKey)
         guard let tenantID = try? who.tenantID(body: fields.tenantId), let tenant = tenants.policyNow(for: tenantID),
             (try? tenant.checkEnabled()) != nil

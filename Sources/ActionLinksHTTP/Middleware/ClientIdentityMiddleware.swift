@@ -12,7 +12,7 @@ struct ClientIdentityMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let (client, forwardedScheme) = ClientIdentity.resolve(
-            peer: context.peerAddress, headers: request.headers, trustedProxies: settings.trustedProxies)
+            peer: context.peerAddress, headers: request.headers, settings: settings)
         context.clientAddress = client
         context.isSecure = settings.tls != nil || (forwardedScheme.map { $0 == "https" } ?? !settings.development)
         return try await next(request, context)

@@ -39,6 +39,10 @@ struct IdentityToolkitAPI: Sendable {
         /// client, the user the body's `idToken` names, checked (``AccountService/user(idToken:caller:bodyTenant:allowDisabled:)``);
         /// a client without one hears `PROJECT_DISABLED`, then `MISSING_ID_TOKEN`.
         case user
+        /// A body declared JSON (`Content-Type: application/json`), else `INVALID_CONTENT_TYPE`
+        /// (415): a form, a text or an untyped body is what any web page can make its visitors'
+        /// browsers send without a CORS preflight (for an operation worth guessing at).
+        case jsonBody
     }
 
     /// Who an operation that ``Requirement/user`` acts for.
@@ -143,6 +147,9 @@ struct IdentityToolkitAPI: Sendable {
         let namesProject = call.namesProject || (call.mayNameTarget && (try? call.decode(ProjectTarget.self))?.targetProjectId != nil)
         if namesProject || operation.requires.contains(.admin), !call.isAdmin {
             throw ActionError(.insufficientPermission, "Only authenticated requests can specify target_project_id.")
+        }
+        if operation.requires.contains(.jsonBody), !call.declaresJSON {
+            throw ActionError(.invalidContentType, "expected Content-Type: application/json")
         }
         return try await operation.handle(call)
     }

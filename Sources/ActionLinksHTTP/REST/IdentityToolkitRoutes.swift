@@ -94,9 +94,11 @@ struct IdentityToolkitRoutes {
                 if request.method == .options { return APICORSMiddleware.preflight(request, allowed: true) }
                 guard let caller = context.caller else { throw ActionError(.unauthenticated) }
                 var isForm = false
+                var declaresJSON = false
                 if let type = request.headers[.contentType].flatMap({ MediaType($0) }) {
                     isForm = type.matches("application", "x-www-form-urlencoded")
-                    guard isForm || type.matches("application", "json") else {
+                    declaresJSON = type.matches("application", "json")
+                    guard isForm || declaresJSON else {
                         throw ActionError(.invalidContentType, "expected Content-Type: application/json")
                     }
                 }
@@ -111,7 +113,7 @@ struct IdentityToolkitRoutes {
                     locale: request.firebaseLocale, apiKey: apiKey)
                 let call = RESTCall(
                     caller: who, namesProject: parameters.project != nil, body: context.body, query: query, parameters: parameters.values,
-                    method: request.method, isForm: isForm)
+                    method: request.method, isForm: isForm, declaresJSON: declaresJSON)
                 return RESTAPIResponse.json(try await api.perform(operation, on: surface, call: call))
             }
         }

@@ -9,7 +9,7 @@ extension IdentityToolkitAPI {
     mutating func addSignInCodeOperations(_ services: LinkDomainServices) {
         let signInCodes = services.signInCodes
 
-        add("exchange", on: .signInCodes, requires: [.enabledTenant], body: SignInCodeExchangeRequest.self) {
+        add("exchange", on: .signInCodes, requires: [.enabledTenant, .jsonBody], body: SignInCodeExchangeRequest.self) {
             fields, call, tenant throws(ActionError) in
             let exchange = try await signInCodes.exchange(
                 email: fields.email, code: fields.code, tenant: tenant, clientAddress: call.caller.clientAddress)

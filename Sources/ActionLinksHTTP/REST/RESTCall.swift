@@ -25,6 +25,9 @@ struct RESTCall: Sendable {
     /// Whether the body is a form (`application/x-www-form-urlencoded`, as the JS SDK sends to
     /// the token endpoint) rather than JSON.
     var isForm = false
+    /// Whether the request said its body is JSON (`Content-Type: application/json`); a body with
+    /// no type is read as JSON too, except by an operation that requires ``IdentityToolkitAPI/Requirement/jsonBody``.
+    var declaresJSON = false
 
     /// Whether the admin calls.
     var isAdmin: Bool { caller.isAdmin }

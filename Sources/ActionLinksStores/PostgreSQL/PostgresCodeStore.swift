@@ -187,31 +187,44 @@ public struct PostgresCodeStore: CodeStore, LinkIssuingInOneWrite {
     }
 
     @discardableResult
-    public func purge(before cutoff: Timestamp) async throws -> Int {
+    public func purge(before cutoff: Timestamp, countsBefore countCutoff: Timestamp, longCountsBefore longCountCutoff: Timestamp)
+        async throws -> Int
+    {
         try await database.withConnection(bounded: false) { connection in
             var removed = 0
             // In batches, so that no single statement holds many row locks for long.
             while true {
-                let batch = try await connection.query(Self.purgeStatements(before: cutoff)[0], logger: database.logger).collect().count
+                let batch = try await connection.query(
+                    Self.purgeStatements(before: cutoff, countsBefore: countCutoff, longCountsBefore: longCountCutoff)[0],
+                    logger: database.logger
+                ).collect().count
                 removed += batch
                 if batch < 5000 { break }
             }
-            try await connection.query(Self.purgeStatements(before: cutoff)[1], logger: database.logger)
+            try await connection.query(
+                Self.purgeStatements(before: cutoff, countsBefore: countCutoff, longCountsBefore: longCountCutoff)[1],
+                logger: database.logger)
             return removed
         }
     }
 
     /// The purge's statements (a batch of codes, then the event counts), each with an index for
     /// every condition (`SchemaTests` plans them).
-    static func purgeStatements(before cutoff: Timestamp) -> [PostgresQuery] {
-        [
+    static func purgeStatements(before cutoff: Timestamp, countsBefore countCutoff: Timestamp, longCountsBefore longCountCutoff: Timestamp)
+        -> [PostgresQuery]
+    {
+        let prefix = EventLimit.longWindowPrefix
+        return [
             """
             WITH doomed AS (
                 SELECT hash FROM codes WHERE expires_at < \(cutoff) OR consumed_at < \(cutoff) OR retired_at < \(cutoff) LIMIT 5000
             )
             DELETE FROM codes WHERE hash IN (SELECT hash FROM doomed) RETURNING 1
             """,
-            "DELETE FROM event_counts WHERE window_start < \(cutoff)",
+            """
+            DELETE FROM event_counts
+            WHERE window_start < \(countCutoff) AND (key NOT LIKE \(prefix) || '%' OR window_start < \(longCountCutoff))
+            """,
         ]
     }
 
@@ -301,17 +314,17 @@ struct CodeIssue: Sendable {
 /// one address in a batch would make the upsert touch its row twice (an error), so only the last
 /// one given is written, as separate statements would have left it.
 struct IssueCodes: PostgresPreparedStatement {
-    static let name = "actionlinks_issue_codes_v2"
+    static let name = "actionlinks_issue_codes_v3"
     static let sql = """
         WITH signed AS (
-            INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at)
-            SELECT s.tenant_id, s.email, s.mac, s.sealed_link, 0, s.created_at, s.expires_at, NULL
-            FROM unnest($12::text[], $13::text[], $14::bytea[], $15::bytea[], $16::int8[], $17::int8[]) WITH ORDINALITY
-                AS s(tenant_id, email, mac, sealed_link, created_at, expires_at, position)
+            INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at, link_hash)
+            SELECT s.tenant_id, s.email, s.mac, s.sealed_link, 0, s.created_at, s.expires_at, NULL, nullif(s.link_hash, ''::bytea)
+            FROM unnest($12::text[], $13::text[], $14::bytea[], $15::bytea[], $16::int8[], $17::int8[], $18::bytea[]) WITH ORDINALITY
+                AS s(tenant_id, email, mac, sealed_link, created_at, expires_at, link_hash, position)
             ORDER BY s.position
             ON CONFLICT (tenant_id, email) DO UPDATE SET
                 mac = excluded.mac, sealed_link = excluded.sealed_link, attempts = 0, created_at = excluded.created_at,
-                expires_at = excluded.expires_at, used_at = NULL
+                expires_at = excluded.expires_at, used_at = NULL, link_hash = excluded.link_hash
         )
         SELECT actionlinks_issue_code(r.hash, r.mode, r.tenant_id, r.account_id, r.email, r.new_email, r.continue_url,
                                       r.language_code, r.app_settings, r.created_at, r.expires_at)
@@ -335,7 +348,7 @@ struct IssueCodes: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 17)
+        var bindings = PostgresBindings(capacity: 18)
         bindings.append(records.map { ByteBuffer(bytes: $0.hash) })
         bindings.append(records.map(\.mode.rawValue))
         bindings.append(records.map(\.tenantID))
@@ -353,6 +366,8 @@ struct IssueCodes: PostgresPreparedStatement {
         bindings.append(signInCodes.map { ByteBuffer(bytes: $0.sealedLink) })
         bindings.append(signInCodes.map(\.createdAt.milliseconds))
         bindings.append(signInCodes.map(\.expiresAt.milliseconds))
+        // bytea[] holds no NULLs here: an empty hash stands for none.
+        bindings.append(signInCodes.map { ByteBuffer(bytes: $0.linkHash ?? Data()) })
         return bindings
     }
 

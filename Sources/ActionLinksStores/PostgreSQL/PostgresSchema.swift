@@ -362,5 +362,33 @@ extension PostgresStore {
                 "CREATE INDEX sign_in_codes_used ON sign_in_codes (used_at) WHERE used_at IS NOT NULL",
             ]
         ),
+        (
+            // As SQLite's v12: a sign-in code dies in the write that consumes, retires or deletes its
+            // link's code, whatever path wrote it. The triggers are per row and AFTER: a batch of
+            // issues or sign-ins deletes each dead code's row as it goes, under the locks it already
+            // holds on that code.
+            "v12: a sign-in code dies with its link",
+            [
+                "ALTER TABLE sign_in_codes ADD COLUMN link_hash BYTEA",
+                "CREATE INDEX sign_in_codes_link ON sign_in_codes (link_hash) WHERE link_hash IS NOT NULL",
+                """
+                CREATE FUNCTION actionlinks_end_sign_in_code() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    DELETE FROM sign_in_codes WHERE link_hash = OLD.hash;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER codes_end_sign_in_code AFTER UPDATE OF consumed_at, retired_at ON codes FOR EACH ROW
+                    WHEN (NEW.mode = 'signIn' AND (NEW.consumed_at IS NOT NULL OR NEW.retired_at IS NOT NULL))
+                    EXECUTE FUNCTION actionlinks_end_sign_in_code()
+                """,
+                """
+                CREATE TRIGGER codes_deleted_end_sign_in_code AFTER DELETE ON codes FOR EACH ROW WHEN (OLD.mode = 'signIn')
+                    EXECUTE FUNCTION actionlinks_end_sign_in_code()
+                """,
+            ]
+        ),
     ]
 }

@@ -164,20 +164,26 @@ public struct SQLiteCodeStore: CodeStore, ImmediateCodeLookup, LinkIssuingInOneW
     }
 
     public func uncountEvents(keys: [String], windowStart: Timestamp) async throws {
-        try await batches.write { db in
-            for key in keys {
-                try db.cachedStatement(sql: "UPDATE event_counts SET count = count - 1 WHERE key = ? AND window_start = ? AND count > 0")
-                    .execute(arguments: [key, windowStart])
-            }
+        try await batches.write { db in try Self.uncountEvents(db, keys: keys, windowStart: windowStart) }
+    }
+
+    /// Takes back one event under each key, never below zero (inside a caller's transaction).
+    static func uncountEvents(_ db: Database, keys: [String], windowStart: Timestamp) throws {
+        for key in keys {
+            try db.cachedStatement(sql: "UPDATE event_counts SET count = count - 1 WHERE key = ? AND window_start = ? AND count > 0")
+                .execute(arguments: [key, windowStart])
         }
     }
 
     @discardableResult
-    public func purge(before cutoff: Timestamp) async throws -> Int {
+    public func purge(before cutoff: Timestamp, countsBefore countCutoff: Timestamp, longCountsBefore longCountCutoff: Timestamp)
+        async throws -> Int
+    {
         try await pool.write { db in
             try db.execute(sql: Self.purgeStatements[0], arguments: [cutoff, cutoff, cutoff])
             let codes = db.changesCount
-            try db.execute(sql: Self.purgeStatements[1], arguments: [cutoff])
+            try db.execute(
+                sql: Self.purgeStatements[1], arguments: [countCutoff, EventLimit.longWindowPrefix, longCountCutoff])
             return codes
         }
     }
@@ -185,7 +191,8 @@ public struct SQLiteCodeStore: CodeStore, ImmediateCodeLookup, LinkIssuingInOneW
     /// The purge's statements, each with an index for every condition (`SchemaTests` plans them).
     static let purgeStatements = [
         "DELETE FROM codes WHERE expires_at < ? OR consumed_at < ? OR retired_at < ?",
-        "DELETE FROM event_counts WHERE window_start < ?",
+        // The few long windows' counts are read, not deleted, while their window lasts.
+        "DELETE FROM event_counts WHERE window_start < ? AND (key NOT LIKE ? || '%' OR window_start < ?)",
     ]
 
     /// Retires the outstanding codes of the addresses (inside a caller's transaction).

@@ -198,6 +198,25 @@ extension SQLiteDatabase {
                     END;
                     """)
         }
+        migrator.registerMigration("v12: a sign-in code dies with its link") { db in
+            // A sign-in code keeps the hash of its link's code, and dies in the write that
+            // consumes, retires or deletes that code, whatever path wrote it (a sign-in, a newer
+            // link, a password reset, a deleted account, the purge): after that it would hand out
+            // a link that no longer works. A front's sign-in codes (Google's links) have none.
+            try db.execute(
+                sql: """
+                    ALTER TABLE sign_in_codes ADD COLUMN link_hash BLOB;
+                    CREATE INDEX sign_in_codes_link ON sign_in_codes (link_hash) WHERE link_hash IS NOT NULL;
+                    CREATE TRIGGER codes_end_sign_in_code AFTER UPDATE OF consumed_at, retired_at ON codes
+                        WHEN NEW.mode = 'signIn' AND (NEW.consumed_at IS NOT NULL OR NEW.retired_at IS NOT NULL)
+                    BEGIN
+                        DELETE FROM sign_in_codes WHERE link_hash = NEW.hash;
+                    END;
+                    CREATE TRIGGER codes_deleted_end_sign_in_code AFTER DELETE ON codes WHEN OLD.mode = 'signIn' BEGIN
+                        DELETE FROM sign_in_codes WHERE link_hash = OLD.hash;
+                    END;
+                    """)
+        }
         return migrator
     }
 }

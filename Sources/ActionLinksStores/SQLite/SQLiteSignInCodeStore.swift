@@ -16,38 +16,41 @@ public struct SQLiteSignInCodeStore: SignInCodeStore {
     static func issue(_ db: Database, _ record: SignInCodeRecord) throws {
         try db.cachedStatement(
             sql: """
-                INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at)
-                VALUES (?, ?, ?, ?, 0, ?, ?, NULL)
+                INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at, link_hash)
+                VALUES (?, ?, ?, ?, 0, ?, ?, NULL, ?)
                 ON CONFLICT (tenant_id, email) DO UPDATE SET
                     mac = excluded.mac, sealed_link = excluded.sealed_link, attempts = 0, created_at = excluded.created_at,
-                    expires_at = excluded.expires_at, used_at = NULL
+                    expires_at = excluded.expires_at, used_at = NULL, link_hash = excluded.link_hash
                 """
-        ).execute(arguments: [record.tenantID, record.email, record.mac, record.sealedLink, record.createdAt, record.expiresAt])
+        ).execute(
+            arguments: [record.tenantID, record.email, record.mac, record.sealedLink, record.createdAt, record.expiresAt, record.linkHash])
     }
 
-    public func tryCode(
-        tenantID: String, email: String, now: Timestamp, maximumTries: Int, limits: [EventLimit], windowStart: Timestamp
-    ) async throws -> SignInCodeTry {
+    public func tryCode(tenantID: String, email: String, now: Timestamp, maximumTries: Int, stages: [EventLimitStage]) async throws
+        -> SignInCodeTry
+    {
         try await batches.write { db in
             // The counts and the try in one transaction: an address with a code and one without
             // write and commit alike.
-            let counts = try SQLiteCodeStore.countEvents(db, keys: limits.map(\.key), windowStart: windowStart)
-            if zip(counts, limits).contains(where: { $0 > $1.maximum }) { return .limited }
-            let mac = try Data.fetchOne(
+            for (index, stage) in stages.enumerated() {
+                let counts = try SQLiteCodeStore.countEvents(db, keys: stage.limits.map(\.key), windowStart: stage.windowStart)
+                if zip(counts, stage.limits).contains(where: { $0 > $1.maximum }) { return .limited(stage: index) }
+            }
+            let row = try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
                         UPDATE sign_in_codes SET attempts = attempts + 1
                         WHERE tenant_id = ? AND email = ? AND used_at IS NULL AND expires_at > ? AND attempts < ?
-                        RETURNING mac
+                        RETURNING mac, sealed_link
                         """),
                 arguments: [tenantID, email, now, maximumTries])
-            return .counted(mac: mac)
+            return .counted(mac: row?["mac"], sealedLink: row?["sealed_link"])
         }
     }
 
-    public func use(tenantID: String, email: String, mac: Data, now: Timestamp) async throws -> Data? {
+    public func use(tenantID: String, email: String, mac: Data, now: Timestamp, givingBack: [EventLimitStage]) async throws -> Data? {
         try await batches.write { db in
-            try Data.fetchOne(
+            let sealed = try Data.fetchOne(
                 db.cachedStatement(
                     sql: """
                         UPDATE sign_in_codes SET used_at = ?
@@ -55,6 +58,12 @@ public struct SQLiteSignInCodeStore: SignInCodeStore {
                         RETURNING sealed_link
                         """),
                 arguments: [now, tenantID, email, mac, now])
+            if sealed != nil {
+                for stage in givingBack {
+                    try SQLiteCodeStore.uncountEvents(db, keys: stage.limits.map(\.key), windowStart: stage.windowStart)
+                }
+            }
+            return sealed
         }
     }
 

@@ -18,10 +18,11 @@ struct SignInCodeServiceTests {
 
     static func service(
         _ store: any SignInCodeStore, settings: SignInCodeSettings = SignInCodeSettings(), key: SymmetricKey = SymmetricKey(size: .bits256),
-        clock: any ServiceClock = ManualClock()
+        clock: any ServiceClock = ManualClock(), limits given: LimitSettings? = nil
     ) throws -> SignInCodes {
-        // The shipped defaults' limits (20 exchanges an hour per address, 100 per IP).
-        let limits = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml").service.limits
+        // The shipped defaults' limits (20 exchanges an hour per address, 100 per IP, 10 wrong codes
+        // a day and 60 in 30 days per address).
+        let limits = try given ?? ActionLinksConfiguration.parse(yaml: "", file: "t.yaml").service.limits
         return SignInCodes(
             settings: settings, limits: limits, keys: SignInCodeKeys(formKey: key), store: store,
             gateway: StoreGateway(logger: Logger(label: "test")), clock: clock)
@@ -40,12 +41,16 @@ struct SignInCodeServiceTests {
         var settings = SignInCodeSettings()
         settings.attempts = attempts
         let clock = ManualClock()
-        let codes = try Self.service(store.signInCodes, settings: settings, clock: clock)
+        // The 15 losers count as wrong codes: room for all of them, so that only the race decides.
+        var limits = try ActionLinksConfiguration.parse(yaml: "", file: "t.yaml").service.limits
+        limits.signInCodeFailuresPerAddressPerDay = 1000
+        limits.signInCodeFailuresPerAddressPer30Days = 1000
+        let codes = try Self.service(store.signInCodes, settings: settings, clock: clock, limits: limits)
         for round in 0..<3 {
             let email = "race\(round)@example.com"
             let code = try #require(
                 try await codes.issue(
-                    tenantID: "", email: email, link: Self.link + "&r=\(round)", oobCode: "oob-\(round)",
+                    tenantID: "", email: email, link: Self.link + "&r=\(round)", oobCode: "oob-\(round)", linkHash: nil,
                     linkExpiry: clock.now + .seconds(3600)))
             let outcomes = await withTaskGroup(of: Result<SignInCodes.Exchange, ActionError>.self) { group in
                 for index in 0..<16 {
@@ -80,19 +85,17 @@ struct SignInCodeServiceTests {
             try await store.issue(record)
         }
 
-        func tryCode(tenantID: String, email: String, now: Timestamp, maximumTries: Int, limits: [EventLimit], windowStart: Timestamp)
-            async throws -> SignInCodeTry
+        func tryCode(tenantID: String, email: String, now: Timestamp, maximumTries: Int, stages: [EventLimitStage]) async throws
+            -> SignInCodeTry
         {
-            let shape =
-                "tryCode(tries: \(maximumTries), limits: \(limits.map { $0.key.split(separator: ":").dropLast().joined(separator: ":") }))"
-            calls.withLock { $0.append(shape) }
-            return try await store.tryCode(
-                tenantID: tenantID, email: email, now: now, maximumTries: maximumTries, limits: limits, windowStart: windowStart)
+            let keys = stages.flatMap(\.limits).map { $0.key.split(separator: ":").dropLast().joined(separator: ":") }
+            calls.withLock { $0.append("tryCode(tries: \(maximumTries), limits: \(keys))") }
+            return try await store.tryCode(tenantID: tenantID, email: email, now: now, maximumTries: maximumTries, stages: stages)
         }
 
-        func use(tenantID: String, email: String, mac: Data, now: Timestamp) async throws -> Data? {
+        func use(tenantID: String, email: String, mac: Data, now: Timestamp, givingBack: [EventLimitStage]) async throws -> Data? {
             calls.withLock { $0.append("use") }
-            return try await store.use(tenantID: tenantID, email: email, mac: mac, now: now)
+            return try await store.use(tenantID: tenantID, email: email, mac: mac, now: now, givingBack: givingBack)
         }
 
         func purge(before cutoff: Timestamp) async throws -> Int { try await store.purge(before: cutoff) }
@@ -107,7 +110,8 @@ struct SignInCodeServiceTests {
         let codes = try Self.service(store, clock: clock)
         let code = try #require(
             try await codes.issue(
-                tenantID: "", email: "ann@example.com", link: Self.link, oobCode: "oob", linkExpiry: clock.now + .seconds(3600)))
+                tenantID: "", email: "ann@example.com", link: Self.link, oobCode: "oob", linkHash: nil,
+                linkExpiry: clock.now + .seconds(3600)))
         func refusal(_ email: String, _ typed: String, tenant: String = "") async -> (ActionError?, [String]) {
             store.calls.set([])
             do throws(ActionError) {
@@ -117,7 +121,12 @@ struct SignInCodeServiceTests {
                 return (error, store.calls.value)
             }
         }
-        let expected = (ActionError.invalidSignInCode, ["tryCode(tries: 5, limits: [\"sign-in-code:address\", \"sign-in-code:ip\"])"])
+        let expected = (
+            ActionError.invalidSignInCode,
+            [
+                "tryCode(tries: 5, limits: [\"sign-in-code:ip\", \"sign-in-code:address\", \"sign-in-code:failures:day\", \"long:sign-in-code:failures:30d\"])"
+            ]
+        )
         let wrong = await refusal("ann@example.com", Self.wrong(code))
         let unknown = await refusal("nobody@example.com", Self.wrong(code))
         let unknownRight = await refusal("nobody@example.com", code)

@@ -93,14 +93,16 @@ struct LinkIssueWriteTests {
         #expect(decided.accounts == ["ann"])
         #expect(try await counts(database, ["address:x"], hour) == [2])
         #expect(try await liveCodes(database, "nobody@example.com") == 0)
-        let noCode = try await database.signInCodes.use(tenantID: "", email: "nobody@example.com", mac: Data("mac".utf8), now: now)
+        let noCode = try await database.signInCodes.use(
+            tenantID: "", email: "nobody@example.com", mac: Data("mac".utf8), now: now, givingBack: [])
         #expect(noCode == nil, "no sign-in code for a refused link")
 
         // The stored code is the account's, and its sign-in code is there beside it.
         let lookup = try await database.codes.lookup(hashes: [Data("ann@example.com-hash".utf8)], now: now)
         guard case .live(let record) = lookup else { throw Unexpected(lookup) }
         #expect(record.accountID == "ann")
-        let sealed = try await database.signInCodes.use(tenantID: "", email: "ann@example.com", mac: Data("mac".utf8), now: now)
+        let sealed = try await database.signInCodes.use(
+            tenantID: "", email: "ann@example.com", mac: Data("mac".utf8), now: now, givingBack: [])
         #expect(sealed == Data("sealed".utf8))
     }
 
@@ -129,14 +131,18 @@ struct LinkIssueWriteTests {
         guard case .invalid = try await database.codes.lookup(hashes: [Data("dee@example.com1".utf8)], now: now),
             case .live = try await database.codes.lookup(hashes: [Data("dee@example.com2".utf8)], now: now)
         else { throw Unexpected("dee's codes are not the first retired and the second live") }
-        #expect(try await database.signInCodes.use(tenantID: "", email: "dee@example.com", mac: Data("mac1".utf8), now: now) == nil)
         #expect(
-            try await database.signInCodes.use(tenantID: "", email: "dee@example.com", mac: Data("mac2".utf8), now: now)
+            try await database.signInCodes.use(tenantID: "", email: "dee@example.com", mac: Data("mac1".utf8), now: now, givingBack: [])
+                == nil)
+        #expect(
+            try await database.signInCodes.use(tenantID: "", email: "dee@example.com", mac: Data("mac2".utf8), now: now, givingBack: [])
                 == Data("sealed2".utf8))
         #expect(
-            try await database.signInCodes.use(tenantID: "", email: "al@example.com", mac: Data("mac1".utf8), now: now)
+            try await database.signInCodes.use(tenantID: "", email: "al@example.com", mac: Data("mac1".utf8), now: now, givingBack: [])
                 == Data("sealed1".utf8))
-        #expect(try await database.signInCodes.use(tenantID: "", email: "eve@example.com", mac: Data("mac1".utf8), now: now) == nil)
+        #expect(
+            try await database.signInCodes.use(tenantID: "", email: "eve@example.com", mac: Data("mac1".utf8), now: now, givingBack: [])
+                == nil)
         guard case .live = try await database.codes.lookup(hashes: [Data("eve@example.com1".utf8)], now: now) else {
             throw Unexpected("eve's code is not live")
         }
@@ -145,7 +151,7 @@ struct LinkIssueWriteTests {
             try outcome.get()
         }
         #expect(
-            try await database.signInCodes.use(tenantID: "", email: "fay@example.com", mac: Data("mac1".utf8), now: now)
+            try await database.signInCodes.use(tenantID: "", email: "fay@example.com", mac: Data("mac1".utf8), now: now, givingBack: [])
                 == Data("sealed1".utf8))
     }
 

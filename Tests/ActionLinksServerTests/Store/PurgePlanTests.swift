@@ -36,7 +36,10 @@ struct PurgePlanTests {
     func postgres() async throws {
         let database = try await PostgresTestServer.freshStore()
         let cutoff = Timestamp.now
-        let statements = PostgresCodeStore.purgeStatements(before: cutoff) + [PostgresSignInCodeStore.purgeStatement(before: cutoff)]
+        let statements =
+            PostgresCodeStore.purgeStatements(before: cutoff, countsBefore: cutoff, longCountsBefore: cutoff) + [
+                PostgresSignInCodeStore.purgeStatement(before: cutoff)
+            ]
         let logger = Logger(label: "purge-plan")
         let plans = try await database.withConnection { connection in
             // On tables this small a sequential scan is the cheapest plan; turned off, the planner

@@ -82,4 +82,35 @@ struct UpstreamSignInCodeTests {
         #expect(byAdmin.json["emailLink"] as? String == adminLink, "\(byAdmin.text)")
         #expect(!front.standardError.contains(oobCode), "codes never reach the log")
     }
+
+    @Test(
+        "a front's sign-in code dies with Google's link: once the link signed in upstream, the exchange is refused and the code is spent; while the link lives, the code gives it"
+    )
+    func diesWithGooglesLink() async throws {
+        let upstream = try await StrictUpstream.start()
+        let front = try await Upstream.front(
+            for: upstream, serviceAccount: try await Upstream.serviceAccount(of: upstream),
+            environment: ["ACTIONLINKS_UPSTREAM_API_KEYS": Self.key])
+        let email = "dana-upstream@example.com"
+        func signInCode() async throws -> (link: String, code: String) {
+            let admin = try await front.api(
+                "sendOobCode",
+                ["requestType": "EMAIL_SIGNIN", "email": email, "returnOobLink": true, "continueUrl": "https://app.example.com/finish"],
+                admin: true)
+            return (try #require(admin.json["oobLink"] as? String, "\(admin.text)"), try #require(admin.json["signInCode"] as? String))
+        }
+        let first = try await signInCode()
+        // The app signs in with the link itself, at Google, which the front never sees.
+        let oobCode = try #require(URLComponents(string: first.link)?.queryItems?.first { $0.name == "oobCode" }?.value)
+        let signedIn = try await upstream.api("signInWithEmailLink", ["email": email, "oobCode": oobCode], key: Self.key)
+        #expect(signedIn.status == 200, "\(signedIn.text)")
+        let dead = try await Self.exchange(front, email: email, code: first.code)
+        #expect(dead.status == 400 && dead.errorCode == "INVALID_SIGN_IN_CODE", "\(dead.text)")
+        // A live link's code still gives the link.
+        let second = try await signInCode()
+        let live = try await Self.exchange(front, email: email, code: second.code)
+        #expect(live.json["emailLink"] as? String == second.link, "\(live.text)")
+        // The dead one stays dead even if its link were checked no more.
+        #expect(try await Self.exchange(front, email: email, code: first.code).errorCode == "INVALID_SIGN_IN_CODE")
+    }
 }
