@@ -22,7 +22,7 @@ public struct LimitSettings: Sendable, Hashable {
     public var signInCodeFailuresPerAddressPerDay = 10
     /// Wrong sign-in codes for one address in a 30-day window (counted from the Unix epoch): the
     /// bound over a year. At the defaults at most 14 windows touch a year, so 840 wrong guesses:
-    /// 1 - (1 - 10^-6)^840 < 0.085% of taking a 6-digit code (README, "Sign-in codes").
+    /// 1 - (1 - 10^-6)^840 < 0.085% of taking a 6-digit code (docs/SIGN-IN-CODES.md, "The rules").
     public var signInCodeFailuresPerAddressPer30Days = 60
     /// The length of the IPv6 prefix a client is counted under for the per-IP limits (64: one
     /// host usually holds a whole /64, and would otherwise have 2^64 buckets). IPv4 addresses count

@@ -1,7 +1,7 @@
 /// The password policy (`passwords`): Firebase's password policy (Identity Platform's
 /// `passwordPolicyConfig`) with this server's length limits.
 ///
-/// How the keys relate (docs/ARCHITECTURE.md §6, README *Configuration*):
+/// How the keys relate (docs/ARCHITECTURE.md §6, docs/CONFIGURATION.md):
 ///
 /// - Whatever the policy, a password of fewer than 6 characters is refused with Firebase's
 ///   `WEAK_PASSWORD : Password should be at least 6 characters`, as Google's backend and the Auth

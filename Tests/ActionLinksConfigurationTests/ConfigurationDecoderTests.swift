@@ -79,20 +79,23 @@ struct ConfigurationDecoderTests: ConfigurationSuite {
 
 @Suite("Documented variables", .timeLimit(.minutes(5)))
 struct DocumentedVariableTests {
-    /// Every `ACTIONLINKS_` variable README names, but for the scripts' own.
+    /// Every `ACTIONLINKS_` variable the documentation names (README.md and every docs/*.md), but for
+    /// the scripts' own.
     static let variables: [String] = {
-        let readme = ConfigurationText.repository.appendingPathComponent("README.md")
-        let text = (try? String(contentsOf: readme, encoding: .utf8)) ?? ""
+        let docs = ConfigurationText.repository.appendingPathComponent("docs")
+        let pages = (try? FileManager.default.contentsOfDirectory(at: docs, includingPropertiesForKeys: nil)) ?? []
+        let files = [ConfigurationText.repository.appendingPathComponent("README.md")] + pages.filter { $0.pathExtension == "md" }
+        let text = files.compactMap { try? String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
         let names = text.matches(of: /ACTIONLINKS_[A-Z0-9_]*[A-Z0-9]/).map { String($0.output) }
         return Set(names).subtracting(ConfigurationEnvironment.otherVariables).subtracting(["ACTIONLINKS_BIN"]).sorted()
     }()
 
-    @Test("README names the variables it documents")
+    @Test("the documentation names the variables it documents")
     func found() {
         #expect(Self.variables.contains("ACTIONLINKS_SERVER_PORT") && Self.variables.contains("ACTIONLINKS_PROVIDERS_0_CLIENT_SECRET"))
     }
 
-    @Test("each variable README names is used by a key", arguments: variables)
+    @Test("each variable the documentation names is used by a key", arguments: variables)
     func used(variable: String) {
         let yaml = """
             apps:

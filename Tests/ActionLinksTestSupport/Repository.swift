@@ -46,9 +46,10 @@ public enum TestProject {
             "ACTIONLINKS_SERVER_PORT": "0", "ACTIONLINKS_DATA_DIRECTORY": dataDirectory.path,
             "ACTIONLINKS_STORE": "sqlite:" + dataDirectory.appendingPathComponent("actionlinks.sqlite").path,
             "ACTIONLINKS_LINK_DOMAINS": "links.test.example",
-            // scrypt at N = 2^8, p = 1 instead of 2^14 and 5 (README: users.passwordHashLogRounds):
-            // the default's 0.7 s of CPU per hash, over the suite's thousands of password calls,
-            // was most of the CPU of a whole run and pushed unrelated tests past their time limits.
+            // scrypt at N = 2^8, p = 1 instead of 2^14 and 5 (docs/CONFIGURATION.md:
+            // users.passwordHashLogRounds): the default's 0.7 s of CPU per hash, over the suite's
+            // thousands of password calls, was most of the CPU of a whole run and pushed unrelated
+            // tests past their time limits.
             // The hasher's own tests, and a test that sets these, run the cost they ask for.
             "ACTIONLINKS_USERS_PASSWORD_HASH_LOG_ROUNDS": "8", "ACTIONLINKS_USERS_PASSWORD_HASH_PARALLELISM": "1",
         ]

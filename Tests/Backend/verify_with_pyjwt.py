@@ -1,5 +1,5 @@
-"""Verifies an ID token the way README tells a Python backend to: PyJWT with the server's JWKS.
-Prints the claims as JSON; exit 1 with the error when the token does not verify.
+"""Verifies an ID token the way docs/ACCOUNTS.md tells a Python backend to: PyJWT with the server's
+JWKS. Prints the claims as JSON; exit 1 with the error when the token does not verify.
 
     python3 verify_with_pyjwt.py <server base URL> <project> <id token>
 """

@@ -271,7 +271,7 @@ def run(driver, server, app, mail, failures):
         catch (error) {{ return error.code; }}""")
     failures.check(result["ok"] and result["value"] == "auth/invalid-action-code", f"a used link is refused: {result}")
 
-    # Signing in on another device (README "Signing in on another device"): this page asks for a
+    # Signing in on another device (docs/SIGN-IN-CODES.md): this page asks for a
     # link, the person reads the code in the mail and types it into the app in a second browser
     # context (another device: nothing shared), which exchanges it for the link and signs in there.
     sign_in_on_another_device(driver, server, app, mail, email, first_uid, failures)

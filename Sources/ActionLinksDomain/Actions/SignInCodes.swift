@@ -190,7 +190,8 @@ public struct SignInCodes: Sendable {
     /// under its bucket: ``LimitSettings/clientBucket(_:)``), so a client over its own limit spends
     /// nothing of the address's; the address's exchanges in the hour; the address's wrong codes in
     /// the UTC day and in the 30-day window, whatever the tenant and however many mails brought new
-    /// codes (so guesses cannot go on at an hourly pace for months: README, "Sign-in codes").
+    /// codes (so guesses cannot go on at an hourly pace for months: docs/SIGN-IN-CODES.md, "The
+    /// rules").
     func limitStages(email: String, clientAddress: String?, now: Timestamp) -> [CountedStage] {
         func stage(_ key: String, _ maximum: Int, _ length: Duration, failures: Bool = false) -> CountedStage {
             CountedStage(

@@ -122,7 +122,7 @@ struct InProcessTests {
         }
     }
 
-    @Test("README's example: an expired reset link, mailed and read from the mailbox, shows the expired page")
+    @Test("docs/CONTRIBUTING.md's example: an expired reset link, mailed and read from the mailbox, shows the expired page")
     func readmeExample() async throws {
         let clock = ManualClock()
         try await TestApp.router(environment: ["ACTIONLINKS_CODES_LIFETIMES_RESET_PASSWORD": "30m"], clock: clock) { app in

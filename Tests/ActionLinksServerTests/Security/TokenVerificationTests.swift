@@ -8,11 +8,11 @@ import Testing
 @testable import ActionLinksServer
 @testable import ActionLinksStores
 
-/// ID tokens verify as README tells a backend to verify them (jwt-kit in Swift, PyJWT in Python)
-/// with nothing but the JWKS the server publishes; and the signing keys rotate.
+/// ID tokens verify as docs/ACCOUNTS.md tells a backend to verify them (jwt-kit in Swift, PyJWT in
+/// Python) with nothing but the JWKS the server publishes; and the signing keys rotate.
 @Suite("ID tokens verified by a backend", .timeLimit(.minutes(5)))
 struct TokenVerificationTests {
-    /// README's jwt-kit example, as written there.
+    /// docs/ACCOUNTS.md's jwt-kit example, as written there.
     struct FirebaseClaims: JWTPayload {
         var sub: SubjectClaim
         var aud: AudienceClaim

@@ -8,9 +8,9 @@ import Testing
 @testable import ActionLinksServer
 @testable import ActionLinksStores
 
-/// The sign-in code exchange against an attacker (README "Security notes", sign-in codes): guesses
-/// over days, a client that picks its own bucket or spends another's budget, a code that outlives
-/// its link, and a page that makes its visitors' browsers guess.
+/// The sign-in code exchange against an attacker (docs/SECURITY.md, "Sign-in codes and client
+/// addresses"): guesses over days, a client that picks its own bucket or spends another's budget, a
+/// code that outlives its link, and a page that makes its visitors' browsers guess.
 @Suite("Sign-in codes under attack", .timeLimit(.minutes(5)))
 struct SignInCodeAttackTests {
     typealias Codes = SignInCodeTests
@@ -94,7 +94,7 @@ struct SignInCodeAttackTests {
         }
     }
 
-    @Test("the shipped limits keep the chance of taking a 6-digit code under 0.1% a year, as README's arithmetic says")
+    @Test("the shipped limits keep the chance of taking a 6-digit code under 0.1% a year, as docs/SIGN-IN-CODES.md's arithmetic says")
     func yearlyChance() throws {
         let settings = try ActionLinksConfiguration.load(file: Repository.configFile)
         let limits = settings.service.limits
@@ -103,8 +103,8 @@ struct SignInCodeAttackTests {
         let guesses = min(14 * limits.signInCodeFailuresPerAddressPer30Days, 365 * limits.signInCodeFailuresPerAddressPerDay)
         let chance = 1 - pow(1 - pow(10, -Double(digits)), Double(guesses))
         #expect(digits == 6 && guesses == 840 && chance < 0.001, "\(guesses) guesses a year: \(chance)")
-        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        #expect(readme.contains("840") && readme.contains("0.084 %"), "README states the arithmetic")
+        let document = try String(contentsOf: Repository.root.appendingPathComponent("docs/SIGN-IN-CODES.md"), encoding: .utf8)
+        #expect(document.contains("840") && document.contains("0.084 %"), "docs/SIGN-IN-CODES.md states the arithmetic")
     }
 
     @Test(

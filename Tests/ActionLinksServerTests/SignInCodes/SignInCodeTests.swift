@@ -9,7 +9,7 @@ import Testing
 @testable import ActionLinksServer
 @testable import ActionLinksStores
 
-/// Sign-in codes end to end (README "Signing in on another device"): the code in the mail, on the
+/// Sign-in codes end to end (docs/SIGN-IN-CODES.md): the code in the mail, on the
 /// landing page and in the admin's answer, the exchange for the link as mailed, its refusals and
 /// limits, and what the store keeps.
 @Suite("Sign-in codes", .timeLimit(.minutes(5)))

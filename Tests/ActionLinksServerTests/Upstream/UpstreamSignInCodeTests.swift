@@ -8,7 +8,7 @@ import Testing
 @testable import ActionLinksServer
 @testable import ActionLinksStores
 
-/// Sign-in codes in front of a Firebase project (README "Signing in on another device"): the front's
+/// Sign-in codes in front of a Firebase project (docs/SIGN-IN-CODES.md): the front's
 /// `sendOobCode` mails a sign-in link with a code derived from Google's `oobCode`, the front's
 /// `signInCodes:exchange` hands the link back once, and the link completes with the upstream: a
 /// production server as strict as Google (``StrictUpstream``), with the project's unrestricted key.
