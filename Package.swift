@@ -150,6 +150,8 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // Reads emails (MIME, charsets, HTML through libxml2) and explains every link; kept out of the library.
         .target(name: "ActionLinksEmail", dependencies: ["ActionLinks", "CLibXML2"]),
+        // The commit a binary was built from, given by the build command as a C macro.
+        .target(name: "ActionLinksBuildInfo"),
         .executableTarget(
             name: "actionlinks",
             dependencies: [
@@ -158,7 +160,10 @@ let package = Package(
                 "ActionLinksDomain",
                 "ActionLinksServer",
                 "ActionLinksEmail",
+                "ActionLinksBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Links only the library, so a test can prove that the library pulls in no Foundation.
@@ -195,6 +200,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Yams", package: "Yams"),
             ],
             // What the ported spec cases are and where they come from, for people.
             exclude: ["FirebaseSpecs/README.md"]),

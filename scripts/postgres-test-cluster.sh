@@ -10,6 +10,9 @@
 # cluster already. With SSL=1 at its creation, the cluster also accepts TLS with a self-signed
 # certificate for localhost / 127.0.0.1 (DIR/server.crt, the file to trust). The server listens on 127.0.0.1:PORT only and asks for a password (SCRAM). The
 # role and database are both `actionlinks`, the password `actionlinks-test`.
+# With SOCKET=<folder>, it listens on no TCP address at all, only on <folder>/.s.PGSQL.PORT (Cloud
+# SQL's form on Cloud Run: /cloudsql/PROJECT:REGION:INSTANCE), and prints libpq's socket URL
+# (postgres://actionlinks:actionlinks-test@:PORT/actionlinks?host=<folder>).
 #
 # PostgreSQL refuses to run as root: when this script runs as root it runs the server as the
 # `postgres` user that Debian's package creates (or creates an `actionlinks-pg` user if there is
@@ -65,14 +68,29 @@ start)
     fi
     tls=""
     [ -f "$dir/server.crt" ] && tls="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
-    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/socket -c max_connections=600 -c shared_buffers=128MB $tls" start >&2 ||
-        { tail -n 20 "$dir/log" >&2; exit 1; }
-    if ! PGPASSWORD=actionlinks-test "$bindir/psql" -h 127.0.0.1 -p "$port" -U actionlinks -d postgres -tAc \
-        "SELECT 1 FROM pg_database WHERE datname = 'actionlinks'" | grep -q 1; then
-        PGPASSWORD=actionlinks-test "$bindir/psql" -h 127.0.0.1 -p "$port" -U actionlinks -d postgres -qc "CREATE DATABASE actionlinks" >&2
+    listen=127.0.0.1
+    sockets=$dir/socket
+    host=127.0.0.1
+    if [ -n "${SOCKET:-}" ]; then
+        mkdir -p "$SOCKET"
+        chown "$owner" "$SOCKET"
+        # The whole path must be searchable by the owner; the socket is its only way in.
+        listen=""
+        sockets=$SOCKET
+        host=$SOCKET
     fi
-    echo "postgres://actionlinks:actionlinks-test@127.0.0.1:$port/actionlinks"
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
+        -o "-c listen_addresses='$listen' -p $port -k '$sockets' -c max_connections=600 -c shared_buffers=128MB $tls" start >&2 ||
+        { tail -n 20 "$dir/log" >&2; exit 1; }
+    if ! PGPASSWORD=actionlinks-test "$bindir/psql" -h "$host" -p "$port" -U actionlinks -d postgres -tAc \
+        "SELECT 1 FROM pg_database WHERE datname = 'actionlinks'" | grep -q 1; then
+        PGPASSWORD=actionlinks-test "$bindir/psql" -h "$host" -p "$port" -U actionlinks -d postgres -qc "CREATE DATABASE actionlinks" >&2
+    fi
+    if [ -n "${SOCKET:-}" ]; then
+        echo "postgres://actionlinks:actionlinks-test@:$port/actionlinks?host=$SOCKET"
+    else
+        echo "postgres://actionlinks:actionlinks-test@127.0.0.1:$port/actionlinks"
+    fi
     ;;
 stop)
     [ -f "$dir/data/postmaster.pid" ] || exit 0

@@ -62,12 +62,41 @@ public struct ActionLinksConfiguration: Sendable {
         } catch {
             throw ConfigurationError(file: file, mark: nil, key: nil, message: "\(error)")
         }
+        try applyPlatformPort(environment, to: &configuration.service.server, variables: variables)
         if let (name, suggestion) = variables.unusedVariable() {
             throw ConfigurationError(
                 file: "environment variable \(name)", mark: nil, key: nil,
                 message: "not a configuration key's variable" + (suggestion.map { " (did you mean \($0)?)" } ?? ""))
         }
         return configuration
+    }
+
+    /// `PORT`, which Cloud Run, Knative, Heroku and most platforms set to say where to listen: when
+    /// given, it is the port, and the host is every interface unless `server.host` was given. A
+    /// development server stays on loopback (it takes `Bearer owner`), so it must say so.
+    static func applyPlatformPort(
+        _ environment: [String: String], to server: inout ServerSettings, variables: ConfigurationEnvironment
+    ) throws(ConfigurationError) {
+        guard let text = environment["PORT"] else { return }
+        guard let port = Int(text), (1...65535).contains(port), text.allSatisfy(\.isASCII) else {
+            throw ConfigurationError(
+                file: "environment variable PORT", mark: nil, key: nil, message: "expected a port from 1 to 65535; got '\(text)'")
+        }
+        if let variable = variables.source(of: "server.port"), server.port != port {
+            throw ConfigurationError(
+                file: "environment variable PORT", mark: nil, key: "server.port",
+                message: "PORT is \(port) but \(variable) is \(server.port); the platform says where to listen: unset \(variable)")
+        }
+        server.port = port
+        guard !server.hostGiven else { return }
+        server.host = "0.0.0.0"
+        if server.development {
+            throw ConfigurationError(
+                file: "environment variable PORT", mark: nil, key: "server.development",
+                message:
+                    "PORT makes the server listen on every interface, but a development server accepts 'Bearer owner' as the admin credential and must stay on loopback: set server.development: false (ACTIONLINKS_SERVER_DEVELOPMENT=false) with an adminToken, or server.host: 127.0.0.1"
+            )
+        }
     }
 
     /// Creates a configuration from values.
@@ -115,7 +144,7 @@ private struct ConfigurationFile: Decodable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case server, project, linkDomains, continueUrls, apps, codes, store, dataDirectory, passwords, users, signUp, emulatorListing
-        case mail, limits, pages, tenants, providers, upstream
+        case mail, limits, pages, tenants, providers, upstream, log, keys
     }
 
     init(from decoder: any Decoder) throws {
@@ -189,6 +218,8 @@ private struct ConfigurationFile: Decodable {
             )
         }
         service.mail = try file.decode(MailSettings.self, forKey: .mail)
+        service.log = try file.decode(LogSettings.self, forKey: .log)
+        service.keys = try file.decode(KeySettings.self, forKey: .keys)
         service.limits = try file.decode(LimitSettings.self, forKey: .limits)
         var tenants = try file.nestedUnkeyedContainer(forKey: .tenants)
         while !tenants.isAtEnd {

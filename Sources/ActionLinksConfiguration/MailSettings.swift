@@ -16,11 +16,22 @@ public struct MailSettings: Sendable, Hashable {
     public var from = "ActionLinks <noreply@localhost>"
     /// How many times a failed delivery is tried in all before it is reported as failed.
     public var attempts = 5
+    /// What the `log` backend prints of a mail (`mail.logContents`); `nil`: all of it on a
+    /// development server, the links and codes withheld on a production one.
+    public var logContents: LogContents?
+
+    /// What the `log` backend prints.
+    public enum LogContents: String, Sendable, Hashable, CaseIterable {
+        /// The whole text, links and sign-in codes included.
+        case full
+        /// The text with every link and sign-in code withheld.
+        case withheld
+    }
 }
 
 extension MailSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case backend, from, sendmailCommand, webhookUrl, webhookToken, attempts
+        case backend, from, sendmailCommand, webhookUrl, webhookToken, attempts, logContents
     }
 
     /// The names `mail.backend` takes.
@@ -33,6 +44,7 @@ extension MailSettings: Decodable {
         let mail = try decoder.container(keyedBy: CodingKeys.self)
         from = try mail.string(.from) ?? from
         attempts = try mail.integer(.attempts, in: 1...20) ?? attempts
+        logContents = try mail.choice(.logContents, as: LogContents.self)
         let name = try mail.choice(.backend, as: BackendName.self) ?? .log
         let command = try mail.string(.sendmailCommand) ?? "/usr/sbin/sendmail -t -i"
         let url = try mail.string(.webhookUrl)

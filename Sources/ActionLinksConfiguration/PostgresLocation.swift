@@ -4,10 +4,14 @@ import Foundation
 /// A PostgreSQL server that several `actionlinks serve` instances share (`store: postgres://...`).
 ///
 /// The URL is libpq's: `postgres://user:password@host:port/database?sslmode=verify-full`. Percent
-/// escapes in the user name and password are decoded. Query parameters:
+/// escapes in the user name and password are decoded. A server reached through a Unix socket (Cloud
+/// SQL's on Cloud Run) names no host and gives the socket's folder as `host`, as libpq takes it:
+/// `postgres://user:password@/database?host=/cloudsql/PROJECT:REGION:INSTANCE`, the folder holding
+/// `.s.PGSQL.<port>`. Query parameters:
 ///
 /// | parameter | values | default |
 /// |---|---|---|
+/// | `host` | the folder of the server's Unix socket (an absolute path); only with no host before the path | none |
 /// | `sslmode` | `disable`, `prefer`, `require`, `verify-ca`, `verify-full` (libpq's meanings) | `prefer` |
 /// | `sslrootcert` | a PEM file of the certificate authorities to trust | the system's |
 /// | `connect_timeout` | seconds to wait for a connection before a request answers 503 | 3 |
@@ -31,8 +35,13 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// The URL as configured (with the password).
     public var url: String
-    /// The server's host name or address.
+    /// The server's host name or address (empty for a Unix socket).
     public var host: String
+    /// The folder of the server's Unix socket (`host=/cloudsql/…`); the socket is
+    /// `<folder>/.s.PGSQL.<port>`.
+    public var socketDirectory: String?
+    /// The socket's path, when the server is reached through one.
+    public var socketPath: String? { socketDirectory.map { ($0.hasSuffix("/") ? $0 : $0 + "/") + ".s.PGSQL.\(port)" } }
     /// The server's port.
     public var port: Int
     /// The role to log in as.
@@ -55,7 +64,9 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public var applicationName = "actionlinks"
 
     /// The parameters the URL may carry.
-    public static let parameters = ["sslmode", "sslrootcert", "connect_timeout", "statement_timeout", "pool_size", "application_name"]
+    public static let parameters = [
+        "host", "sslmode", "sslrootcert", "connect_timeout", "statement_timeout", "pool_size", "application_name",
+    ]
 
     /// Reads a `postgres://` or `postgresql://` URL; the error says what is wrong (never the password).
     public init(url: String) throws(PostgresLocationError) {
@@ -65,9 +76,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             throw PostgresLocationError(
                 "expected postgres://user:password@host:port/database (percent-encode special characters in the password)")
         }
-        guard let host = components.host, !host.isEmpty else {
-            throw PostgresLocationError("the URL names no host; expected postgres://user:password@host:port/database")
-        }
+        let host = components.host ?? ""
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         port = components.port ?? 5432
         guard (1...65535).contains(port) else { throw PostgresLocationError("the port must be 1-65535") }
@@ -103,10 +112,30 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
                 poolSize = size
             case "application_name":
                 applicationName = value
+            case "host":
+                guard value.hasPrefix("/"), !value.contains("\0") else {
+                    throw PostgresLocationError(
+                        "host must be the absolute path of the folder holding the server's socket (host=/cloudsql/PROJECT:REGION:INSTANCE); got '\(value)'"
+                    )
+                }
+                socketDirectory = value
             default:
                 throw PostgresLocationError(
                     "unknown parameter '\(item.name)' in the PostgreSQL URL; known: \(Self.parameters.joined(separator: ", "))")
             }
+        }
+        switch (self.host.isEmpty, socketDirectory) {
+        case (true, nil):
+            throw PostgresLocationError(
+                "the URL names no host; expected postgres://user:password@host:port/database, or a Unix socket's folder: postgres://user:password@/database?host=/cloudsql/PROJECT:REGION:INSTANCE"
+            )
+        case (false, .some):
+            throw PostgresLocationError("the URL names a host and a socket folder (host=); name one of them")
+        default:
+            break
+        }
+        if let path = socketPath, path.utf8.count > 107 {
+            throw PostgresLocationError("the socket's path \(path) is longer than a Unix socket's 107 bytes")
         }
         if rootCertificatePath != nil, tlsMode != .verifyCA, tlsMode != .verifyFull {
             throw PostgresLocationError("sslrootcert is only used with sslmode=verify-ca or verify-full; got sslmode=\(tlsMode.rawValue)")
@@ -121,13 +150,17 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         return value
     }
 
-    /// Whether the host is this machine (an unencrypted connection never leaves it).
-    public var isLoopback: Bool { Loopback.isLoopback(host) }
+    /// Whether the server is on this machine (an unencrypted connection never leaves it): a loopback
+    /// host, or a Unix socket (Cloud SQL's proxy encrypts what leaves the machine itself).
+    public var isLoopback: Bool { socketDirectory != nil || Loopback.isLoopback(host) }
 
-    /// `postgres://user:***@host:port/database`: the URL without its password, for logs.
+    /// `postgres://user:***@host:port/database` (`…@/database?host=<folder>` for a socket): the URL
+    /// without its password, for logs.
     public var description: String {
+        let user = "postgres://\(username)\(password == nil ? "" : ":***")@"
+        if let socketDirectory { return user + "/\(database)?host=\(socketDirectory)" }
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        return "postgres://\(username)\(password == nil ? "" : ":***")@\(shownHost):\(port)/\(database)"
+        return user + "\(shownHost):\(port)/\(database)"
     }
 }
 

@@ -4,8 +4,10 @@ import Foundation
 
 /// Where the server listens and who may use its admin API (`server`).
 public struct ServerSettings: Sendable, Hashable {
-    /// The address to bind (default `127.0.0.1`).
+    /// The address to bind (default `127.0.0.1`; every interface when the platform sets `PORT`).
     public var host = "127.0.0.1"
+    /// Whether `server.host` was given (in the file or its variable): then `PORT` leaves it alone.
+    public var hostGiven = false
     /// The port to bind (default 8080; 0 picks a free one and the start line says which).
     public var port = 8080
     /// A development server: `Authorization: Bearer owner` is the admin credential, as on Firebase's
@@ -34,6 +36,9 @@ public struct ServerSettings: Sendable, Hashable {
     public var headerTimeout = 10
     /// Seconds a request's body may take to arrive after its head.
     public var bodyTimeout = 30
+    /// Seconds a stop (SIGTERM, SIGINT) may take: requests in flight finish within it, then what is
+    /// left is cancelled (Cloud Run and Kubernetes kill the process 10 and 30 seconds after SIGTERM).
+    public var shutdownTimeout = 8
     /// Connections open at once; beyond it new connections wait in the listen queue until one closes.
     ///
     /// Each open connection holds a file descriptor and, while it sends a request, up to about
@@ -69,7 +74,7 @@ public struct ServerSettings: Sendable, Hashable {
 extension ServerSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, development, adminToken, metricsToken, trustedProxies, tls, maximumBodyBytes, idleTimeout, headerTimeout
-        case bodyTimeout, maximumConnections, tokenAudiences, proxyHeaders
+        case bodyTimeout, maximumConnections, tokenAudiences, proxyHeaders, shutdownTimeout
     }
 
     enum TLSKeys: String, CodingKey, CaseIterable {
@@ -80,7 +85,10 @@ extension ServerSettings: Decodable {
     public init(from decoder: any Decoder) throws {
         self.init()
         let server = try decoder.container(keyedBy: CodingKeys.self)
-        host = try server.string(.host) ?? host
+        if let given = try server.string(.host) {
+            host = given
+            hostGiven = true
+        }
         port = try server.integer(.port, in: 0...65535) ?? port
         development = try server.boolean(.development) ?? development
         adminToken = try server.string(.adminToken)
@@ -90,6 +98,8 @@ extension ServerSettings: Decodable {
         headerTimeout =
             try server.duration(.headerTimeout, in: 1...600, kind: "a timeout", examples: "10s or 1m") ?? headerTimeout
         bodyTimeout = try server.duration(.bodyTimeout, in: 1...3600, kind: "a timeout", examples: "30s or 5m") ?? bodyTimeout
+        shutdownTimeout =
+            try server.duration(.shutdownTimeout, in: 1...3600, kind: "a timeout", examples: "8s or 1m") ?? shutdownTimeout
         maximumConnections = try server.integer(.maximumConnections, in: 1...1_000_000) ?? maximumConnections
         let files = try server.nestedContainer(keyedBy: TLSKeys.self, forKey: .tls)
         let certificate = try files.string(.certificate)

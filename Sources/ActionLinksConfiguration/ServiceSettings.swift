@@ -24,6 +24,10 @@ public struct ServiceSettings: Sendable {
     public var emulatorListing = false
     /// `mail`.
     public var mail = MailSettings()
+    /// `log`.
+    public var log = LogSettings()
+    /// `keys`.
+    public var keys = KeySettings()
     /// `limits`.
     public var limits = LimitSettings()
     /// `pages`.

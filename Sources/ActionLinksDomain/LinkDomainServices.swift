@@ -40,8 +40,8 @@ public struct LinkDomainServices: Sendable {
     /// The services over the given stores, keys and mail delivery.
     public init(
         configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, tenants tenantStore: any TenantStore,
-        flows: any FederatedFlowStore, signInCodes signInCodeStore: any SignInCodeStore, keys: ServerKeys, passwords: PasswordHasher? = nil,
-        mailer: Mailer,
+        flows: any FederatedFlowStore, signInCodes signInCodeStore: any SignInCodeStore, keys: ServerKeys,
+        signingKeys signingOrigin: SigningKeys.Origin? = nil, passwords: PasswordHasher? = nil, mailer: Mailer,
         metrics: ServerMetrics = ServerMetrics(),
         clock: any ServiceClock = SystemServiceClock(), logger: Logger
     ) {
@@ -61,7 +61,8 @@ public struct LinkDomainServices: Sendable {
         accountStore = accounts
         self.tenantStore = tenantStore
         let keysDirectory = (settings.dataDirectory as NSString).appendingPathComponent("keys")
-        signingKeys = SigningKeys(directory: (keysDirectory as NSString).appendingPathComponent("id-tokens"))
+        signingKeys = SigningKeys(
+            origin: signingOrigin ?? .directory((keysDirectory as NSString).appendingPathComponent("id-tokens"), makes: true))
         let development = settings.server.development
         tokens = TokenService(keys: signingKeys, projectID: settings.project.id, acceptsUnsignedTokens: development)
         listing = development || settings.emulatorListing ? IssuedLinkListing() : nil

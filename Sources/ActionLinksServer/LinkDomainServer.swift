@@ -70,35 +70,30 @@ public enum LinkDomainServer {
             } catch {
                 throw ServerStartError(error.description)
             }
-            if !location.isLoopback, location.tlsMode != .verifyFull {
-                logger.warning(
-                    "store: the PostgreSQL server is not on this machine and sslmode is \(location.tlsMode.rawValue): the connection is not authenticated; use sslmode=verify-full"
-                )
+        }
+        // What `actionlinks config check --production` finds, said once more at every start.
+        if !settings.server.development {
+            let hasKeys = (try? ServerKeys.existing(in: settings.dataDirectory)) != nil
+            for finding in settings.productionFindings(environment: ProcessInfo.processInfo.environment, dataDirectoryHasKeys: hasKeys) {
+                logger.warning("\(finding)")
             }
         }
-        let keys: ServerKeys
-        do {
-            keys = try ServerKeys(directory: settings.dataDirectory)
-        } catch {
-            throw ServerStartError("dataDirectory: \(error)")
-        }
+        let (keys, signingOrigin) = try Self.keys(settings)
         let templates = try await PageTemplates(www: www, defaultLanguage: settings.pages.defaultLanguage)
         let staticFiles = try StaticFiles(www: www)
         let metrics = ServerMetrics()
         let mailer = Mailer(
-            settings: settings.mail, templates: templates, metrics: metrics, transport: mailTransport, logger: logger)
-        if case .log = settings.mail.backend, !settings.server.development {
-            logger.warning("mail.backend is log: links are printed to standard output, not emailed; configure sendmail or webhook")
-        }
+            settings: settings.mail, templates: templates, metrics: metrics, transport: mailTransport,
+            printsSecrets: settings.mail.logContents.map { $0 == .full } ?? settings.server.development, logger: logger)
         let services = LinkDomainServices(
             configuration: configuration, codes: codes, accounts: accounts, tenants: tenants, flows: flows, signInCodes: signInCodes,
-            keys: keys, mailer: mailer,
+            keys: keys, signingKeys: signingOrigin, mailer: mailer,
             metrics: metrics,
             clock: clock, logger: logger)
         do {
             try await services.signingKeys.refresh(now: clock.now)
         } catch {
-            throw ServerStartError("dataDirectory: \(error)")
+            throw ServerStartError("keys: \(error)")
         }
         let associations = try AssociationRoutes(services: services)
         let router = LinkDomainRouter.build(services: services, templates: templates, staticFiles: staticFiles, associations: associations)
@@ -140,7 +135,7 @@ public enum LinkDomainServer {
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections, logger: logger)),
             services: storeServices + [
                 mailer, CodePurge(codes: codes, signInCodes: signInCodes, clock: clock, logger: logger),
-                KeyRotation(keys: services.signingKeys, clock: clock, logger: logger),
+                KeyRotation(keys: services.signingKeys, serverKeys: keys, clock: clock, logger: logger),
             ] + (services.upstream.map { [$0 as any Service] } ?? []),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.server.port
@@ -203,6 +198,47 @@ public enum LinkDomainServer {
     }
 }
 
+extension LinkDomainServer {
+    /// The keys that hash codes and sign forms, and where the ID-token keys are: a shared key set
+    /// (`keys.file` or `keys.json`); else the data directory's, made on first start, except on a
+    /// shared store, where instances that each made their own would disagree (a form rendered by
+    /// one failing on the next), so its keys must be there already or the start stops.
+    static func keys(_ settings: ServiceSettings) throws -> (ServerKeys, SigningKeys.Origin) {
+        let idTokens = (settings.dataDirectory as NSString).appendingPathComponent("keys/id-tokens")
+        do {
+            if let source = settings.keys.source {
+                return (ServerKeys(keySet: try source.read()), .keySet(source))
+            }
+            guard case .postgres = settings.store else {
+                return (try ServerKeys(directory: settings.dataDirectory), .directory(idTokens, makes: true))
+            }
+            guard let existing = try ServerKeys.existing(in: settings.dataDirectory),
+                !((try? SigningKeys.files(in: idTokens)) ?? []).isEmpty
+            else { throw ServerStartError(Self.sharedKeysMissing) }
+            return (existing, .directory(idTokens, makes: false))
+        } catch let error as ServerStartError {
+            throw error
+        } catch {
+            throw ServerStartError("keys: \(error)")
+        }
+    }
+
+    /// What a server on a shared store without shared keys says.
+    static let sharedKeysMissing = """
+        keys: instances on one PostgreSQL must share their keys (a form, a sign-in code or an ID token made by one \
+        must hold on the others), and a server never invents them on a shared store. Make them once: \
+        `actionlinks keys init --output keys.json` (or `--from-data-directory <folder>` to keep a data directory's), \
+        store that file as one secret (`gcloud secrets create actionlinks-keys --data-file=keys.json`, or \
+        `kubectl create secret generic actionlinks-keys --from-file=keys.json`), mount it read-only in every instance \
+        and set keys.file (ACTIONLINKS_KEYS_FILE) to its path, or give the JSON in ACTIONLINKS_KEYS_JSON
+        """
+}
+
+extension KeySettings {
+    /// The shared key set this section names, if any.
+    var source: KeySetSource? { file.map { .file($0) } ?? json.map { .inline($0) } }
+}
+
 /// A problem that stops the server from starting, named by its configuration key.
 public struct ServerStartError: Error, CustomStringConvertible {
     /// What is wrong and where.
@@ -240,23 +276,72 @@ enum FileDescriptorLimit {
 }
 
 /// Reads the signing keys again every ten minutes: makes a new one when the newest is due for
-/// rotation, and takes up keys another process added (`actionlinks keys rotate`).
+/// rotation, and takes up keys another process added (`actionlinks keys rotate`). A shared key set
+/// in a file is also looked at every ten seconds and read again as soon as it changed (a new
+/// secret version: Kubernetes swaps its `..data` link, Cloud Run its mounted file), so a rotation
+/// reaches every instance within seconds.
 struct KeyRotation: Service {
     let keys: SigningKeys
+    /// The code and form keys the server runs with: a set whose other keys changed needs a restart.
+    let serverKeys: ServerKeys
     let clock: any ServiceClock
     let logger: Logger
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
+            var watched: (path: String, identity: FileIdentity?)?
+            if case .keySet(.file(let path)) = keys.origin { watched = (path, FileIdentity(path)) }
+            var sinceRefresh: Duration = .zero
             while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(600))
+                let step: Duration = watched == nil ? .seconds(600) : .seconds(10)
+                try await Task.sleep(for: step)
+                sinceRefresh += step
+                var changed = false
+                if let (path, identity) = watched {
+                    let now = FileIdentity(path)
+                    changed = now != identity
+                    watched = (path, now)
+                }
+                guard changed || sinceRefresh >= .seconds(600) else { continue }
+                sinceRefresh = .zero
                 do {
                     try await keys.refresh(now: clock.now)
+                    if changed { try reportKeySet(at: watched?.path ?? "") }
                 } catch {
                     logger.error("reading the signing keys failed; the keys loaded before stay in use", metadata: ["error": "\(error)"])
                 }
             }
         }
+    }
+
+    /// Logs that a changed key set's ID-token keys are in use, and that its code or form keys,
+    /// when those changed too, wait for a restart.
+    private func reportKeySet(at path: String) throws {
+        let set = try KeySetSource.file(path).read()
+        logger.notice("the key set changed: its ID-token keys are in use", metadata: ["file": "\(path)"])
+        if !ServerKeys(keySet: set).sameKeys(as: serverKeys) {
+            logger.warning(
+                "the key set's code or form keys changed: they are used after a restart (the ones in use stay valid until then)",
+                metadata: ["file": "\(path)"])
+        }
+    }
+}
+
+/// What tells a file's versions apart: the device, inode, size and change time of what its path
+/// resolves to (a swapped symlink resolves to another file).
+struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let changed: Int
+
+    init?(_ path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        changed = Int(status.st_ctim.tv_sec) &* 1_000_000_000 &+ Int(status.st_ctim.tv_nsec)
     }
 }
 

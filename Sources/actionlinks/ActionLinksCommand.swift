@@ -10,8 +10,10 @@ struct ActionLinksCommand: AsyncParsableCommand {
             Exit status: 0 on success; 1 when a policy input is rejected or the configuration is bad; \
             64 for usage errors.
             """,
+        version: Version.text,
         subcommands: [
-            Serve.self, Generate.self, Inspect.self, Policy.self, AASA.self, AssetLinksCommand.self, Check.self, ServiceAccount.self,
+            Serve.self, Generate.self, Inspect.self, Policy.self, AASA.self, AssetLinksCommand.self, Check.self, Config.self,
+            ServiceAccount.self,
             Keys.self,
             Users.self,
         ]

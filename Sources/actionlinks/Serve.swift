@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 extension ActionLinksCommand {
     /// `actionlinks serve`: runs the link domain.
@@ -36,12 +37,26 @@ extension ActionLinksCommand {
             ProcessSetup.prepare()
             let configuration = try ActionLinksConfiguration.load(file: config, environment: ProcessInfo.processInfo.environment)
             try configuration.service.checkServable(file: config)
-            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            let environment = ProcessInfo.processInfo.environment
+            switch configuration.service.log.format {
+            case .text: LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            case .json:
+                LoggingSystem.bootstrap(
+                    JSONLogHandler.factory(
+                        traceProject: configuration.service.log.traceProject(
+                            environment: environment, projectID: configuration.service.project.id)))
+            }
             var logger = Logger(label: "actionlinks")
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
             for warning in configuration.warnings { logger.warning("\(warning)") }
             let app = try await LinkDomainServer.buildApplication(configuration: configuration, www: www, logger: logger)
-            try await app.runService()
+            // A stop finishes what is in flight within server.shutdownTimeout, then cancels the rest
+            // and gives it a second more: the platform's kill (Cloud Run's comes 10 s after SIGTERM)
+            // never lands on a server still writing.
+            var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            group.maximumGracefulShutdownDuration = .seconds(configuration.service.server.shutdownTimeout)
+            group.maximumCancellationDuration = .seconds(1)
+            try await ServiceGroup(configuration: group).run()
         }
     }
 }

@@ -30,6 +30,16 @@ struct PostgresLocationTests {
         #expect(try PostgresLocation(url: "postgres://app@[::1]:5433/db").host == "::1")
     }
 
+    @Test("a Unix socket's folder as libpq takes it (Cloud SQL on Cloud Run): no host, host=<folder>, no TLS needed, never the password")
+    func socket() throws {
+        let location = try PostgresLocation(url: "postgres://links:s%40cret@/action_links?host=/cloudsql/demo:europe-west1:links")
+        #expect(location.host.isEmpty && location.socketDirectory == "/cloudsql/demo:europe-west1:links")
+        #expect(location.socketPath == "/cloudsql/demo:europe-west1:links/.s.PGSQL.5432" && location.password == "s@cret")
+        #expect(location.database == "action_links" && location.isLoopback)
+        #expect(location.description == "postgres://links:***@/action_links?host=/cloudsql/demo:europe-west1:links")
+        #expect(try PostgresLocation(url: "postgresql://app@:6432/db?host=/run/pg/").socketPath == "/run/pg/.s.PGSQL.6432")
+    }
+
     @Test(
         "bad URLs say what is wrong",
         arguments: [
@@ -41,6 +51,9 @@ struct PostgresLocationTests {
             ("postgres://app@h/db?connect_timeout=soon", "connect_timeout must be a number of seconds"),
             ("postgres://app@h/db?sslrootcert=/ca.pem", "only used with sslmode=verify-ca or verify-full"),
             ("postgres://app@h/a/b", "one database name"),
+            ("postgres://app@/db?host=cloudsql/p:r:i", "absolute path of the folder"),
+            ("postgres://app@h/db?host=/cloudsql/p:r:i", "names a host and a socket folder"),
+            ("postgres://app@/db?host=/" + String(repeating: "x", count: 100), "longer than a Unix socket's 107 bytes"),
         ])
     func bad(url: String, message: String) {
         #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url) }

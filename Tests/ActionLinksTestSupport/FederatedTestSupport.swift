@@ -200,6 +200,11 @@ public enum FederatedApp {
             ? try await PostgresTestServer.freshDatabaseURL() : "sqlite:" + data.appendingPathComponent("actionlinks.sqlite").path
         let file = data.appendingPathComponent("actionlinks.yaml")
         try await configure(data, store).write(to: file, atomically: true, encoding: .utf8)
+        var environment = environment
+        // A server on PostgreSQL takes its keys from a key set (it never makes them on a shared store).
+        if kind == "postgres", environment["ACTIONLINKS_KEYS_JSON"] == nil {
+            environment["ACTIONLINKS_KEYS_JSON"] = try await SharedKeys.json()
+        }
         let loaded = try ActionLinksConfiguration.load(file: file.path, environment: environment)
         var logger = Logger(label: label)
         logger.logLevel = .warning

@@ -95,11 +95,16 @@ public final class PrivatePostgresCluster: Sendable {
     /// Its URL, as `postgres-test-cluster.sh start` printed it.
     public let url: String
 
-    /// Starts a new cluster; with `tls`, it also accepts TLS with a self-signed certificate (``certificate``).
-    public init(tls: Bool = false) async throws {
+    /// Starts a new cluster; with `tls`, it also accepts TLS with a self-signed certificate
+    /// (``certificate``); with `socketFolder` (a path inside the cluster's files, such as Cloud
+    /// SQL's `cloudsql/PROJECT:REGION:INSTANCE`), it listens on that folder's Unix socket only, on
+    /// no TCP address, and ``url`` is libpq's socket form.
+    public init(tls: Bool = false, socketFolder: String? = nil) async throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("actionlinks-pg-\(UUID().uuidString.prefix(8))")
         port = try LoopbackPort.free()
-        url = try await Self.script(["start", directory.path, String(port)], environment: tls ? ["SSL": "1"] : [:])
+        var environment = tls ? ["SSL": "1"] : [:]
+        if let socketFolder { environment["SOCKET"] = directory.appendingPathComponent(socketFolder).path }
+        url = try await Self.script(["start", directory.path, String(port)], environment: environment)
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -157,9 +157,9 @@ public final class TestApp: LinkDomainClient {
         init(environment: [String: String], clock: any ServiceClock, mail: MailDelivery, dataDirectory: URL?, config: URL?) async throws {
             ProcessSetup.prepare()  // as `serve` does
             let directory = dataDirectory ?? TestProject.temporaryDirectory("actionlinks-app")
-            if dataDirectory == nil { try await SharedSigningKey.install(in: directory, now: clock.now) }
+            if dataDirectory == nil { try await SharedKeys.install(in: directory, now: clock.now) }
             var overrides = TestProject.overrides(dataDirectory: directory)
-            for (key, value) in environment { overrides[key] = value }
+            for (key, value) in try await SharedKeys.added(to: environment) { overrides[key] = value }
             // As `serve` reads it: the file, the overrides, then what only a server needs.
             let file = config?.path ?? Repository.configFile
             configuration = try ActionLinksConfiguration.load(file: file, environment: overrides)
@@ -217,25 +217,35 @@ public struct RouterClient: LinkDomainClient {
     }
 }
 
-/// One ID-token signing key for every app a test makes with a new data directory: a 2048-bit RSA key
-/// costs a tenth of a second of CPU to make, and hundreds of apps each making their own kept the few
-/// cooperative threads busy enough to delay other tests' timers by seconds. A test that passes its
-/// own data directory (rotation, `keys rotate`) gets the server's own behaviour: a key made at start.
-enum SharedSigningKey {
-    /// The key's PEM, made once per test process by the server's own code.
-    static let pem: Task<Data, any Error> = Task {
-        let folder = TestProject.temporaryDirectory("actionlinks-shared-key")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let keys = SigningKeys(directory: folder.path)
-        try keys.rotate(now: .epoch)
-        let name = try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".pem") } ?? ""
-        return try Data(contentsOf: folder.appendingPathComponent(name))
+/// One key set for every app a test makes: a 2048-bit RSA key costs a tenth of a second of CPU to
+/// make, and hundreds of apps each making their own kept the few cooperative threads busy enough to
+/// delay other tests' timers by seconds. An app with a new data directory gets its ID-token key
+/// (its code and form keys are made at start, as `serve` makes them); an app or server on
+/// PostgreSQL gets the whole set (`ACTIONLINKS_KEYS_JSON`), as a deployment of several instances
+/// mounts it. A test that passes its own data directory (rotation, `keys rotate`) gets the server's
+/// own behaviour: a key made at start.
+public enum SharedKeys {
+    /// The set, made once per test process by the server's own code.
+    public static let set: Task<KeySet, any Error> = Task { try KeySet.make(now: .epoch) }
+
+    /// The set's JSON, as `actionlinks keys init` prints it.
+    public static func json() async throws -> String { String(decoding: try await set.value.json(), as: UTF8.self) }
+
+    /// `environment` with the shared set added when it names a PostgreSQL store and no keys of its
+    /// own: a server on a shared store never makes keys.
+    public static func added(to environment: [String: String]) async throws -> [String: String] {
+        guard environment["ACTIONLINKS_STORE"]?.hasPrefix("postgres") == true, environment["ACTIONLINKS_KEYS_FILE"] == nil,
+            environment["ACTIONLINKS_KEYS_JSON"] == nil
+        else { return environment }
+        var environment = environment
+        environment["ACTIONLINKS_KEYS_JSON"] = try await json()
+        return environment
     }
 
-    /// Writes the shared key into `directory`'s `keys/id-tokens` as made at `now`, with the modes
-    /// the server requires (0700 folders, a 0600 file).
+    /// Writes the set's ID-token key into `directory`'s `keys/id-tokens` as made at `now`, with the
+    /// modes the server requires (0700 folders, a 0600 file).
     static func install(in directory: URL, now: Timestamp) async throws {
-        let pem = try await pem.value
+        let pem = Data(try await set.value.idTokenKeys[0].pem.utf8)
         var folder = directory
         for component in ["keys", "id-tokens"] {
             folder = folder.appendingPathComponent(component)

@@ -20,7 +20,8 @@ public final class TestServer: LinkDomainClient {
 
     /// Starts the server with the shipped config plus `environment` overrides, and waits until it listens.
     public init(
-        environment: [String: String] = [:], config: String = "config/actionlinks.yaml", credentials: TestCredentials = .project
+        environment: [String: String] = [:], config: String = "config/actionlinks.yaml", credentials: TestCredentials = .project,
+        logLevel: String = "info"
     ) async throws {
         self.credentials = credentials
         let dataDirectory = TestProject.temporaryDirectory("actionlinks-e2e")
@@ -28,11 +29,15 @@ public final class TestServer: LinkDomainClient {
         self.dataDirectory = environment["ACTIONLINKS_DATA_DIRECTORY"].map { URL(fileURLWithPath: $0) } ?? dataDirectory
         let process = Process()
         process.executableURL = try Repository.executable("actionlinks")
-        process.arguments = ["serve", "--config", config, "--log-level", "info"]
+        process.arguments = ["serve", "--config", config, "--log-level", logLevel]
         process.currentDirectoryURL = Repository.root
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ACTIONLINKS_") }
         for (key, value) in TestProject.overrides(dataDirectory: dataDirectory) { env[key] = value }
-        for (key, value) in environment { env[key] = value }
+        // The tests read a production server's mail from its output too (one that checks the
+        // default, which withholds links and codes there, says so).
+        env["ACTIONLINKS_MAIL_LOG_CONTENTS"] = "full"
+        // An empty value unsets a variable (the default above among them).
+        for (key, value) in try await SharedKeys.added(to: environment) { env[key] = value.isEmpty ? nil : value }
         process.environment = env
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -55,8 +60,9 @@ public final class TestServer: LinkDomainClient {
         let started = ContinuousClock.now
         while ContinuousClock.now - started < .seconds(120) {
             let text = errors.text
-            if let range = text.range(of: "] serving ") {
-                found = String(text[range.upperBound...].prefix { !$0.isWhitespace })
+            // The text log's line, or the JSON log's (log.format: json).
+            if let range = text.range(of: "] serving ") ?? text.range(of: #""message":"serving "#) {
+                found = String(text[range.upperBound...].prefix { !$0.isWhitespace && $0 != "\"" })
                 break
             }
             if !process.isRunning { break }

@@ -46,8 +46,11 @@ public final class Mailer: Service, Sendable {
 
     /// A mailer with the configured backend, or with `transport` instead of it (an in-memory
     /// mailbox in tests, which then read what was sent instead of the server's output).
+    /// `printsSecrets`: whether the `log` backend may print links and codes (a development server);
+    /// a production server's platform keeps its output in logs many people read.
     public init(
-        settings: MailSettings, templates: PageTemplates, metrics: ServerMetrics? = nil, transport: MailTransport? = nil, logger: Logger
+        settings: MailSettings, templates: PageTemplates, metrics: ServerMetrics? = nil, transport: MailTransport? = nil,
+        printsSecrets: Bool = true, logger: Logger
     ) {
         self.settings = settings
         self.templates = templates
@@ -59,7 +62,7 @@ public final class Mailer: Service, Sendable {
             return
         }
         switch settings.backend {
-        case .log: deliver = { message in Self.printMessage(message) }
+        case .log: deliver = { message in Self.printMessage(message, withholding: !printsSecrets) }
         case .sendmail(let command): deliver = { message in try await Self.pipe(message, to: command) }
         case .webhook(let url, let token): deliver = { message in try await Self.post(message, to: url, bearerToken: token) }
         }
@@ -136,9 +139,26 @@ public final class Mailer: Service, Sendable {
     // MARK: Backends
 
     /// The `log` backend: development only, so it prints the link (which logs never contain).
-    static func printMessage(_ message: MailMessage) {
-        let text = "--- mail to \(message.to): \(message.subject)\n\(message.text)\n---\n"
+    static func printMessage(_ message: MailMessage, withholding: Bool = false) {
+        let body = withholding ? withheld(message.text) : message.text
+        let text = "--- mail to \(message.to): \(message.subject)\n\(body)\n---\n"
         FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// `text` with every link and every sign-in code's line of digit groups withheld: what the `log`
+    /// backend prints on a production server, whose output ends up in logs (Cloud Logging keeps
+    /// standard output too).
+    static func withheld(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            let visible = line.unicodeScalars.filter { $0 != "\u{2066}" && $0 != "\u{2069}" }
+            if visible.count(where: { $0.properties.numericType == .decimal }) >= 6,
+                visible.allSatisfy({ $0.properties.numericType == .decimal || $0 == " " })
+            {
+                return "<sign-in code withheld>"
+            }
+            return line.split(separator: " ", omittingEmptySubsequences: false).map { $0.contains("://") ? "<link withheld>" : String($0) }
+                .joined(separator: " ")
+        }.joined(separator: "\n")
     }
 
     /// The `sendmail` backend: the whole message on the command's standard input; exit 0 is success.

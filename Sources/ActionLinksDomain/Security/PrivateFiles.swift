@@ -46,20 +46,37 @@ package enum PrivateFiles {
         return true
     }
 
-    /// Throws, saying how to fix it, if the group or others have any permission on `path`.
-    static func requirePrivate(_ path: String) throws {
+    /// Throws, saying how to fix it, unless `path` (its link followed) is a secret only the server
+    /// may change: no one else may write it, and no one else may read it either, but where it lies
+    /// on a read-only mount. Cloud Run and Kubernetes mount secrets that way: root-owned, 0444 or
+    /// 0644 (Kubernetes' default), reached through `..data` symlinks; nobody can change or replace
+    /// them there, and the platform's mount is what keeps them from other workloads.
+    package static func requirePrivate(_ path: String) throws {
         var status = stat()
         guard stat(path, &status) == 0 else {
             throw PrivateFileError(path: path, message: "cannot read the file's mode: \(String(cString: strerror(errno)))")
         }
         let mode = status.st_mode & 0o777
-        if mode & 0o077 != 0 {
+        if mode & 0o022 != 0 {
             throw PrivateFileError(
                 path: path,
                 message:
-                    "the file is open to other users (mode \(String(mode, radix: 8))); a secret must be readable by the server's user only: run `chmod 600 \(path)`"
+                    "other users may change the file (mode \(String(mode, radix: 8))); a secret must be writable by its owner only: run `chmod go-w \(path)` (a mounted secret: defaultMode 0440 or 0400)"
             )
         }
+        if mode & 0o044 != 0, !isReadOnlyMount(path) {
+            throw PrivateFileError(
+                path: path,
+                message:
+                    "the file is open to other users (mode \(String(mode, radix: 8))); a secret must be readable by the server's user only: run `chmod 600 \(path)` (a platform's read-only secret mount may be readable by all)"
+            )
+        }
+    }
+
+    /// Whether `path` lies on a file system mounted read-only (a platform's secret volume).
+    static func isReadOnlyMount(_ path: String) -> Bool {
+        var info = statvfs()
+        return statvfs(path, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
     }
 
     /// Takes the group's and others' permissions away from `path` if it exists.

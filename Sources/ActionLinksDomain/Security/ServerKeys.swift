@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
 
-/// The secrets in the data directory, generated on first start and kept across restarts.
+/// The secrets that hash codes and sign forms: from the data directory, generated on first start
+/// and kept across restarts, or from a shared key set (``KeySet``) that every instance mounts.
 ///
 /// - `keys/codes/<n>.key`: HMAC keys for code hashes. The highest number hashes new codes; every
 ///   key still present is tried on lookup, so a rotation (add `<n+1>.key`) keeps links in flight.
@@ -41,11 +42,38 @@ public struct ServerKeys: Sendable {
         formKey = try Self.symmetricKey((keys as NSString).appendingPathComponent("forms.key"))
     }
 
+    /// The keys under `directory` when they are all there, read without making any (a server on a
+    /// shared store never invents keys); `nil` when there are none.
+    public static func existing(in directory: String) throws -> ServerKeys? {
+        let keys = (directory as NSString).appendingPathComponent("keys")
+        let codes = (keys as NSString).appendingPathComponent("codes")
+        let form = (keys as NSString).appendingPathComponent("forms.key")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: codes)) ?? []
+        var numbered: [(Int, SymmetricKey)] = []
+        for name in names where name.hasSuffix(".key") {
+            guard let number = Int(name.dropLast(4)) else { continue }
+            numbered.append((number, try readSymmetricKey((codes as NSString).appendingPathComponent(name))))
+        }
+        guard !numbered.isEmpty, FileManager.default.fileExists(atPath: form) else { return nil }
+        return ServerKeys(codeKeys: numbered.sorted { $0.0 > $1.0 }.map(\.1), formKey: try readSymmetricKey(form))
+    }
+
+    /// The code and form keys of a shared key set.
+    public init(keySet: KeySet) {
+        self.init(codeKeys: keySet.codeKeys, formKey: keySet.formKey)
+    }
+
     /// Keys made in memory (tests, benchmarks).
     public init(codeKeys: [SymmetricKey], formKey: SymmetricKey) {
         self.codeKeys = codeKeys
         self.formKey = formKey
         codeMACs = codeKeys.map { HMAC<SHA256>(key: $0) }
+    }
+
+    /// Whether `other` holds the same code and form keys, in the same order.
+    package func sameKeys(as other: ServerKeys) -> Bool {
+        func bytes(_ key: SymmetricKey) -> Data { key.withUnsafeBytes { Data($0) } }
+        return codeKeys.map(bytes) == other.codeKeys.map(bytes) && bytes(formKey) == bytes(other.formKey)
     }
 
     /// HMAC-SHA-256 of `code` under each accepted key, the one for new codes first.

@@ -11,8 +11,9 @@ import Synchronization
 /// The newest key signs. Keys rotate: when the newest is older than `rotation`, a new one is made
 /// and signs from then on, while the older ones stay published (and accepted) for `retention`,
 /// long enough for every token they signed to expire (a session cookie lives 14 days at most).
-/// Several instances on one store must share these files: give them the same `keys/` folder and
-/// turn rotation off on all but one, or rotate by hand (`actionlinks keys rotate`) and copy.
+/// Several instances on one store share one key set instead (``KeySet``, `keys.file`): its keys are
+/// read, never written, and a new version of the set (`actionlinks keys rotate --key-set`) is
+/// taken up by every instance when it re-reads the file.
 public final class SigningKeys: Sendable {
     /// One key.
     struct Key: Sendable {
@@ -79,7 +80,16 @@ public final class SigningKeys: Sendable {
         var jwks: [UInt8]
     }
 
-    let directory: String
+    /// Where the keys are.
+    public enum Origin: Sendable, Hashable {
+        /// PEM files in a folder; `makes`: the server makes the first key and the rotated ones
+        /// (a server on a shared store only reads what is there).
+        case directory(String, makes: Bool)
+        /// A shared key set, read again at every refresh; never written.
+        case keySet(KeySetSource)
+    }
+
+    package let origin: Origin
     /// Seconds after which a new key is made (0: never).
     let rotation: Int64
     /// Seconds an older key stays published after a newer one signs.
@@ -87,21 +97,42 @@ public final class SigningKeys: Sendable {
     private let current: Mutex<Current?> = Mutex(nil)
 
     /// The keys in `directory` (made when there are none).
-    public init(directory: String, rotation: Int64 = 30 * 86_400, retention: Int64 = 15 * 86_400) {
-        self.directory = directory
+    public convenience init(directory: String, rotation: Int64 = 30 * 86_400, retention: Int64 = 15 * 86_400) {
+        self.init(origin: .directory(directory, makes: true), rotation: rotation, retention: retention)
+    }
+
+    /// The keys at `origin`.
+    public init(origin: Origin, rotation: Int64 = 30 * 86_400, retention: Int64 = 15 * 86_400) {
+        self.origin = origin
         self.rotation = rotation
         self.retention = retention
     }
 
-    /// Reads the folder, makes the first key or a rotated one when due, and publishes the result.
+    /// Reads the keys, makes the first key or a rotated one when due (in a folder the server makes
+    /// keys in), and publishes the result.
     public func refresh(now: Timestamp) async throws {
-        try PrivateFiles.makeDirectory(directory)
-        var keys = try readKeys()
         let seconds = now.seconds
-        if keys.isEmpty || (rotation > 0 && seconds - keys[0].createdAt >= rotation) {
-            // Read back what is on disk: another process may have made the same file first.
-            try makeKey(createdAt: max(seconds, (keys.first?.createdAt ?? 0) + 1))
-            keys = try readKeys()
+        var keys: [Key]
+        switch origin {
+        case .keySet(let source):
+            keys = try source.read().idTokenKeys.map { try Self.key(pem: $0.pem, createdAt: $0.createdAt, source: "idTokenKeys") }
+        case .directory(let directory, let makes):
+            func load() throws -> [Key] {
+                try Self.files(in: directory).map {
+                    try Self.key(pem: $0.pem, createdAt: $0.createdAt, source: "\(directory)/\($0.createdAt).pem")
+                }
+            }
+            if makes { try PrivateFiles.makeDirectory(directory) }
+            keys = try load()
+            if makes, keys.isEmpty || (rotation > 0 && seconds - keys[0].createdAt >= rotation) {
+                // Read back what is on disk: another process may have made the same file first.
+                try Self.makeKey(in: directory, createdAt: max(seconds, (keys.first?.createdAt ?? 0) + 1))
+                keys = try load()
+            }
+        }
+        guard !keys.isEmpty else {
+            throw SigningKeysError(
+                message: "there is no ID-token signing key (\(origin.described)); `actionlinks keys init` makes a key set")
         }
         // The signing key, and older ones while tokens they signed may still be in use.
         let signing = keys[0]
@@ -115,15 +146,16 @@ public final class SigningKeys: Sendable {
         current.withLock { $0 = Current(keys: published, collection: collection, jwks: jwks) }
     }
 
-    /// Makes a new signing key now (`actionlinks keys rotate`); running servers take it up on their
-    /// next refresh.
+    /// Makes a new signing key now in the folder `directory` (`actionlinks keys rotate`); running
+    /// servers take it up on their next refresh. Returns its key ID.
     @discardableResult
-    public func rotate(now: Timestamp) throws -> String {
+    public static func rotate(in directory: String, now: Timestamp) throws -> String {
         try PrivateFiles.makeDirectory(directory)
-        let newest = try readKeys().first?.createdAt ?? 0
+        let newest = try files(in: directory).first?.createdAt ?? 0
         let created = max(now.seconds, newest + 1)
-        try makeKey(createdAt: created)
-        return try readKeys().first { $0.createdAt == created }?.id ?? ""
+        try makeKey(in: directory, createdAt: created)
+        guard let made = try files(in: directory).first(where: { $0.createdAt == created }) else { return "" }
+        return try key(pem: made.pem, createdAt: created, source: directory).id
     }
 
     /// The keys in use (``refresh(now:)`` must have run).
@@ -134,20 +166,26 @@ public final class SigningKeys: Sendable {
         }
     }
 
-    private func readKeys() throws -> [Key] {
-        var keys: [Key] = []
+    /// The PEM files of a folder (`<made>.pem`), the newest first; each must be the server user's
+    /// alone (or a platform's read-only mount).
+    package static func files(in directory: String) throws -> [KeySet.IDTokenKey] {
+        var keys: [KeySet.IDTokenKey] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasSuffix(".pem") {
             guard let created = Int64(name.dropLast(4)) else { continue }
             let path = (directory as NSString).appendingPathComponent(name)
             try PrivateFiles.requirePrivate(path)
-            let pem = try String(contentsOfFile: path, encoding: .utf8)
-            do {
-                keys.append(try Self.key(JWTKit.Insecure.RSA.PrivateKey(pem: pem), pem: pem, createdAt: created))
-            } catch {
-                throw SigningKeysError(message: "\(path): expected a PEM RSA private key of 2048 bits or more (\(error))")
-            }
+            keys.append(KeySet.IDTokenKey(createdAt: created, pem: try String(contentsOfFile: path, encoding: .utf8)))
         }
         return keys.sorted { $0.createdAt > $1.createdAt }
+    }
+
+    /// A key from its PEM; `source` names it in the error.
+    static func key(pem: String, createdAt: Int64, source: String) throws -> Key {
+        do {
+            return try key(JWTKit.Insecure.RSA.PrivateKey(pem: pem), pem: pem, createdAt: createdAt)
+        } catch {
+            throw SigningKeysError(message: "\(source): expected a PEM RSA private key of 2048 bits or more (\(error))")
+        }
     }
 
     /// How fast this machine makes an ID token's signature (`actionlinks keys speed`): RSA-2048
@@ -180,7 +218,7 @@ public final class SigningKeys: Sendable {
     }
 
     /// Writes a new key file (0600) unless one of that name exists.
-    private func makeKey(createdAt: Int64) throws {
+    private static func makeKey(in directory: String, createdAt: Int64) throws {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let path = (directory as NSString).appendingPathComponent("\(createdAt).pem")
         try ServerKeys.createSecret(Data(key.pemRepresentation.utf8), at: path)
@@ -193,6 +231,17 @@ public final class SigningKeys: Sendable {
             id: id, createdAt: createdAt, privateKey: privateKey,
             jwk: PublicJWK(kid: id, n: Base64URL.encode(modulus), e: Base64URL.encode(exponent)),
             signer: try JWTSigner(pem: pem, kid: id))
+    }
+}
+
+extension SigningKeys.Origin {
+    /// Where the keys are, for a message.
+    var described: String {
+        switch self {
+        case .directory(let directory, _): directory
+        case .keySet(.file(let path)): path
+        case .keySet(.inline): "keys.json"
+        }
     }
 }
 

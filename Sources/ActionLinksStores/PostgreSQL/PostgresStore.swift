@@ -64,9 +64,16 @@ public final class PostgresStore: Sendable {
             }
             tls = .require(configuration)
         }
-        var configuration = PostgresClient.Configuration(
-            host: location.host, port: location.port, username: location.username, password: location.password,
-            database: location.database, tls: tls)
+        var configuration =
+            if let socket = location.socketPath {
+                // libpq uses no TLS on a Unix socket either: the connection never leaves the machine.
+                PostgresClient.Configuration(
+                    unixSocketPath: socket, username: location.username, password: location.password, database: location.database)
+            } else {
+                PostgresClient.Configuration(
+                    host: location.host, port: location.port, username: location.username, password: location.password,
+                    database: location.database, tls: tls)
+            }
         configuration.options.connectTimeout = connectTimeout
         configuration.options.maximumConnections = location.poolSize
         configuration.options.minimumConnections = 0

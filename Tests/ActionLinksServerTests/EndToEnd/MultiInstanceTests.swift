@@ -12,7 +12,7 @@ import Testing
 #endif
 
 /// Two `actionlinks serve` processes on one PostgreSQL database, as behind a load balancer: they
-/// share the store and the data directory's keys (docs/ARCHITECTURE.md §5, issue 5).
+/// share the store and one key set (docs/ARCHITECTURE.md §5, issue 5; docs/DEPLOYING.md).
 extension HeavyTests {
     @Suite("Several instances on one PostgreSQL", .serialized, .timeLimit(.minutes(20)))
     struct MultiInstanceTests {
@@ -152,7 +152,7 @@ extension HeavyTests {
             #expect(!b.process.isRunning)
 
             let codes = issued.withLock { $0 }
-            let keys = try ServerKeys(directory: shared.path)
+            let keys = ServerKeys(keySet: try await SharedKeys.set.value)  // the key set every PostgreSQL server shares
             let rows = try await PostgresTestServer.column(
                 "SELECT encode(hash, 'hex') || ' ' || (consumed_at IS NOT NULL)::text FROM codes", url: url)
             var stored: [String: Bool] = [:]
@@ -284,7 +284,7 @@ extension HeavyTests {
                 "after recovery: \(recovered.filter { $0.status != 200 }.prefix(3).map(\.body))")
 
             // Nothing half-written: every acknowledged code is stored, and each address has one live code at most.
-            let keys = try ServerKeys(directory: server.dataDirectory.path)
+            let keys = ServerKeys(keySet: try await SharedKeys.set.value)
             let stored = Set(try await PostgresTestServer.column("SELECT encode(hash, 'hex') FROM codes", url: cluster.url))
             let codes = acknowledged.withLock { $0 }
             #expect(codes.allSatisfy { stored.contains(Self.hex(keys.newCodeHash($0))) })

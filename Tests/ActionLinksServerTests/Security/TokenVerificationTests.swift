@@ -79,7 +79,7 @@ struct TokenVerificationTests {
         try await keys.refresh(now: later + .seconds(16 * 86_400))
         #expect(try keys.keys.keys.map(\.id) == [current.keys[0].id])
         // `keys rotate` adds a key that the next refresh signs with.
-        let rotated = try keys.rotate(now: later + .seconds(16 * 86_400))
+        let rotated = try SigningKeys.rotate(in: directory.path, now: later + .seconds(16 * 86_400))
         try await keys.refresh(now: later + .seconds(16 * 86_400 + 1))
         #expect(try keys.keys.keys[0].id == rotated)
     }
