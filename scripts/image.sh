@@ -13,7 +13,9 @@ cd "$(dirname "$0")/.."
 if command -v podman >/dev/null 2>&1; then
     # vfs needs no kernel overlay support (it works in a container, as CI runs), and it is the store
     # ImageTests mounts the image from: podman refuses a store opened with another driver.
-    builder=(podman --storage-driver vfs build)
+    # --layers=false: podman 4.3's layer cache kept the labels of an earlier build whose build
+    # arguments differed (a stale revision), and with vfs each cached layer is a full copy.
+    builder=(podman --storage-driver vfs build --layers=false)
 elif command -v docker >/dev/null 2>&1; then
     builder=(docker build)
 else
