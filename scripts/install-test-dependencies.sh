@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB), libxml2, xmlsec1
 # and zlib (SAML; the xmlsec1 program is what the test IdP signs with), openssl and curl (the TLS
-# test), PostgreSQL (the shared store's tests run on a throw-away cluster that
-# scripts/test.sh starts), and the firebase-admin Python SDK that the compatibility test drives.
+# test), PostgreSQL (the shared store's tests run on a throw-away cluster that scripts/test.sh
+# starts), podman and libcurl4-openssl-dev (scripts/image.sh builds the container image the image
+# test boots; its release build links Foundation statically, which names libcurl), python3-venv
+# (every Python package the tests use lives in a virtual environment), and those Python packages.
 # Safe to run again; installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +13,7 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 
 packages=()
-for package in libsqlite3-dev libssl-dev libxml2-dev libxmlsec1-dev zlib1g-dev xmlsec1 openssl curl postgresql; do
+for package in libsqlite3-dev libssl-dev libxml2-dev libxmlsec1-dev zlib1g-dev xmlsec1 openssl curl postgresql podman libcurl4-openssl-dev python3-venv; do
     dpkg -s "$package" >/dev/null 2>&1 || packages+=("$package")
 done
 if [ "${#packages[@]}" -gt 0 ]; then
@@ -22,20 +24,14 @@ if [ "${#packages[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 $sudo apt-get install -y -qq "${packages[@]}"
 fi
 
-if ! python3 -c "import firebase_admin" >/dev/null 2>&1; then
-    echo "installing firebase-admin (pip)"
-    python3 -m pip install --quiet -r Tests/FirebaseAdmin/requirements.txt
-fi
-
-# --- Android federated sign-in tests: Google's Tink (PyPI, pinned in Tests/Tink/requirements.txt)
-# makes the keyset the Firebase Android SDK sends as `publicKey` and decrypts the handler's answer.
-if ! python3 -c "import tink" >/dev/null 2>&1; then
-    echo "installing tink (pip)"
-    python3 -m pip install --quiet -r Tests/Tink/requirements.txt
-fi
+# --- The Python packages the tests drive: firebase-admin (the compatibility tests), Google's Tink
+# (the keyset the Firebase Android SDK sends as `publicKey`), Selenium and axe-core (the browser
+# tests), pinned in Tests/*/requirements.txt, in one virtual environment that scripts/test.sh puts
+# first on PATH.
+bash scripts/test-python.sh install
 
 # --- Browser tests (Tests/Browser, run by BrowserTests.swift): headless Chromium and its driver from
-# Debian, Selenium and axe-core (axe-selenium-python) from pip, pinned in Tests/Browser/requirements.txt.
+# Debian (Selenium and axe-core are in the tests' virtual environment above).
 browser_packages=()
 for package in chromium chromium-driver; do
     dpkg -s "$package" >/dev/null 2>&1 || browser_packages+=("$package")
@@ -44,10 +40,6 @@ if [ "${#browser_packages[@]}" -gt 0 ]; then
     echo "installing ${browser_packages[*]}"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${browser_packages[@]}"
-fi
-if ! python3 -c "import selenium, axe_selenium_python, axe_core_python" >/dev/null 2>&1; then
-    echo "installing selenium, axe-selenium-python and axe-core-python (pip)"
-    python3 -m pip install --quiet -r Tests/Browser/requirements.txt
 fi
 
 # --- Federated sign-in tests: oidc-provider-mock (PyPI) in a virtual environment of its own, which

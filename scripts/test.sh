@@ -8,6 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-test-dependencies.sh
+# The tests run `/usr/bin/env python3`: the one with the tests' Python packages comes first.
+PATH="$(bash scripts/test-python.sh bin):$PATH"
+export PATH
 
 cluster=$(mktemp -d /tmp/actionlinks-test-pg.XXXXXX)
 # A free port below the kernel's ephemeral range, which outgoing connections never take (as

@@ -11,9 +11,9 @@ import Configuration
 /// made here.
 final class ConfigurationEnvironment {
     /// `ACTIONLINKS_` variables that are not configuration keys (read by the CLI, the tests and
-    /// scripts/test.sh).
+    /// scripts/test.sh; .ci/run exports ACTIONLINKS_IMAGE to every test, servers included).
     static let otherVariables: Set<String> = [
-        "ACTIONLINKS_ADMIN_TOKEN", "ACTIONLINKS_VECTORS", "ACTIONLINKS_SHARED", "ACTIONLINKS_TEST_TIMEOUT",
+        "ACTIONLINKS_ADMIN_TOKEN", "ACTIONLINKS_VECTORS", "ACTIONLINKS_SHARED", "ACTIONLINKS_TEST_TIMEOUT", "ACTIONLINKS_IMAGE",
     ]
 
     private let provider: EnvironmentVariablesProvider

@@ -182,7 +182,7 @@ struct EnvironmentOverrideTests {
         } catch {
             #expect(error.description.contains("did you mean ACTIONLINKS_SERVER_PORT?"))
         }
-        for variable in ["ACTIONLINKS_VECTORS", "ACTIONLINKS_SHARED"] {
+        for variable in ["ACTIONLINKS_VECTORS", "ACTIONLINKS_SHARED", "ACTIONLINKS_IMAGE"] {
             #expect(try ConfigurationText.configuration("", environment: [variable: "x"]).service.server.port == 8080)
         }
     }

@@ -20,7 +20,7 @@ struct BrowserTests {
     static let install =
         "the browser tests need Debian's chromium and chromium-driver and pip's selenium, axe-selenium-python and axe-core-python; "
         + "run `bash scripts/install-test-dependencies.sh` (or `apt-get install chromium chromium-driver` and "
-        + "`python3 -m pip install -r Tests/Browser/requirements.txt`)"
+        + "`bash scripts/test-python.sh install` with `export PATH=\"$(bash scripts/test-python.sh bin):$PATH\"`)"
 
     /// A server whose link domain is itself (`http://localhost:<port>`), so a browser can follow every link.
     static func server(_ environment: [String: String] = [:]) async throws -> (TestServer, String) {

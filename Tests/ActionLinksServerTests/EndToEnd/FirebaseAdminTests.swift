@@ -17,7 +17,9 @@ struct FirebaseAdminTests {
         let run = try await Command.run(
             program: URL(fileURLWithPath: "/usr/bin/env"), ["python3", script] + arguments, environment: environment)
         if run.stderr.contains("No module named 'firebase_admin'") {
-            throw TestSupportError("firebase-admin is not installed: pip install -r Tests/FirebaseAdmin/requirements.txt")
+            throw TestSupportError(
+                "firebase-admin is not installed: run the tests with `bash scripts/test.sh`, or run `bash scripts/test-python.sh install` "
+                    + "and `export PATH=\"$(bash scripts/test-python.sh bin):$PATH\"` first")
         }
         guard run.status == 0, let object = run.json else {
             throw TestSupportError("\(script) \(arguments) failed (\(run.status)):\n\(run.stderr)")

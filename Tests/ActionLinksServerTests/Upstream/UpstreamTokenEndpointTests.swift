@@ -43,7 +43,9 @@ struct UpstreamTokenEndpointTests {
                 program: URL(fileURLWithPath: "/usr/bin/env"), ["python3", Self.script, account, server.base, "demo-actionlinks"],
                 environment: ProcessInfo.processInfo.environment)
             if run.stderr.contains("No module named 'google'") {
-                throw TestSupportError("google-auth is not installed: pip install -r Tests/FirebaseAdmin/requirements.txt")
+                throw TestSupportError(
+                    "google-auth is not installed: run the tests with `bash scripts/test.sh`, or run `bash scripts/test-python.sh install` "
+                        + "and `export PATH=\"$(bash scripts/test-python.sh bin):$PATH\"` first")
             }
             let result = try #require(run.status == 0 ? run.json : nil, "\(run.stderr)")
             #expect(result["tokenUri"] as? String == tokenURI)
