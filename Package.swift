@@ -146,6 +146,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Mail out by SMTP: a client on SwiftNIO (STARTTLS or implicit TLS, AUTH PLAIN or LOGIN, a small
+        // pool of connections) and the composer of transactional messages (MIME, RFC 2047 headers).
+        // No SMTP library is among the packages; errors say whether a retry can help.
+        .target(
+            name: "ActionLinksSMTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // libxml2's HTML parser, for links in HTML email (Debian: libxml2-dev).
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // Reads emails (MIME, charsets, HTML through libxml2) and explains every link; kept out of the library.
@@ -204,6 +217,13 @@ let package = Package(
             ],
             // What the ported spec cases are and where they come from, for people.
             exclude: ["FirebaseSpecs/README.md"]),
+        // Against a real SMTP server: aiosmtpd (Tests/SMTPServer, `bash scripts/smtp-server.sh install`).
+        .testTarget(
+            name: "ActionLinksSMTPTests",
+            dependencies: [
+                "ActionLinksSMTP", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail", "ActionLinksFixtures"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksCLITests",

@@ -1,0 +1,274 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The repository's root, found from this file's place in it (through a symlinked test folder too).
+let repositoryRoot = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs a program to its end and returns its exit status and output; the pipes are read on threads of
+/// their own, so that neither a large output nor a slow program holds a cooperative thread.
+func run(_ program: String, _ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [program] + arguments
+    process.currentDirectoryURL = repositoryRoot
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    return await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            let errors = Mutex(Data())
+            let errorsRead = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                let data = err.fileHandleForReading.readDataToEndOfFile()
+                errors.withLock { $0 = data }
+                errorsRead.signal()
+            }
+            let output = out.fileHandleForReading.readDataToEndOfFile()
+            errorsRead.wait()
+            process.waitUntilExit()
+            continuation.resume(
+                returning: (
+                    process.terminationStatus, String(decoding: output, as: UTF8.self),
+                    String(decoding: errors.withLock { $0 }, as: UTF8.self)
+                ))
+        }
+    }
+}
+
+/// Waits for `condition` without a fixed sleep standing in for the event: polls it, and fails only
+/// after a generous hang guard.
+func waitUntil(_ what: String, upTo limit: Duration = .seconds(60), _ condition: () throws -> Bool) async throws {
+    let start = ContinuousClock.now
+    while try !condition() {
+        guard ContinuousClock.now - start < limit else { throw TestFailure("still waiting after \(limit) for \(what)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// What the test server recorded about a connection (Tests/SMTPServer/smtp_server.py's events.jsonl).
+struct ServerEvent: Decodable, Sendable {
+    var event: String
+    var peer: Int?
+    var tls: Bool?
+    var mechanism: String?
+    var success: Bool?
+}
+
+/// A message the test server accepted, and what Python's email package read from it.
+struct ReceivedMessage: Decodable, Sendable {
+    struct Parsed: Decodable, Sendable {
+        var subject: String
+        var fromName: String?
+        var fromAddress: String?
+        var to: [String]
+        var messageID: String?
+        var date: String?
+        var dateTimestamp: Double?
+        var contentType: String
+        var mimeVersion: String?
+        var autoSubmitted: String?
+        var text: String?
+        var html: String?
+        var textTransferEncoding: String?
+        var htmlTransferEncoding: String?
+        var defects: [String]
+        var longestLine: Int
+        var sevenBit: Bool
+    }
+
+    var peer: Int
+    var mailFrom: String
+    var rcptTos: [String]
+    var eml: String
+    var authenticated: Bool
+    var parsed: Parsed
+}
+
+/// A real SMTP server, aiosmtpd (Tests/SMTPServer/smtp_server.py), in a directory of its own, run
+/// with the Python of the venv that `scripts/smtp-server.sh install` makes.
+///
+/// It is started here rather than by `smtp-server.sh start`: Foundation's `Process` learns that a
+/// child exited when a socket it passes down is closed, and the server the script leaves running
+/// would hold that socket open, so the script would never be seen to end.
+final class SMTPTestServer: Sendable {
+    let directory: URL
+    let port: Int
+
+    private init(directory: URL, port: Int) {
+        self.directory = directory
+        self.port = port
+    }
+
+    /// Runs `body` with a server started with `options` (smtp_server.py's), and stops it afterwards.
+    static func with<T>(_ options: [String] = [], _ body: (SMTPTestServer) async throws -> T) async throws -> T {
+        let python = try await run("bash", ["scripts/smtp-server.sh", "python"])
+        guard python.status == 0 else {
+            throw TestFailure("the test SMTP server is not installed: run `bash scripts/smtp-server.sh install` (\(python.stderr))")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-smtp-\(UUID().uuidString)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        process.arguments = ["Tests/SMTPServer/smtp_server.py", "--directory", directory.path] + options
+        process.currentDirectoryURL = repositoryRoot
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        let exited = AsyncStream<Void>.makeStream()
+        process.terminationHandler = { _ in exited.continuation.finish() }
+        try process.run()
+        func stop() async {
+            process.terminate()
+            for await _ in exited.stream {}
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let port: Int
+        do {
+            port = try await listeningPort(output.fileHandleForReading)
+        } catch {
+            await stop()
+            throw error
+        }
+        do {
+            let result = try await body(SMTPTestServer(directory: directory, port: port))
+            await stop()
+            return result
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    /// The port of the `listening on smtp://127.0.0.1:<port>` line the server prints once it listens.
+    /// The output is read to its end on a thread of its own, so that the server never blocks on it.
+    private static func listeningPort(_ output: FileHandle) async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                var text = ""
+                var found = false
+                while case let chunk = output.availableData, !chunk.isEmpty {
+                    text += String(decoding: chunk, as: UTF8.self)
+                    if !found, let range = text.range(of: "127.0.0.1:"),
+                        let port = Int(text[range.upperBound...].prefix { $0.isNumber })
+                    {
+                        found = true
+                        continuation.resume(returning: port)
+                    }
+                }
+                if !found { continuation.resume(throwing: TestFailure("the test SMTP server did not start:\n\(text)")) }
+            }
+        }
+    }
+
+    /// The events so far.
+    func events() throws -> [ServerEvent] { try lines("events.jsonl") }
+    /// The messages accepted so far.
+    func messages() throws -> [ReceivedMessage] { try lines("messages.jsonl") }
+    /// The connections opened so far (a STARTTLS connection counts once).
+    func connections() throws -> Int { try events().filter { $0.event == "connect" }.count }
+
+    /// The most connections that were open at once.
+    func mostConcurrentConnections() throws -> Int {
+        var open = 0
+        var most = 0
+        for event in try events() {
+            if event.event == "connect" { open += 1 }
+            if event.event == "disconnect" { open -= 1 }
+            most = max(most, open)
+        }
+        return most
+    }
+
+    private func lines<T: Decodable>(_ name: String) throws -> [T] {
+        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else { return [] }
+        // A line being written is not complete until its newline.
+        return try data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+            .map { try JSONDecoder().decode(T.self, from: Data($0)) }
+    }
+}
+
+/// Self-signed certificates made with `openssl req` once per test run: one for `localhost` and
+/// 127.0.0.1, and one for another name.
+actor TestCertificates {
+    static let shared = TestCertificates()
+
+    struct Pair: Sendable {
+        let certificate: String
+        let key: String
+    }
+
+    private var made: (localhost: Pair, otherHost: Pair)?
+
+    func make() async throws -> (localhost: Pair, otherHost: Pair) {
+        if let made { return made }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-smtp-certificates-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func pair(_ name: String, subjectAltName: String) async throws -> Pair {
+            let pair = Pair(
+                certificate: directory.appendingPathComponent("\(name)-cert.pem").path,
+                key: directory.appendingPathComponent("\(name)-key.pem").path)
+            let result = try await run(
+                "openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj",
+                    "/CN=\(name)",
+                    "-addext", "subjectAltName=\(subjectAltName)", "-keyout", pair.key, "-out", pair.certificate,
+                ])
+            guard result.status == 0 else { throw TestFailure("openssl req failed: \(result.stderr)") }
+            return pair
+        }
+        let result = (
+            localhost: try await pair("localhost", subjectAltName: "DNS:localhost,IP:127.0.0.1"),
+            otherHost: try await pair("other.example", subjectAltName: "DNS:other.example")
+        )
+        made = result
+        return result
+    }
+}
+
+/// A TCP listener on 127.0.0.1 that accepts connections and never says a word: a server whose greeting never comes.
+final class SilentListener: Sendable {
+    private final class Counter: Sendable {
+        let value = Atomic(0)
+    }
+
+    let channel: any Channel
+    private let counter: Counter
+    var port: Int { channel.localAddress!.port! }
+    /// The connections accepted so far.
+    var accepted: Int { counter.value.load(ordering: .relaxed) }
+
+    init() async throws {
+        let counter = Counter()
+        self.counter = counter
+        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                counter.value.add(1, ordering: .relaxed)
+                return channel.eventLoop.makeSucceededVoidFuture()
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+    }
+
+    func close() async {
+        try? await channel.close()
+    }
+}
+
+/// A port on 127.0.0.1 where nothing listens: bound, then closed.
+func closedPort() async throws -> Int {
+    let listener = try await SilentListener()
+    let port = listener.port
+    await listener.close()
+    return port
+}
