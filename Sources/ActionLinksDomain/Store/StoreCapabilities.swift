@@ -67,17 +67,21 @@ package struct LinkIssueWrite: Sendable {
     package var decide: @Sendable (_ accountID: String?) -> Result<Bool, ActionError>
     /// The sign-in code stored with the code, replacing the address's (``SignInCodeStore/issue(_:)``).
     package var signInCode: SignInCodeRecord?
+    /// The link's mail, stored with the code when ``decide`` answers that the link goes out
+    /// (``MailOutboxStore/enqueue(_:)``), so that no link is answered without its mail stored.
+    package var mail: OutboxMail?
 
     /// Makes the value from each of its fields.
     package init(
         stages: [Stage], record: ActionCodeRecord, looksUpAccount: Bool, decide: @escaping @Sendable (String?) -> Result<Bool, ActionError>,
-        signInCode: SignInCodeRecord?
+        signInCode: SignInCodeRecord?, mail: OutboxMail? = nil
     ) {
         self.stages = stages
         self.record = record
         self.looksUpAccount = looksUpAccount
         self.decide = decide
         self.signInCode = signInCode
+        self.mail = mail
     }
 }
 
