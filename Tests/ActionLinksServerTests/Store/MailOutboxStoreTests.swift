@@ -155,6 +155,26 @@ struct MailOutboxStoreTests {
         #expect(backlog.count == 1 && backlog.oldest == now + .seconds(10))
     }
 
+    @Test("a mail written in an account transaction is kept with it, and gone when it throws", arguments: StoreFactory.kinds)
+    func accountTransaction(kind: String) async throws {
+        let store = try await StoreFactory.make(kind)
+        let kept = mail("kept")
+        // Enqueued before a read of an account not yet loaded: PostgreSQL runs the unit of work
+        // again, and the mail is still written once.
+        try await store.accounts.transaction(tenantID: "", now: now) { tx in
+            try tx.enqueue(kept)
+            _ = try tx.account(id: "nobody")
+        }
+        await #expect(throws: AccountStoreError.accountNotFound) {
+            try await store.accounts.transaction(tenantID: "", now: now) { tx in
+                try tx.enqueue(mail("thrown"))
+                throw AccountStoreError.accountNotFound
+            }
+        }
+        #expect(try await store.outbox.backlog().count == 1)
+        #expect(try await claim(store, at: now, owner: "a").mails == [kept])
+    }
+
     @Test("SQLite: each of the claim's statements reads the due mails through mail_outbox_due, never the whole table")
     func sqlitePlan() throws {
         let path = TestProject.temporaryDirectory("actionlinks-outbox-plan").appendingPathComponent("plan.sqlite").path
