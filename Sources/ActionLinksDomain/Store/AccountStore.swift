@@ -87,6 +87,10 @@ public protocol AccountTransaction: AnyObject {
     func retireCodes(emails: [String]) throws
     /// Records a session (a refresh token's hash).
     func addSession(_ session: Session) throws
+    /// Stores a mail in the outbox (``MailOutboxStore/enqueue(_:)``) with the transaction's
+    /// changes, so that it goes out if and only if they are kept (the recovery mail an email change
+    /// leaves for the old address).
+    func enqueue(_ mail: OutboxMail) throws
 }
 
 /// Where accounts and their sessions live: reads outside a transaction, and

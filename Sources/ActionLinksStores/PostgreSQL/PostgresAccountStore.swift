@@ -212,6 +212,7 @@ final class PostgresAccountTransaction: AccountTransaction {
         case issue(ActionCodeRecord)
         case retire([String])
         case session(Session)
+        case enqueue(OutboxMail)
     }
     private var changes: [Change] = []
 
@@ -316,6 +317,8 @@ final class PostgresAccountTransaction: AccountTransaction {
     func retireCodes(emails: [String]) throws { changes.append(.retire(emails)) }
 
     func addSession(_ session: Session) throws { changes.append(.session(session)) }
+
+    func enqueue(_ mail: OutboxMail) throws { changes.append(.enqueue(mail)) }
 
     // MARK: Loading and writing
 
@@ -429,6 +432,8 @@ final class PostgresAccountTransaction: AccountTransaction {
                     VALUES (\(ByteBuffer(bytes: session.hash)), \(session.tenantID), \(session.accountID), \(session.createdAt),
                             \(session.signInProvider), \(session.authTime), \(session.claims))
                     """, logger: logger)
+            case .enqueue(let mail):
+                try await PostgresMailOutboxStore.enqueue(connection, mail, database: database)
             }
         }
     }

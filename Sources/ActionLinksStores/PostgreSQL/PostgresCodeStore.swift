@@ -18,8 +18,9 @@ public struct PostgresCodeStore: CodeStore, LinkIssuingInOneWrite {
 
     /// ``LinkIssuingInOneWrite/issueLink(_:completion:)``: the stages counted in order (each its own
     /// statement, so what a stage counted stays counted, as separate calls leave it), the account
-    /// looked up, and the code with its sign-in code in the next batched statement: one round trip
-    /// and one commit for both, shared with concurrent requests (``issueBatch(_:database:)``).
+    /// looked up, and the code with its sign-in code and its mail in the next batched statement:
+    /// one round trip and one commit for all, shared with concurrent requests
+    /// (``issueBatch(_:database:)``).
     package func issueLink(
         _ write: LinkIssueWrite, completion: @escaping @Sendable (Result<LinkIssueWrite.Outcome, any Error>) -> Void
     ) {
@@ -45,7 +46,9 @@ public struct PostgresCodeStore: CodeStore, LinkIssuingInOneWrite {
         case .failure(let refusal):
             return .refused(refusal)
         case .success(let deliver):
-            try await database.issues.submit(CodeIssue(record: record, signInCode: write.signInCode))
+            // Only a link that goes out has its mail: with enumeration protection, an address
+            // without an account has its code stored as any other, and gets no mail.
+            try await database.issues.submit(CodeIssue(record: record, signInCode: write.signInCode, mail: deliver ? write.mail : nil))
             return .stored(deliver: deliver)
         }
     }
@@ -53,24 +56,33 @@ public struct PostgresCodeStore: CodeStore, LinkIssuingInOneWrite {
     /// Issues one code. The function `actionlinks_issue_code` takes a transaction-scoped advisory
     /// lock on (tenant, address, mode), retires the live code and inserts the new one, so issues for
     /// one address from several instances take turns. The unique index `codes_one_live` stays as a
-    /// safety net; a violation of it would be retried. A sign-in code goes after it, on its own.
+    /// safety net; a violation of it would be retried. A sign-in code and a mail go in one
+    /// transaction with it, as the batch writes them: no link is answered, and no live code retired
+    /// for it, without its mail stored.
     static func issueOne(_ issue: CodeIssue, database: PostgresStore) async throws {
-        try await database.retrying(["23505"]) {
-            try await database.withConnection { connection in try await Self.issue(connection, issue.record, database: database) }
+        guard issue.signInCode != nil || issue.mail != nil else {
+            try await database.retrying(["23505"]) {
+                try await database.withConnection { connection in try await Self.issue(connection, issue.record, database: database) }
+            }
+            return
         }
-        if let signInCode = issue.signInCode { try await database.signInCodes.issue(signInCode) }
+        try await database.transaction(retryOn: ["23505"]) { connection in
+            try await Self.issue(connection, issue.record, database: database)
+            if let signInCode = issue.signInCode { try await PostgresSignInCodeStore.issue(connection, signInCode, database: database) }
+            if let mail = issue.mail { try await PostgresMailOutboxStore.enqueue(connection, mail, database: database) }
+        }
     }
 
-    /// Issues the codes of concurrent requests, and their sign-in codes, with one statement: one
-    /// round trip and one commit for all of them (``GroupCommit``). The rows go in (tenant, address,
-    /// mode) order, so two batches (of this instance or another) take their advisory locks in the
-    /// same order and cannot deadlock; codes for one address keep their order of arrival. A
-    /// sign-in code comes with its link's code, so its row is written by a batch that already holds
-    /// that code's advisory lock (tenant, address, sign-in), after every lock of its codes: two
-    /// batches never wait for one sign-in code's row. If the statement fails, each code is issued
-    /// on its own, so that each request gets its own outcome.
+    /// Issues the codes of concurrent requests, and their sign-in codes and mails, with one
+    /// statement: one round trip and one commit for all of them (``GroupCommit``). The rows go in
+    /// (tenant, address, mode) order, so two batches (of this instance or another) take their
+    /// advisory locks in the same order and cannot deadlock; codes for one address keep their
+    /// order of arrival. A sign-in code comes with its link's code, so its row is written by a
+    /// batch that already holds that code's advisory lock (tenant, address, sign-in), after every
+    /// lock of its codes: two batches never wait for one sign-in code's row. If the statement
+    /// fails, each code is issued on its own, so that each request gets its own outcome.
     static func issueBatch(_ issues: [CodeIssue], database: PostgresStore) async -> [Result<Void, any Error>] {
-        guard issues.count > 1 || issues[0].signInCode != nil else {
+        guard issues.count > 1 || issues[0].signInCode != nil || issues[0].mail != nil else {
             return [await outcome { try await issueOne(issues[0], database: database) }]
         }
         let ordered = issues.enumerated().sorted { a, b in
@@ -299,24 +311,32 @@ struct IssueCode: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws {}
 }
 
-/// A code to issue, with the sign-in code of its link when it has one (a sign-in link's).
+/// A code to issue, with the sign-in code of its link when it has one (a sign-in link's), and its
+/// link's mail when the link goes out.
 struct CodeIssue: Sendable {
     var record: ActionCodeRecord
     var signInCode: SignInCodeRecord? = nil
+    var mail: OutboxMail? = nil
 }
 
 /// Issues several codes in one statement, in the order given, with `actionlinks_issue_code` for
-/// each, then stores their sign-in codes (replacing each address's), in the same transaction.
+/// each, then stores their sign-in codes (replacing each address's) and their mails, in the same
+/// transaction.
 ///
 /// The codes are a `SELECT` that the statement reads to the end (a `WITH` query that nothing reads
-/// would not run); the sign-in codes a data-modifying `WITH`, which PostgreSQL runs to completion
-/// after the statement's own query: once every code's advisory lock is held. Two sign-in codes of
-/// one address in a batch would make the upsert touch its row twice (an error), so only the last
-/// one given is written, as separate statements would have left it.
+/// would not run); the sign-in codes and the mails are data-modifying `WITH`s, which PostgreSQL
+/// runs to completion after the statement's own query: once every code's advisory lock is held.
+/// Two sign-in codes of one address in a batch would make the upsert touch its row twice (an
+/// error), so only the last one given is written, as separate statements would have left it.
 struct IssueCodes: PostgresPreparedStatement {
-    static let name = "actionlinks_issue_codes_v3"
+    static let name = "actionlinks_issue_codes_v4"
     static let sql = """
-        WITH signed AS (
+        WITH mailed AS (
+            INSERT INTO mail_outbox (id, sealed, code_hash, created_at, expires_at, due_at, attempts, leased_until, leased_by)
+            SELECT o.id, o.sealed, nullif(o.code_hash, ''::bytea), o.created_at, o.expires_at, o.due_at, o.attempts, NULL, NULL
+            FROM unnest($19::text[], $20::bytea[], $21::bytea[], $22::int8[], $23::int8[], $24::int8[], $25::int4[])
+                AS o(id, sealed, code_hash, created_at, expires_at, due_at, attempts)
+        ), signed AS (
             INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at, link_hash)
             SELECT s.tenant_id, s.email, s.mac, s.sealed_link, 0, s.created_at, s.expires_at, NULL, nullif(s.link_hash, ''::bytea)
             FROM unnest($12::text[], $13::text[], $14::bytea[], $15::bytea[], $16::int8[], $17::int8[], $18::bytea[]) WITH ORDINALITY
@@ -338,9 +358,12 @@ struct IssueCodes: PostgresPreparedStatement {
     var records: [ActionCodeRecord]
     /// The sign-in codes, the last of each address only.
     var signInCodes: [SignInCodeRecord]
+    /// The mails of the links that go out.
+    var mails: [OutboxMail]
 
     init(_ issues: [CodeIssue]) {
         records = issues.map(\.record)
+        mails = issues.compactMap(\.mail)
         var last: [String: Int] = [:]
         let given = issues.compactMap(\.signInCode)
         for (index, code) in given.enumerated() { last[code.tenantID + "\u{0}" + code.email] = index }
@@ -348,7 +371,7 @@ struct IssueCodes: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 18)
+        var bindings = PostgresBindings(capacity: 25)
         bindings.append(records.map { ByteBuffer(bytes: $0.hash) })
         bindings.append(records.map(\.mode.rawValue))
         bindings.append(records.map(\.tenantID))
@@ -368,6 +391,14 @@ struct IssueCodes: PostgresPreparedStatement {
         bindings.append(signInCodes.map(\.expiresAt.milliseconds))
         // bytea[] holds no NULLs here: an empty hash stands for none.
         bindings.append(signInCodes.map { ByteBuffer(bytes: $0.linkHash ?? Data()) })
+        bindings.append(mails.map(\.id))
+        bindings.append(mails.map { ByteBuffer(bytes: $0.sealed) })
+        // As the link hashes: an empty hash stands for none.
+        bindings.append(mails.map { ByteBuffer(bytes: $0.codeHash ?? Data()) })
+        bindings.append(mails.map(\.createdAt.milliseconds))
+        bindings.append(mails.map(\.expiresAt.milliseconds))
+        bindings.append(mails.map(\.dueAt.milliseconds))
+        bindings.append(mails.map { Int32($0.attempts) })
         return bindings
     }
 

@@ -390,5 +390,26 @@ extension PostgresStore {
                 """,
             ]
         ),
+        (
+            // As SQLite's v13: a mail waits here from the write that made it until one instance has
+            // delivered it or given it up; the claim reads only due mails, through the index.
+            "v13: the mail outbox",
+            [
+                """
+                CREATE TABLE mail_outbox (
+                    id TEXT PRIMARY KEY,
+                    sealed BYTEA NOT NULL,
+                    code_hash BYTEA,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    due_at BIGINT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    leased_until BIGINT,
+                    leased_by TEXT
+                )
+                """,
+                "CREATE INDEX mail_outbox_due ON mail_outbox (due_at)",
+            ]
+        ),
     ]
 }

@@ -10,17 +10,20 @@ public struct PostgresSignInCodeStore: SignInCodeStore {
     let database: PostgresStore
 
     public func issue(_ record: SignInCodeRecord) async throws {
-        try await database.withConnection { connection in
-            try await connection.query(
-                """
-                INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at, link_hash)
-                VALUES (\(record.tenantID), \(record.email), \(ByteBuffer(bytes: record.mac)), \(ByteBuffer(bytes: record.sealedLink)), 0,
-                        \(record.createdAt), \(record.expiresAt), NULL, \(record.linkHash.map { ByteBuffer(bytes: $0) }))
-                ON CONFLICT (tenant_id, email) DO UPDATE SET
-                    mac = excluded.mac, sealed_link = excluded.sealed_link, attempts = 0, created_at = excluded.created_at,
-                    expires_at = excluded.expires_at, used_at = NULL, link_hash = excluded.link_hash
-                """, logger: database.logger)
-        }
+        try await database.withConnection { connection in try await Self.issue(connection, record, database: database) }
+    }
+
+    /// Stores `record`, replacing the address's code (on its own, or inside a caller's transaction).
+    static func issue(_ connection: PostgresConnection, _ record: SignInCodeRecord, database: PostgresStore) async throws {
+        try await connection.query(
+            """
+            INSERT INTO sign_in_codes (tenant_id, email, mac, sealed_link, attempts, created_at, expires_at, used_at, link_hash)
+            VALUES (\(record.tenantID), \(record.email), \(ByteBuffer(bytes: record.mac)), \(ByteBuffer(bytes: record.sealedLink)), 0,
+                    \(record.createdAt), \(record.expiresAt), NULL, \(record.linkHash.map { ByteBuffer(bytes: $0) }))
+            ON CONFLICT (tenant_id, email) DO UPDATE SET
+                mac = excluded.mac, sealed_link = excluded.sealed_link, attempts = 0, created_at = excluded.created_at,
+                expires_at = excluded.expires_at, used_at = NULL, link_hash = excluded.link_hash
+            """, logger: database.logger)
     }
 
     /// Counts the stages' events in order and, when every count is within its maximum, one try of

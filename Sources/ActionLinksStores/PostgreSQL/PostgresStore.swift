@@ -106,6 +106,8 @@ public final class PostgresStore: Sendable {
     public var tenants: PostgresTenantStore { PostgresTenantStore(database: self) }
     /// The sign-in code store on this database.
     public var signInCodes: PostgresSignInCodeStore { PostgresSignInCodeStore(database: self) }
+    /// The mail outbox on this database.
+    public var outbox: PostgresMailOutboxStore { PostgresMailOutboxStore(database: self) }
 }
 
 /// A ``Timestamp`` is a `bigint` column of milliseconds.

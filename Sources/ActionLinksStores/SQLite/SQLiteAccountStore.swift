@@ -303,6 +303,8 @@ final class SQLiteAccountTransaction: AccountTransaction {
 
     func retireCodes(emails: [String]) throws { _ = try SQLiteCodeStore.retire(db, tenantID: tenantID, emails: emails, now: now) }
 
+    func enqueue(_ mail: OutboxMail) throws { try SQLiteMailOutboxStore.enqueue(db, mail) }
+
     func addSession(_ session: Session) throws {
         try db.execute(
             sql: """

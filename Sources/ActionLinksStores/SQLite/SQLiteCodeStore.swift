@@ -41,6 +41,9 @@ public struct SQLiteCodeStore: CodeStore, ImmediateCodeLookup, LinkIssuingInOneW
         case .success(let deliver):
             try issue(db, record)
             if let signInCode = write.signInCode { try SQLiteSignInCodeStore.issue(db, signInCode) }
+            // Only a link that goes out has its mail: with enumeration protection, an address
+            // without an account has its code stored as any other, and gets no mail.
+            if deliver, let mail = write.mail { try SQLiteMailOutboxStore.enqueue(db, mail) }
             return .stored(deliver: deliver)
         }
     }

@@ -53,6 +53,8 @@ public final class SQLiteDatabase: Sendable {
     public var tenants: SQLiteTenantStore { SQLiteTenantStore(pool: pool) }
     /// The sign-in code store on this database.
     public var signInCodes: SQLiteSignInCodeStore { SQLiteSignInCodeStore(batches: batches) }
+    /// The mail outbox on this database.
+    public var outbox: SQLiteMailOutboxStore { SQLiteMailOutboxStore(pool: pool, batches: batches) }
 }
 
 /// A ``Timestamp`` is an `INTEGER` column of milliseconds.

@@ -217,6 +217,26 @@ extension SQLiteDatabase {
                     END;
                     """)
         }
+        migrator.registerMigration("v13: the mail outbox") { db in
+            // A mail waits here from the write that made it until one instance has delivered it or
+            // given it up (``MailOutboxStore``). The claim reads only due mails, by the time they
+            // are due: the index keeps its cost to what it takes, however much waits for later.
+            try db.execute(
+                sql: """
+                    CREATE TABLE mail_outbox (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        sealed BLOB NOT NULL,
+                        code_hash BLOB,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        due_at INTEGER NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        leased_until INTEGER,
+                        leased_by TEXT
+                    ) WITHOUT ROWID;
+                    CREATE INDEX mail_outbox_due ON mail_outbox (due_at);
+                    """)
+        }
         return migrator
     }
 }

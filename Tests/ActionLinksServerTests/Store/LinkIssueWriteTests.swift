@@ -8,7 +8,8 @@ import Testing
 
 /// A link's writes in one call (``LinkIssuingInOneWrite``, on both stores): each stage counted and
 /// checked in order, what was counted left counted whatever follows, the code and its sign-in code
-/// stored only when the rule allows, for the account looked up in the same write.
+/// stored only when the rule allows, for the account looked up in the same write, and its mail
+/// with them only when the link goes out.
 @Suite("A link's one write", .timeLimit(.minutes(5)))
 struct LinkIssueWriteTests {
     let now = Timestamp(milliseconds: 1_800_000_000_000)
@@ -36,6 +37,15 @@ struct LinkIssueWriteTests {
             tenantID: "", email: email, mac: Data("mac".utf8), sealedLink: Data("sealed".utf8), createdAt: now,
             expiresAt: now + .seconds(900))
         return LinkIssueWrite(stages: stages, record: record, looksUpAccount: true, decide: decide, signInCode: signInCode ? code : nil)
+    }
+
+    /// `write` with its link's mail.
+    func mailed(_ write: LinkIssueWrite) -> LinkIssueWrite {
+        var write = write
+        write.mail = OutboxMail(
+            id: "mail-" + write.record.email, sealed: Data("sealed mail".utf8), codeHash: write.record.hash, createdAt: now,
+            expiresAt: write.record.expiresAt, dueAt: now)
+        return write
     }
 
     func issue(_ database: StoreUnderTest, _ write: LinkIssueWrite) async throws -> LinkIssueWrite.Outcome {
@@ -106,6 +116,29 @@ struct LinkIssueWriteTests {
         #expect(sealed == Data("sealed".utf8))
     }
 
+    @Test(
+        "the link's mail is stored in its write when the link goes out; not when the rule says no mail, refuses, or a stage is over its limit",
+        arguments: StoreFactory.kinds)
+    func mail(kind: String) async throws {
+        let database = try await store(kind)
+        let stage = LinkIssueWrite.Stage(limits: [EventLimit(key: "address:m", maximum: 3)], windowStart: hour)
+        let sent = mailed(write("ann@example.com", stages: [stage], signInCode: true, decide: { _ in .success(true) }))
+        guard case .stored(deliver: true) = try await issue(database, sent) else { throw Unexpected("ann's link was not stored") }
+        let quiet = mailed(write("nobody@example.com", stages: [stage], decide: { _ in .success(false) }))
+        guard case .stored(deliver: false) = try await issue(database, quiet) else { throw Unexpected("nobody's code was not stored") }
+        guard case .live = try await database.codes.lookup(hashes: [quiet.record.hash], now: now) else {
+            throw Unexpected("nobody's code is not live")
+        }
+        let refused = mailed(write("bo@example.com", stages: [stage], decide: { _ in .failure(.emailNotFound) }))
+        guard case .refused = try await issue(database, refused) else { throw Unexpected("bo's link was not refused") }
+        let limited = mailed(write("cy@example.com", stages: [stage], decide: { _ in .success(true) }))
+        guard case .overLimit(stage: 0) = try await issue(database, limited) else { throw Unexpected("cy's link was not limited") }
+
+        let claim = try await database.outbox.claim(now: now, limit: 10, leaseUntil: now + .seconds(60), owner: "test")
+        #expect(claim.mails == sent.mail.map { [$0] }, "ann's mail only, with its code's hash")
+        #expect(claim.dropped == 0, "its code is live")
+    }
+
     @Test("PostgreSQL: codes and sign-in codes of one batch go in one statement; of two sign-in codes for an address the later stays")
     func postgresBatch() async throws {
         let database = try await PostgresTestServer.freshStore()
@@ -153,6 +186,53 @@ struct LinkIssueWriteTests {
         #expect(
             try await database.signInCodes.use(tenantID: "", email: "fay@example.com", mac: Data("mac1".utf8), now: now, givingBack: [])
                 == Data("sealed1".utf8))
+    }
+
+    @Test("PostgreSQL: a batch's mails go in its one statement; when it fails, each code is issued alone with its mail, or not at all")
+    func postgresBatchMails() async throws {
+        let database = try await PostgresTestServer.freshStore()
+        func issue(_ email: String, mailID: String?) -> CodeIssue {
+            let record = ActionCodeRecord(
+                hash: Data((email + "-hash").utf8), mode: .signIn, tenantID: "", accountID: nil, email: email, newEmail: nil,
+                continueURL: nil, languageCode: nil, appSettings: nil, createdAt: now, expiresAt: now + .seconds(3600))
+            let mail = mailID.map {
+                OutboxMail(
+                    id: $0, sealed: Data("sealed \($0)".utf8), codeHash: record.hash, createdAt: now, expiresAt: record.expiresAt,
+                    dueAt: now)
+            }
+            return CodeIssue(record: record, mail: mail)
+        }
+        func isLive(_ issue: CodeIssue) async throws -> Bool {
+            if case .live = try await database.codes.lookup(hashes: [issue.record.hash], now: now) { return true }
+            return false
+        }
+        // Run as the one statement itself, as postgresBatch does.
+        let batch = [issue("al@example.com", mailID: "al"), issue("bo@example.com", mailID: nil), issue("cy@example.com", mailID: "cy")]
+        try await database.withConnection { connection in
+            for try await _ in try await connection.execute(IssueCodes(batch), logger: database.logger) {}
+        }
+        for issue in batch { #expect(try await isLive(issue)) }
+        var claim = try await database.outbox.claim(now: now, limit: 10, leaseUntil: now + .seconds(60), owner: "a")
+        #expect(claim.mails == batch.compactMap(\.mail), "al's and cy's mails, with their codes' hashes")
+
+        // One code alone with its mail takes the statement too.
+        let alone = issue("dee@example.com", mailID: "dee")
+        for outcome in await PostgresCodeStore.issueBatch([alone], database: database) { try outcome.get() }
+
+        // A mail ID already taken fails the batch's statement: each code is then issued on its own,
+        // with its mail in its transaction, and the one whose mail cannot be stored is not stored
+        // either.
+        let failing = [
+            issue("eve@example.com", mailID: "eve"), issue("fay@example.com", mailID: "al"), issue("gus@example.com", mailID: nil),
+        ]
+        let outcomes = await PostgresCodeStore.issueBatch(failing, database: database)
+        #expect(outcomes.map { (try? $0.get()) != nil } == [true, false, true])
+        var live: [Bool] = []
+        for issue in failing { live.append(try await isLive(issue)) }
+        #expect(live == [true, false, true], "fay's code was rolled back with its mail")
+        claim = try await database.outbox.claim(now: now, limit: 10, leaseUntil: now + .seconds(60), owner: "b")
+        #expect(claim.mails.map(\.id) == ["dee", "eve"])
+        #expect(try await database.outbox.backlog().count == 4)
     }
 
     /// What the rule was asked, and allows.
