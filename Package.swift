@@ -77,6 +77,7 @@ let package = Package(
                 "ActionLinksHeaders",
                 "ActionLinksSAML",
                 "ActionLinksOpenSSL",
+                "ActionLinksSMTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -196,7 +197,7 @@ let package = Package(
         .target(
             name: "ActionLinksTestSupport",
             dependencies: [
-                "ActionLinks", "ActionLinksConfiguration", "ActionLinksSAML", "ActionLinksServer",
+                "ActionLinks", "ActionLinksConfiguration", "ActionLinksSAML", "ActionLinksServer", "ActionLinksSMTPTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -209,7 +210,7 @@ let package = Package(
         .testTarget(
             name: "ActionLinksServerTests",
             dependencies: [
-                "ActionLinksServer", "ActionLinksSAML", "ActionLinksTestSupport", "actionlinks",
+                "ActionLinksServer", "ActionLinksSAML", "ActionLinksTestSupport", "ActionLinksSMTPTestSupport", "actionlinks",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -221,9 +222,15 @@ let package = Package(
         .testTarget(
             name: "ActionLinksSMTPTests",
             dependencies: [
-                "ActionLinksSMTP", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                "ActionLinksSMTP", "ActionLinksSMTPTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
+        // A real SMTP server for the tests (aiosmtpd, Tests/SMTPServer), started, stopped and
+        // restarted on one port, and what it received as Python's email package reads it.
+        .target(
+            name: "ActionLinksSMTPTestSupport",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            path: "Tests/ActionLinksSMTPTestSupport"),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail", "ActionLinksFixtures"], exclude: ["Fixtures"]),
         .testTarget(
             name: "ActionLinksCLITests",

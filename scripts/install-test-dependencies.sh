@@ -53,3 +53,8 @@ bash scripts/saml-idp.sh install
 # --- A second OpenID Connect provider for the federated sign-in tests: django-oidc-provider (PyPI) in
 # a virtual environment of its own, which scripts/test.sh starts on a free loopback port.
 bash scripts/django-oidc-provider.sh install
+
+# --- Mail tests (ActionLinksSMTPTests, SMTPMailTests, MailCrashTests): aiosmtpd (PyPI, pinned in
+# Tests/SMTPServer/requirements.txt) in a virtual environment of its own; each test starts its own
+# server on a free loopback port.
+bash scripts/smtp-server.sh install

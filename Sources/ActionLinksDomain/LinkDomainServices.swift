@@ -42,6 +42,7 @@ public struct LinkDomainServices: Sendable {
         configuration: ActionLinksConfiguration, codes: any CodeStore, accounts: any AccountStore, tenants tenantStore: any TenantStore,
         flows: any FederatedFlowStore, signInCodes signInCodeStore: any SignInCodeStore, keys: ServerKeys,
         signingKeys signingOrigin: SigningKeys.Origin? = nil, passwords: PasswordHasher? = nil, mailer: Mailer,
+        deliverer: MailDeliverer? = nil,
         metrics: ServerMetrics = ServerMetrics(),
         clock: any ServiceClock = SystemServiceClock(), logger: Logger
     ) {
@@ -77,7 +78,8 @@ public struct LinkDomainServices: Sendable {
             UpstreamClient(settings: $0, apps: configuration.apps, referer: referer, metrics: metrics, logger: logger)
         }
         readiness = Readiness(
-            checks: [Readiness.store(tenantStore, logger: logger)] + (upstream.map { [Readiness.upstream($0, clock: clock)] } ?? []))
+            checks: [Readiness.store(tenantStore, logger: logger)] + (upstream.map { [Readiness.upstream($0, clock: clock)] } ?? [])
+                + (deliverer.map { [Readiness.mail($0, clock: clock)] } ?? []))
         let serviceAccounts = ServiceAccountKeys(directory: (keysDirectory as NSString).appendingPathComponent("service-accounts"))
         serviceAccountTokens = ServiceAccountTokens(
             keys: serviceAccounts, formKey: keys.formKey, projectID: settings.project.id, clock: clock)

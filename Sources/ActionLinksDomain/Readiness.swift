@@ -4,7 +4,8 @@ import Synchronization
 /// `GET /readyz`: whether this instance can do its work now, for a load balancer or Kubernetes'
 /// readiness probe (`/healthz` stays liveness: the process answers).
 ///
-/// Ready is every ``Check`` the composition root gives passing: the store answers a read within
+/// Ready is every gating ``Check`` the composition root gives passing (the outbox's is said, never
+/// gating: ``mail(_:clock:)``): the store answers a read within
 /// ``wait`` (``store(_:logger:)``), and, fronting a project, upstream answered a call within
 /// `upstream.readinessInterval` (``upstream(_:clock:)``: any call of the front's that succeeded
 /// counts, and when none is that recent, `/readyz` asks upstream itself: the password policy, and
@@ -20,6 +21,8 @@ package final class Readiness: Sendable {
     struct Check: Sendable {
         var name: String
         var isFresh: @Sendable () -> Bool = { false }
+        /// Whether a problem makes the instance unready (else `/readyz` only says it).
+        var gates = true
         var probe: @Sendable () async -> String?
     }
 
@@ -40,6 +43,20 @@ package final class Readiness: Sendable {
                 logger.warning("readiness: the store did not answer a read", metadata: ["error": "\(String(reflecting: error))"])
                 return "a read failed"
             }
+        }
+    }
+
+    /// The outbox: a problem when its oldest waiting mail is older than `mail.backlogAlarm`, as the
+    /// deliverer last read it. Said, never gating: every instance shares the outbox, so a mail
+    /// server that is down would take them all out of the load balancer together, and pages and
+    /// links have nothing to do with it.
+    static func mail(_ deliverer: MailDeliverer, clock: any ServiceClock) -> Check {
+        Check(name: "mail", gates: false) {
+            let (count, oldest) = deliverer.backlog.withLock { $0 }
+            guard let oldest else { return nil }
+            let age = (clock.now - oldest).components.seconds
+            guard age > deliverer.settings.backlogAlarm else { return nil }
+            return "\(count) waiting, the oldest for \(age) s (mail.backlogAlarm is \(deliverer.settings.backlogAlarm) s)"
         }
     }
 
@@ -67,19 +84,19 @@ package final class Readiness: Sendable {
     }
 
     package func report() async -> Report {
-        let lines = await withTaskGroup(of: (Int, String).self) { group in
+        let results = await withTaskGroup(of: (Int, String, Bool).self) { group in
             for (index, (check, runner)) in checks.enumerated() {
                 group.addTask {
-                    if check.isFresh() { return (index, check.name + ": ok") }
+                    if check.isFresh() { return (index, check.name + ": ok", true) }
                     let problem = await runner.result(within: Self.wait, check.probe)
-                    return (index, check.name + ": " + (problem ?? "ok"))
+                    return (index, check.name + ": " + (problem ?? "ok"), problem == nil || !check.gates)
                 }
             }
-            var lines: [(Int, String)] = []
-            for await line in group { lines.append(line) }
-            return lines.sorted { $0.0 < $1.0 }.map(\.1)
+            var results: [(Int, String, Bool)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }
         }
-        return Report(ready: lines.allSatisfy { $0.hasSuffix(": ok") }, lines: lines)
+        return Report(ready: results.allSatisfy(\.2), lines: results.map(\.1))
     }
 }
 

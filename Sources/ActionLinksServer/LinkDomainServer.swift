@@ -47,6 +47,7 @@ public enum LinkDomainServer {
         let tenants: any TenantStore
         let flows: any FederatedFlowStore
         let signInCodes: any SignInCodeStore
+        let outbox: any MailOutboxStore
         var storeServices: [any Service] = []
         var postgres: PostgresStore?
         switch settings.store {
@@ -56,6 +57,7 @@ public enum LinkDomainServer {
                 (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
                 flows = database.federatedFlows
                 signInCodes = database.signInCodes
+                outbox = database.outbox
             } catch {
                 throw ServerStartError("store: cannot open the SQLite database at \(path): \(error)")
             }
@@ -65,6 +67,7 @@ public enum LinkDomainServer {
                 (codes, accounts, tenants) = (database.codes, database.accounts, database.tenants)
                 flows = database.federatedFlows
                 signInCodes = database.signInCodes
+                outbox = database.outbox
                 storeServices.append(database.client)
                 postgres = database
             } catch {
@@ -82,12 +85,23 @@ public enum LinkDomainServer {
         let templates = try await PageTemplates(www: www, defaultLanguage: settings.pages.defaultLanguage)
         let staticFiles = try StaticFiles(www: www)
         let metrics = ServerMetrics()
-        let mailer = Mailer(
-            settings: settings.mail, templates: templates, metrics: metrics, transport: mailTransport,
-            printsSecrets: settings.mail.logContents.map { $0 == .full } ?? settings.server.development, logger: logger)
+        let mailer = Mailer(settings: settings.mail, templates: templates, outbox: outbox, formKey: keys.formKey, logger: logger)
+        let deliverer: MailDeliverer
+        if let mailTransport {
+            deliverer = MailDeliverer(
+                mailer: mailer, transport: mailTransport, metrics: metrics, storeIsLocal: postgres == nil, clock: clock, logger: logger)
+        } else {
+            do throws(ActionError) {
+                deliverer = try MailDeliverer.configured(
+                    mailer: mailer, printsSecrets: settings.mail.logContents.map { $0 == .full } ?? settings.server.development,
+                    ehloName: settings.linkDomains[0].host, metrics: metrics, storeIsLocal: postgres == nil, clock: clock, logger: logger)
+            } catch {
+                throw ServerStartError(error.detail ?? "\(error)")
+            }
+        }
         let services = LinkDomainServices(
             configuration: configuration, codes: codes, accounts: accounts, tenants: tenants, flows: flows, signInCodes: signInCodes,
-            keys: keys, signingKeys: signingOrigin, mailer: mailer,
+            keys: keys, signingKeys: signingOrigin, mailer: mailer, deliverer: deliverer,
             metrics: metrics,
             clock: clock, logger: logger)
         do {
@@ -134,7 +148,7 @@ public enum LinkDomainServer {
                 address: .hostname(settings.server.host, port: settings.server.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections, logger: logger)),
             services: storeServices + [
-                mailer, CodePurge(codes: codes, signInCodes: signInCodes, clock: clock, logger: logger),
+                deliverer, CodePurge(codes: codes, signInCodes: signInCodes, clock: clock, logger: logger),
                 KeyRotation(keys: services.signingKeys, serverKeys: keys, clock: clock, logger: logger),
             ] + (services.upstream.map { [$0 as any Service] } ?? []),
             onServerRunning: { channel in
@@ -154,7 +168,10 @@ public enum LinkDomainServer {
                 } catch {
                     throw ServerStartError("store: cannot prepare the PostgreSQL database \(postgres.location): \(error)")
                 }
+                deliverer.storeIsReady()
             }
+        } else {
+            deliverer.storeIsReady()
         }
         return application
     }

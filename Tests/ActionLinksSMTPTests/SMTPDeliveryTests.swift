@@ -1,3 +1,4 @@
+import ActionLinksSMTPTestSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import ActionLinksSMTPTestSupport
 import NIOCore
 import Testing
 

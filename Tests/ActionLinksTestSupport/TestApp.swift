@@ -25,8 +25,10 @@ public final class TestApp: LinkDomainClient {
     public enum MailDelivery: Sendable {
         /// To ``TestApp/mailbox``.
         case mailbox
-        /// To the configured backend (`log`, `sendmail` or `webhook`), as in production.
+        /// To the configured backend (`log`, `sendmail`, `webhook` or `smtp`), as in production.
         case configuredBackend
+        /// Through `transport`, a test's own (one that fails, or waits).
+        case transport(MailTransport)
     }
 
     enum Transport: Sendable {
@@ -171,10 +173,16 @@ public final class TestApp: LinkDomainClient {
         }
 
         func build(onRunning: @escaping @Sendable (String) -> Void) async throws -> some ApplicationProtocol {
+            let transport: MailTransport? =
+                switch mail {
+                case .mailbox: mailbox.transport
+                case .configuredBackend: nil
+                case .transport(let given): given
+                }
             do {
                 return try await LinkDomainServer.buildApplication(
                     configuration: configuration, www: Repository.www, logger: logs.logger(level: .info), clock: clock,
-                    mailTransport: mail == .mailbox ? mailbox.transport : nil, onRunning: onRunning)
+                    mailTransport: transport, onRunning: onRunning)
             } catch {
                 removeDataDirectory()
                 throw error

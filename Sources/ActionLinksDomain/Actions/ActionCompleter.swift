@@ -365,6 +365,9 @@ public final class ActionCompleter: Sendable {
         let recoveryCode = Secrets.token()
         let recoveryHash = keys.newCodeHash(recoveryCode)
         let recoveryExpiry = now + .seconds(settings.codes.lifetime(of: .recoverEmail))
+        let recoveryMail =
+            record.mode == .verifyAndChangeEmail
+            ? try issuer.recoveryLetter(code: recoveryCode, hash: recoveryHash, expiresAt: recoveryExpiry, for: record, now: now) : nil
         var done = try await complete(code: code, tenantID: record.tenantID, modes: [record.mode], consumer: consumer, now: now) {
             tx, record in
             switch record.mode {
@@ -383,8 +386,9 @@ public final class ActionCompleter: Sendable {
                 account.validSince = tx.now.seconds
                 try tx.update(account)
                 try tx.retireCodes(emails: [record.email, newEmail])
-                // The old address can undo the change: its code is stored with the change.
+                // The old address can undo the change: its code and its mail are stored with the change.
                 try tx.issue(record.recovery(hash: recoveryHash, now: tx.now, expiresAt: recoveryExpiry))
+                if let recoveryMail { try tx.enqueue(recoveryMail) }
                 return (account, nil)
             default:
                 guard let accountID = record.accountID, let changedTo = record.newEmail,
@@ -401,7 +405,7 @@ public final class ActionCompleter: Sendable {
         }
         if done.record.mode == .verifyAndChangeEmail {
             done.recoveryCode = recoveryCode
-            await issuer.announceRecovery(code: recoveryCode, for: done.record)
+            issuer.announceRecovery(code: recoveryCode, for: done.record)
         }
         return done
     }

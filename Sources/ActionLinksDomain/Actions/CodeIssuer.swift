@@ -127,14 +127,27 @@ public final class CodeIssuer: Sendable {
         let link = link(plan, code: sourced.code)
         // With email-enumeration protection an address with no account gets no mail, but the same
         // answer, byte for byte, after the same work: its code made and counted, its sign-in code
-        // stored (a sign-in code lives no longer than its link) and its message rendered.
+        // stored (a sign-in code lives no longer than its link) and its mail sealed.
         var signInCode: String?
         if plan.pending.mode == .signIn {
             signInCode = try await signInCodes.issue(
                 tenantID: plan.tenantID, email: plan.pending.email, link: link, oobCode: sourced.code, linkHash: sourced.hash,
                 linkExpiry: plan.pending.expiresAt)
         }
-        return deliver(plan, code: sourced.code, link: link, deliver: sourced.deliver, signInCode: signInCode)
+        // The mail is stored before the answer (after its code: a crash between the two leaves a
+        // code with no mail, never a mail whose link does not work).
+        if let mail = try letter(plan, link: link, signInCode: signInCode, codeHash: sourced.hash), sourced.deliver {
+            try await mailer.enqueue(mail)
+        }
+        return issued(plan, code: sourced.code, link: link, delivered: sourced.deliver, signInCode: signInCode)
+    }
+
+    /// The sealed mail of `plan`'s link, or `nil` when the link is returned rather than mailed.
+    func letter(_ plan: Plan, link: String, signInCode: String?, codeHash: Data?) throws(ActionError) -> OutboxMail? {
+        guard !plan.request.returnLink else { return nil }
+        return try mailer.letter(
+            mode: plan.pending.mode, to: plan.recipient, link: link, languageCode: plan.caller.locale, appName: settings.project.appName,
+            signInCode: signInCode, codeHash: codeHash, expiresAt: plan.pending.expiresAt, now: plan.pending.now)
     }
 
     /// ``issue(_:caller:tenant:)`` for a caller on an event loop, which waits for nothing: `false`
@@ -306,6 +319,9 @@ public final class CodeIssuer: Sendable {
             prepared.write.signInCode = made.record
             prepared.signInCode = made.code
         }
+        // Written with the code when the link goes out (the store asks ``LinkIssueWrite/decide``).
+        prepared.write.mail = try letter(
+            plan, link: link(plan, code: prepared.code), signInCode: prepared.signInCode, codeHash: prepared.write.record.hash)
         return prepared
     }
 
@@ -316,8 +332,9 @@ public final class CodeIssuer: Sendable {
         case .refused(let refusal): throw refusal
         case .stored(let deliver):
             metrics.codeIssued(plan.pending.mode)
+            if deliver, prepared.write.mail != nil { mailer.wake() }
             let code = prepared.code
-            return self.deliver(plan, code: code, link: link(plan, code: code), deliver: deliver, signInCode: prepared.signInCode)
+            return issued(plan, code: code, link: link(plan, code: code), delivered: deliver, signInCode: prepared.signInCode)
         }
     }
 
@@ -332,18 +349,12 @@ public final class CodeIssuer: Sendable {
 
     /// The finish of an issued link: listed and mailed (unless returned) when it is delivered; its
     /// mail rendered all the same when it is not, so both take the same work.
-    func deliver(_ plan: Plan, code: String, link: String, deliver: Bool, signInCode: String?) -> IssuedLink {
-        let (mode, address, locale) = (plan.pending.mode, plan.pending.email, plan.caller.locale)
-        let appName = settings.project.appName
-        guard deliver else {
-            _ = mailer.render(mode: mode, to: plan.recipient, link: link, languageCode: locale, appName: appName, signInCode: signInCode)
-            return IssuedLink(link: link, code: code, email: address, delivered: false)
-        }
+    func issued(_ plan: Plan, code: String, link: String, delivered: Bool, signInCode: String?) -> IssuedLink {
+        let address = plan.pending.email
+        guard delivered else { return IssuedLink(link: link, code: code, email: address, delivered: false) }
         listing?.record(
-            .init(tenantID: plan.tenantID, email: address, newEmail: plan.pending.newEmail, mode: mode, code: code, link: link))
-        if !plan.request.returnLink {
-            mailer.queue(mode: mode, to: plan.recipient, link: link, languageCode: locale, appName: appName, signInCode: signInCode)
-        }
+            .init(tenantID: plan.tenantID, email: address, newEmail: plan.pending.newEmail, mode: plan.pending.mode, code: code, link: link)
+        )
         return IssuedLink(link: link, code: code, email: address, delivered: true, signInCode: signInCode)
     }
 
@@ -354,18 +365,32 @@ public final class CodeIssuer: Sendable {
         return (code, keys.newCodeHash(code), now + .seconds(settings.codes.lifetime(of: .recoverEmail)))
     }
 
-    /// Lists and mails the `recoverEmail` code that a completed email change stored (in its own
-    /// transaction) for the old address: `change` names the old address (`email`) and the new one.
-    func announceRecovery(code: String, for change: ActionCodeRecord) async {
+    /// The sealed mail of the `recoverEmail` code an email change leaves for the old address, to be
+    /// written in the change's transaction: `change` names the old address (`email`) and the new one.
+    func recoveryLetter(code: String, hash: Data, expiresAt: Timestamp, for change: ActionCodeRecord, now: Timestamp) throws(ActionError)
+        -> OutboxMail
+    {
+        try mailer.letter(
+            mode: .recoverEmail, to: change.email, link: recoveryLink(code: code, for: change), languageCode: change.languageCode,
+            appName: settings.project.appName, signInCode: nil, codeHash: hash, expiresAt: expiresAt, now: now)
+    }
+
+    /// Counts and lists the `recoverEmail` code a completed email change stored with its mail, and
+    /// sends the mail at once.
+    func announceRecovery(code: String, for change: ActionCodeRecord) {
         metrics.codeIssued(.recoverEmail)
-        let link = ActionCodeLink(
+        listing?.record(
+            .init(
+                tenantID: change.tenantID, email: change.email, newEmail: change.newEmail, mode: .recoverEmail, code: code,
+                link: recoveryLink(code: code, for: change)))
+        mailer.wake()
+    }
+
+    private func recoveryLink(code: String, for change: ActionCodeRecord) -> String {
+        ActionCodeLink(
             mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: change.languageCode,
             tenantID: change.tenantID.isEmpty ? nil : change.tenantID
         ).webLink(on: settings.linkDomains[0])
-        listing?.record(
-            .init(tenantID: change.tenantID, email: change.email, newEmail: change.newEmail, mode: .recoverEmail, code: code, link: link))
-        await mailer.send(
-            mode: .recoverEmail, to: change.email, link: link, languageCode: change.languageCode, appName: settings.project.appName)
     }
 
     /// The link domain `requested` names (one of `linkDomains`, else `INVALID_HOSTING_LINK_DOMAIN`),

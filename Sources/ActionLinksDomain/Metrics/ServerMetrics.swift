@@ -17,9 +17,9 @@ public final class ServerMetrics: Sendable {
     private let consumed: [ActionCodeLink.Mode: Counter]
     private let expired: Counter
     private let invalid: Counter
-    private let mailDelivered: Counter
-    private let mailRetried: Counter
-    private let mailFailed: Counter
+    private let mailSent: [MailOutcome: Counter]
+    private let mailOutboxDepth: Gauge
+    private let mailOutboxOldest: Gauge
     private let signInCodeExchanges: [SignInCodeOutcome: Counter]
     private let upstreamCalls: [UpstreamCall: [UpstreamOutcome: Counter]]
     private let upstreamLatency: [UpstreamCall: DurationHistogram]
@@ -34,6 +34,20 @@ public final class ServerMetrics: Sendable {
     enum UpstreamOutcome: String, CaseIterable, Sendable {
         case ok, refused, unreachable
         case noAnswer = "no_answer"
+    }
+
+    /// What came of a mail delivery attempt (a fixed set: a label value each).
+    enum MailOutcome: String, CaseIterable, Sendable {
+        /// The backend took it.
+        case delivered
+        /// It failed for now and waits for its next try.
+        case retried
+        /// Given up at once: the backend refused it for good.
+        case rejected
+        /// Given up: it kept failing for `mail.retryFor`.
+        case expired
+        /// Never sent: its link was used or voided, or expired, before it went.
+        case dropped
     }
 
     /// How a sign-in code exchange ended (a fixed set: a label value each): the link given, a
@@ -72,9 +86,13 @@ public final class ServerMetrics: Sendable {
         self.consumed = consumed
         expired = registry.makeCounter(descriptor: Self.codesRefused, labels: [("reason", "expired")])
         invalid = registry.makeCounter(descriptor: Self.codesRefused, labels: [("reason", "invalid")])
-        mailDelivered = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "delivered")])
-        mailRetried = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "retried")])
-        mailFailed = registry.makeCounter(descriptor: Self.mail, labels: [("outcome", "failed")])
+        var mailSent: [MailOutcome: Counter] = [:]
+        for outcome in MailOutcome.allCases {
+            mailSent[outcome] = registry.makeCounter(descriptor: Self.mailSent, labels: [("outcome", outcome.rawValue)])
+        }
+        self.mailSent = mailSent
+        mailOutboxDepth = registry.makeGauge(descriptor: Self.mailOutboxDepth)
+        mailOutboxOldest = registry.makeGauge(descriptor: Self.mailOutboxOldest)
         var signInCodeExchanges: [SignInCodeOutcome: Counter] = [:]
         for outcome in SignInCodeOutcome.allCases {
             signInCodeExchanges[outcome] = registry.makeCounter(
@@ -100,7 +118,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// A series' name (`actionlinks_<name>_<unit>`) and its `# HELP` line.
-    static func descriptor(_ name: String, unit: String, _ help: String) -> MetricNameDescriptor {
+    static func descriptor(_ name: String, unit: String?, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "actionlinks", metricName: name, unitName: unit, helpText: help)
     }
 
@@ -113,7 +131,18 @@ public final class ServerMetrics: Sendable {
     static var codesIssued: MetricNameDescriptor { descriptor("codes_issued", unit: "total", "Action codes issued, by mode.") }
     static var codesConsumed: MetricNameDescriptor { descriptor("codes_consumed", unit: "total", "Action codes consumed, by mode.") }
     static var codesRefused: MetricNameDescriptor { descriptor("codes_refused", unit: "total", "Action codes refused, by reason.") }
-    static var mail: MetricNameDescriptor { descriptor("mail", unit: "total", "Mail delivery attempts, by outcome.") }
+    static var mailSent: MetricNameDescriptor {
+        descriptor(
+            "mail_sent", unit: "total",
+            "Mail delivery attempts and their end, by outcome: delivered, retried, rejected (refused for good), expired (failed for mail.retryFor), dropped (its link was used, voided or expired first)."
+        )
+    }
+    static var mailOutboxDepth: MetricNameDescriptor {
+        descriptor("mail_outbox_depth", unit: nil, "Mails waiting in the outbox, as this instance last read it.")
+    }
+    static var mailOutboxOldest: MetricNameDescriptor {
+        descriptor("mail_outbox_oldest_age", unit: "seconds", "How long the oldest waiting mail has waited (0 when none waits).")
+    }
     static var signInCodeExchanges: MetricNameDescriptor {
         descriptor(
             "sign_in_code_exchanges", unit: "total",
@@ -135,8 +164,11 @@ public final class ServerMetrics: Sendable {
     func codeConsumed(_ mode: ActionCodeLink.Mode) { consumed[mode]?.increment() }
     func codeExpired() { expired.increment() }
     func codeInvalid() { invalid.increment() }
-    func mailOutcome(delivered: Bool, final: Bool) {
-        if delivered { mailDelivered.increment() } else if final { mailFailed.increment() } else { mailRetried.increment() }
+    func mailSent(_ outcome: MailOutcome) { mailSent[outcome]?.increment() }
+
+    func mailBacklog(count: Int, oldestAge: Duration?) {
+        mailOutboxDepth.set(Double(count))
+        mailOutboxOldest.set(oldestAge.map { Double($0.components.seconds) } ?? 0)
     }
 
     func signInCodeExchange(_ outcome: SignInCodeOutcome) { signInCodeExchanges[outcome]?.increment() }

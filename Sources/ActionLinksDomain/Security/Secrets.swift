@@ -10,6 +10,15 @@ package enum Secrets {
         return Base64URL.encode(bytes)
     }
 
+    /// 128 bits as 32 lower-case hex digits (an outbox mail's ID, the left part of its Message-ID).
+    package static func hexID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
     /// A 27-character session ID for `accounts:createAuthUri`, as Firebase's are.
     package static func sessionID() -> String { String(accountID().prefix(27)) }
 

@@ -79,4 +79,12 @@ public protocol MailOutboxStore: Sendable {
 
     /// How many mails wait, and when the oldest of them was made (`nil` when none waits).
     func backlog() async throws -> (count: Int, oldest: Timestamp?)
+
+    /// The owners of the leases the outbox holds, live or ended, each once.
+    func leaseHolders() async throws -> [String]
+
+    /// Ends every lease `owner` holds (a process known to be gone), so that its mails can be
+    /// claimed at once rather than when the leases end; how many there were.
+    @discardableResult
+    func releaseLeases(heldBy owner: String) async throws -> Int
 }

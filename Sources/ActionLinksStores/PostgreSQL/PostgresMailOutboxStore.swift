@@ -66,6 +66,26 @@ public struct PostgresMailOutboxStore: MailOutboxStore {
             return (0, nil)
         }
     }
+
+    public func leaseHolders() async throws -> [String] {
+        try await database.withConnection { connection in
+            var owners: [String] = []
+            let rows = try await connection.query(
+                "SELECT DISTINCT leased_by FROM mail_outbox WHERE leased_by IS NOT NULL", logger: database.logger)
+            for try await owner in rows.decode(String.self) { owners.append(owner) }
+            return owners
+        }
+    }
+
+    @discardableResult
+    public func releaseLeases(heldBy owner: String) async throws -> Int {
+        try await database.withConnection { connection in
+            try await connection.query(
+                "UPDATE mail_outbox SET leased_until = NULL, leased_by = NULL WHERE leased_by = \(owner) RETURNING 1",
+                logger: database.logger
+            ).collect().count
+        }
+    }
 }
 
 /// ``MailOutboxStore/claim(now:limit:leaseUntil:owner:)`` in one statement: the due mails that can

@@ -84,6 +84,19 @@ public struct SQLiteMailOutboxStore: MailOutboxStore {
         }
     }
 
+    public func leaseHolders() async throws -> [String] {
+        try await pool.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT leased_by FROM mail_outbox WHERE leased_by IS NOT NULL") }
+    }
+
+    @discardableResult
+    public func releaseLeases(heldBy owner: String) async throws -> Int {
+        try await batches.write { db in
+            try db.cachedStatement(sql: "UPDATE mail_outbox SET leased_until = NULL, leased_by = NULL WHERE leased_by = ?")
+                .execute(arguments: [owner])
+            return db.changesCount
+        }
+    }
+
     /// A `mail_outbox` row as the claim returns it.
     static func mail(_ row: Row) -> OutboxMail {
         OutboxMail(

@@ -1,3 +1,4 @@
+import ActionLinksSMTPTestSupport
 import Logging
 import Synchronization
 

@@ -1,3 +1,4 @@
+import ActionLinksSMTPTestSupport
 import Foundation
 
 /// Decoders written apart from the composer's encoders, so that a round trip proves the encoding.

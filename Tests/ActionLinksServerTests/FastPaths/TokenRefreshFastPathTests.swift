@@ -37,10 +37,14 @@ struct TokenRefreshFastPathTests {
             database = try SQLiteDatabase(path: directory.appendingPathComponent("actionlinks.sqlite").path)
             let logger = Logger(label: "token-fast-path-tests")
             templates = try await PageTemplates(www: Repository.www)
+            let keys = try ServerKeys(directory: directory.path)
             services = LinkDomainServices(
                 configuration: configuration, codes: database.codes, accounts: database.accounts, tenants: database.tenants,
-                flows: database.federatedFlows, signInCodes: database.signInCodes, keys: try ServerKeys(directory: directory.path),
-                mailer: Mailer(settings: configuration.service.mail, templates: templates, logger: logger), clock: clock, logger: logger)
+                flows: database.federatedFlows, signInCodes: database.signInCodes, keys: keys,
+                mailer: Mailer(
+                    settings: configuration.service.mail, templates: templates, outbox: database.outbox, formKey: keys.formKey,
+                    logger: logger),
+                clock: clock, logger: logger)
         }
 
         /// A channel with the fast path alone (no connection guard: answers go out as response parts).

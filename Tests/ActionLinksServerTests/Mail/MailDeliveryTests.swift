@@ -11,8 +11,13 @@ struct MailDeliveryTests {
         let folder = TestProject.temporaryDirectory("actionlinks-sendmail")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let script = folder.appendingPathComponent("fake-sendmail")
-        try "#!/bin/sh\n[ \"$1\" = \"-t\" ] || exit 3\ncat > \"$(dirname \"$0\")/message.eml\"\n".write(
-            to: script, atomically: true, encoding: .utf8)
+        // It takes the message only with -t, and writes it whole (a file that appears is complete).
+        try """
+        #!/bin/sh
+        here="$(dirname "$0")"
+        [ "$1" = "-t" ] || exit 3
+        cat > "$here/message.part" && mv "$here/message.part" "$here/message.eml"
+        """.write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
         try await TestApp.router(
             environment: [
@@ -23,28 +28,34 @@ struct MailDeliveryTests {
             try await app.createAccount(email: "pia@example.com")
             #expect(try await app.api("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "pia@example.com"]).status == 200)
             let file = folder.appendingPathComponent("message.eml")
-            var message = ""
-            try await Eventually.wait(for: "sendmail to write the message") {
-                message = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
-                return !message.isEmpty
-            }
-            #expect(message.contains("To: pia@example.com\r\n"))
-            #expect(message.contains("From: Example App <noreply@example.com>\r\n"))
-            #expect(message.contains("Subject: Reset your password for Example App\r\n"))
-            #expect(message.contains("Content-Type: multipart/alternative; boundary="))
-            let parts = message.components(separatedBy: "Content-Transfer-Encoding: base64\r\n\r\n").dropFirst().map {
-                String(
-                    decoding: Data(base64Encoded: $0.components(separatedBy: "\r\n--")[0].replacingOccurrences(of: "\r\n", with: ""))
-                        ?? Data(),
-                    as: UTF8.self)
-            }
-            #expect(parts.count == 2)
+            try await Eventually.wait(for: "sendmail to write the message") { FileManager.default.fileExists(atPath: file.path) }
+            let read = try await Self.read(file)
+            #expect(read["to"] == "pia@example.com")
+            #expect(read["from"] == "Example App <noreply@example.com>")
+            #expect(read["subject"] == "Reset your password for Example App")
+            #expect(read["type"] == "multipart/alternative" && read["defects"] == "0")
             let listing = try await app.request("GET", "/emulator/v1/projects/\(TestProject.id)/oobCodes")
             let link = try #require((listing.json["oobCodes"] as? [[String: Any]])?.first?["oobLink"] as? String)
-            #expect(parts.first?.contains(link) == true, "the text part carries the link")
+            #expect(read["text"]?.contains(link) == true, "the text part carries the link")
             #expect(
-                parts.last?.contains(link.replacingOccurrences(of: "&", with: "&amp;")) == true, "the HTML part carries the escaped link")
+                read["html"]?.contains(link.replacingOccurrences(of: "&", with: "&amp;")) == true, "the HTML part carries the escaped link")
         }
+    }
+
+    /// What Python's email package (policy.default) reads from the message in `file`: its
+    /// addresses, subject, content type, number of defects, and decoded parts.
+    static func read(_ file: URL) async throws -> [String: String] {
+        let script = """
+            import email, email.policy, json, sys
+            m = email.message_from_bytes(open(sys.argv[1], "rb").read(), policy=email.policy.default)
+            parts = {p.get_content_subtype(): p.get_content() for p in m.walk() if p.get_content_maintype() == "text"}
+            defects = len(m.defects) + sum(len(p.defects) for p in m.walk())
+            print(json.dumps({"to": str(m["to"]), "from": str(m["from"]), "subject": str(m["subject"]),
+                "type": m.get_content_type(), "defects": str(defects), "text": parts.get("plain", ""), "html": parts.get("html", "")}))
+            """
+        let reply = try await Command.run(program: URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, file.path])
+        guard reply.status == 0 else { throw TestSupportError("python could not read \(file.path): \(reply.stderr)") }
+        return try JSONDecoder().decode([String: String].self, from: Data(reply.stdout.utf8))
     }
 
     @Test("sendmail: a command that fails without reading the message is retried, its error output logged; the server serves on")
@@ -61,7 +72,7 @@ struct MailDeliveryTests {
             echo "sendmail: queue is full" >&2
             exit 75
         fi
-        cat > "$here/message.eml"
+        cat > "$here/message.part" && mv "$here/message.part" "$here/message.eml"
         """.write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
         try await TestApp.router(
@@ -73,8 +84,7 @@ struct MailDeliveryTests {
             try await Eventually.wait(for: "the second attempt's delivery") { app.logs.text.contains("mail delivered") }
             #expect(app.logs.text.contains("mail delivery failed") && app.logs.text.contains("exited with 75: sendmail: queue is full"))
             #expect(app.logs.text.contains("mail delivered") && app.logs.text.contains("attempt=2"))
-            let message = (try? String(contentsOf: folder.appendingPathComponent("message.eml"), encoding: .utf8)) ?? ""
-            #expect(message.contains("To: rue@example.com\r\n"))
+            #expect(try await Self.read(folder.appendingPathComponent("message.eml"))["to"] == "rue@example.com")
             #expect(try await app.request("GET", "/healthz", body: nil, headers: [:]).status == 200)
         }
     }
@@ -116,6 +126,8 @@ struct MailDeliveryTests {
             let body = try #require(lines.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
             #expect(body["to"] as? String == "quinn@example.com" && body["mode"] as? String == "verifyEmail")
             #expect(body["authorization"] as? String == "Bearer relay-secret")
+            let id = try #require(body["id"] as? String)
+            #expect(id.count == 32 && id.allSatisfy(\.isHexDigit), "the outbox's ID, for a relay to drop a repeat: \(id)")
             let text = try #require(body["text"] as? String)
             let linkLine = try #require(text.split(separator: "\n").first { $0.hasPrefix("https://links.test.example/") })
             let code = try #require(ActionCodeLink.parse(String(linkLine))?.oobCode)

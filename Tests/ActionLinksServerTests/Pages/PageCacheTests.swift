@@ -26,10 +26,13 @@ struct PageCacheTests {
         let database = try SQLiteDatabase(path: directory.appendingPathComponent("actionlinks.sqlite").path)
         let templates = try await PageTemplates(www: Repository.www)
         let logger = Logger(label: "page-cache-tests")
+        let keys = try ServerKeys(directory: directory.path)
         let services = LinkDomainServices(
             configuration: configuration, codes: database.codes, accounts: database.accounts, tenants: database.tenants,
-            flows: database.federatedFlows, signInCodes: database.signInCodes, keys: try ServerKeys(directory: directory.path),
-            mailer: Mailer(settings: configuration.service.mail, templates: templates, logger: logger), logger: logger)
+            flows: database.federatedFlows, signInCodes: database.signInCodes, keys: keys,
+            mailer: Mailer(
+                settings: configuration.service.mail, templates: templates, outbox: database.outbox, formKey: keys.formKey, logger: logger),
+            logger: logger)
         return ActionPages(services: services, templates: templates)
     }
 

@@ -5,16 +5,17 @@ import Synchronization
 
 /// The repository's root, found from this file's place in it (through a symlinked test folder too).
 let repositoryRoot = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// A test's failure, said in words.
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Runs a program to its end and returns its exit status and output; the pipes are read on threads of
 /// their own, so that neither a large output nor a slow program holds a cooperative thread.
-func run(_ program: String, _ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+public func run(_ program: String, _ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [program] + arguments
@@ -47,7 +48,7 @@ func run(_ program: String, _ arguments: [String]) async throws -> (status: Int3
 
 /// Waits for `condition` without a fixed sleep standing in for the event: polls it, and fails only
 /// after a generous hang guard.
-func waitUntil(_ what: String, upTo limit: Duration = .seconds(60), _ condition: () throws -> Bool) async throws {
+public func waitUntil(_ what: String, upTo limit: Duration = .seconds(60), _ condition: () throws -> Bool) async throws {
     let start = ContinuousClock.now
     while try !condition() {
         guard ContinuousClock.now - start < limit else { throw TestFailure("still waiting after \(limit) for \(what)") }
@@ -56,69 +57,93 @@ func waitUntil(_ what: String, upTo limit: Duration = .seconds(60), _ condition:
 }
 
 /// What the test server recorded about a connection (Tests/SMTPServer/smtp_server.py's events.jsonl).
-struct ServerEvent: Decodable, Sendable {
-    var event: String
-    var peer: Int?
-    var tls: Bool?
-    var mechanism: String?
-    var success: Bool?
+public struct ServerEvent: Decodable, Sendable {
+    public var event: String
+    public var peer: Int?
+    public var tls: Bool?
+    public var mechanism: String?
+    public var success: Bool?
 }
 
 /// A message the test server accepted, and what Python's email package read from it.
-struct ReceivedMessage: Decodable, Sendable {
-    struct Parsed: Decodable, Sendable {
-        var subject: String
-        var fromName: String?
-        var fromAddress: String?
-        var to: [String]
-        var messageID: String?
-        var date: String?
-        var dateTimestamp: Double?
-        var contentType: String
-        var mimeVersion: String?
-        var autoSubmitted: String?
-        var text: String?
-        var html: String?
-        var textTransferEncoding: String?
-        var htmlTransferEncoding: String?
-        var defects: [String]
-        var longestLine: Int
-        var sevenBit: Bool
+public struct ReceivedMessage: Decodable, Sendable {
+    public struct Parsed: Decodable, Sendable {
+        public var subject: String
+        public var fromName: String?
+        public var fromAddress: String?
+        public var to: [String]
+        public var messageID: String?
+        public var date: String?
+        public var dateTimestamp: Double?
+        public var contentType: String
+        public var mimeVersion: String?
+        public var autoSubmitted: String?
+        public var text: String?
+        public var html: String?
+        public var textTransferEncoding: String?
+        public var htmlTransferEncoding: String?
+        public var defects: [String]
+        public var longestLine: Int
+        public var sevenBit: Bool
     }
 
-    var peer: Int
-    var mailFrom: String
-    var rcptTos: [String]
-    var eml: String
-    var authenticated: Bool
-    var parsed: Parsed
+    public var peer: Int
+    public var mailFrom: String
+    public var rcptTos: [String]
+    public var eml: String
+    public var authenticated: Bool
+    public var parsed: Parsed
 }
 
 /// A real SMTP server, aiosmtpd (Tests/SMTPServer/smtp_server.py), in a directory of its own, run
-/// with the Python of the venv that `scripts/smtp-server.sh install` makes.
+/// with the Python of the venv that `scripts/smtp-server.sh install` makes. It can be stopped and
+/// started again on the same port and directory (an outage), keeping what it received.
 ///
 /// It is started here rather than by `smtp-server.sh start`: Foundation's `Process` learns that a
 /// child exited when a socket it passes down is closed, and the server the script leaves running
 /// would hold that socket open, so the script would never be seen to end.
-final class SMTPTestServer: Sendable {
-    let directory: URL
-    let port: Int
+public final class SMTPTestServer: Sendable {
+    public let directory: URL
+    public let port: Int
+    let options: [String]
+    private let running: Mutex<(process: Process, exited: AsyncStream<Void>)?>
 
-    private init(directory: URL, port: Int) {
+    private init(directory: URL, port: Int, options: [String], running: (Process, AsyncStream<Void>)) {
         self.directory = directory
         self.port = port
+        self.options = options
+        self.running = Mutex(running)
     }
 
     /// Runs `body` with a server started with `options` (smtp_server.py's), and stops it afterwards.
-    static func with<T>(_ options: [String] = [], _ body: (SMTPTestServer) async throws -> T) async throws -> T {
+    public static func with<T>(_ options: [String] = [], _ body: (SMTPTestServer) async throws -> T) async throws -> T {
+        let server = try await start(options)
+        do {
+            let result = try await body(server)
+            await server.remove()
+            return result
+        } catch {
+            await server.remove()
+            throw error
+        }
+    }
+
+    /// A server started with `options` on a free port; ``remove()`` stops it and deletes its files.
+    public static func start(_ options: [String] = []) async throws -> SMTPTestServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-smtp-\(UUID().uuidString)")
+        let (process, exited, port) = try await launch(options, port: 0, directory: directory)
+        return SMTPTestServer(directory: directory, port: port, options: options, running: (process, exited))
+    }
+
+    /// Starts the process with `options` on `port` (0: a free one) and returns it with its port.
+    private static func launch(_ options: [String], port: Int, directory: URL) async throws -> (Process, AsyncStream<Void>, Int) {
         let python = try await run("bash", ["scripts/smtp-server.sh", "python"])
         guard python.status == 0 else {
             throw TestFailure("the test SMTP server is not installed: run `bash scripts/smtp-server.sh install` (\(python.stderr))")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-smtp-\(UUID().uuidString)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        process.arguments = ["Tests/SMTPServer/smtp_server.py", "--directory", directory.path] + options
+        process.arguments = ["Tests/SMTPServer/smtp_server.py", "--directory", directory.path, "--port", String(port)] + options
         process.currentDirectoryURL = repositoryRoot
         let output = Pipe()
         process.standardOutput = output
@@ -127,26 +152,36 @@ final class SMTPTestServer: Sendable {
         let exited = AsyncStream<Void>.makeStream()
         process.terminationHandler = { _ in exited.continuation.finish() }
         try process.run()
-        func stop() async {
+        do {
+            return (process, exited.stream, try await listeningPort(output.fileHandleForReading))
+        } catch {
             process.terminate()
             for await _ in exited.stream {}
-            try? FileManager.default.removeItem(at: directory)
-        }
-        let port: Int
-        do {
-            port = try await listeningPort(output.fileHandleForReading)
-        } catch {
-            await stop()
             throw error
         }
-        do {
-            let result = try await body(SMTPTestServer(directory: directory, port: port))
-            await stop()
-            return result
-        } catch {
-            await stop()
-            throw error
-        }
+    }
+
+    /// Stops the server (connections are refused until ``restart()``).
+    public func stop() async {
+        guard
+            let (process, exited) = running.withLock({ running in
+                defer { running = nil }; return running
+            })
+        else { return }
+        process.terminate()
+        for await _ in exited {}
+    }
+
+    /// Starts the stopped server again, on the same port, keeping what it received.
+    public func restart() async throws {
+        let (process, exited, _) = try await Self.launch(options, port: port, directory: directory)
+        running.withLock { $0 = (process, exited) }
+    }
+
+    /// Stops the server and deletes its files.
+    public func remove() async {
+        await stop()
+        try? FileManager.default.removeItem(at: directory)
     }
 
     /// The port of the `listening on smtp://127.0.0.1:<port>` line the server prints once it listens.
@@ -171,14 +206,14 @@ final class SMTPTestServer: Sendable {
     }
 
     /// The events so far.
-    func events() throws -> [ServerEvent] { try lines("events.jsonl") }
+    public func events() throws -> [ServerEvent] { try lines("events.jsonl") }
     /// The messages accepted so far.
-    func messages() throws -> [ReceivedMessage] { try lines("messages.jsonl") }
+    public func messages() throws -> [ReceivedMessage] { try lines("messages.jsonl") }
     /// The connections opened so far (a STARTTLS connection counts once).
-    func connections() throws -> Int { try events().filter { $0.event == "connect" }.count }
+    public func connections() throws -> Int { try events().filter { $0.event == "connect" }.count }
 
     /// The most connections that were open at once.
-    func mostConcurrentConnections() throws -> Int {
+    public func mostConcurrentConnections() throws -> Int {
         var open = 0
         var most = 0
         for event in try events() {
@@ -199,17 +234,17 @@ final class SMTPTestServer: Sendable {
 
 /// Self-signed certificates made with `openssl req` once per test run: one for `localhost` and
 /// 127.0.0.1, and one for another name.
-actor TestCertificates {
-    static let shared = TestCertificates()
+public actor TestCertificates {
+    public static let shared = TestCertificates()
 
-    struct Pair: Sendable {
-        let certificate: String
-        let key: String
+    public struct Pair: Sendable {
+        public let certificate: String
+        public let key: String
     }
 
     private var made: (localhost: Pair, otherHost: Pair)?
 
-    func make() async throws -> (localhost: Pair, otherHost: Pair) {
+    public func make() async throws -> (localhost: Pair, otherHost: Pair) {
         if let made { return made }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("actionlinks-smtp-certificates-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -237,18 +272,18 @@ actor TestCertificates {
 }
 
 /// A TCP listener on 127.0.0.1 that accepts connections and never says a word: a server whose greeting never comes.
-final class SilentListener: Sendable {
+public final class SilentListener: Sendable {
     private final class Counter: Sendable {
         let value = Atomic(0)
     }
 
     let channel: any Channel
     private let counter: Counter
-    var port: Int { channel.localAddress!.port! }
+    public var port: Int { channel.localAddress!.port! }
     /// The connections accepted so far.
-    var accepted: Int { counter.value.load(ordering: .relaxed) }
+    public var accepted: Int { counter.value.load(ordering: .relaxed) }
 
-    init() async throws {
+    public init() async throws {
         let counter = Counter()
         self.counter = counter
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -260,13 +295,13 @@ final class SilentListener: Sendable {
             .bind(host: "127.0.0.1", port: 0).get()
     }
 
-    func close() async {
+    public func close() async {
         try? await channel.close()
     }
 }
 
 /// A port on 127.0.0.1 where nothing listens: bound, then closed.
-func closedPort() async throws -> Int {
+public func closedPort() async throws -> Int {
     let listener = try await SilentListener()
     let port = listener.port
     await listener.close()
