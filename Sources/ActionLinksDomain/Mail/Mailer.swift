@@ -7,10 +7,6 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// One rendered email.
 public struct MailMessage: Sendable, Hashable {
     /// The recipient's address.
