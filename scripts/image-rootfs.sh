@@ -66,8 +66,8 @@ done
 install -D -m 0755 "$binary" "$root/usr/local/bin/actionlinks"
 strip "$root/usr/local/bin/actionlinks"
 
-# The CA bundle NIOSSL and libcurl look for first: outbound HTTPS (identity providers, Google's
-# APIs, mail webhooks) verifies against it.
+# The CA bundle NIOSSL looks for first: outbound HTTPS (identity providers, Google's APIs, mail
+# webhooks) verifies against it.
 install -D -m 0644 /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
 
 install -d -m 0755 "$root/etc"

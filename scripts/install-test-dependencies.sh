@@ -2,8 +2,7 @@
 # Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB), libxml2, xmlsec1
 # and zlib (SAML; the xmlsec1 program is what the test IdP signs with), openssl and curl (the TLS
 # test), PostgreSQL (the shared store's tests run on a throw-away cluster that scripts/test.sh
-# starts), podman and libcurl4-openssl-dev (scripts/image.sh builds the container image the image
-# test boots; its release build links Foundation statically, which names libcurl), python3-venv
+# starts), podman (scripts/image.sh builds the container image the image test boots), python3-venv
 # (every Python package the tests use lives in a virtual environment), and those Python packages.
 # Safe to run again; installs only what is missing.
 set -euo pipefail
@@ -13,7 +12,7 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 
 packages=()
-for package in libsqlite3-dev libssl-dev libxml2-dev libxmlsec1-dev zlib1g-dev xmlsec1 openssl curl postgresql podman libcurl4-openssl-dev python3-venv; do
+for package in libsqlite3-dev libssl-dev libxml2-dev libxmlsec1-dev zlib1g-dev xmlsec1 openssl curl postgresql podman python3-venv; do
     dpkg -s "$package" >/dev/null 2>&1 || packages+=("$package")
 done
 if [ "${#packages[@]}" -gt 0 ]; then

@@ -1,10 +1,7 @@
 import ActionLinks
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 extension ActionLinksCommand {
     /// `actionlinks check`: fetches a domain's association files the way the platforms do and validates them.
@@ -74,67 +71,28 @@ extension ActionLinksCommand {
 }
 
 /// Fetches one URL, refusing redirects, and returns what came back.
-final class Fetcher: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    struct Response {
-        let status: Int
-        let headers: [String: String]
-        let body: Data
-    }
+struct Fetcher: Sendable {
+    /// Seconds to connect, to wait for the answer, and to wait for each part of its body.
+    let timeout: Double
+    /// Far above Apple's 128 KB limit, so that a file too large is still read and reported as such.
+    static let maximumBytes = 16 << 20
 
-    private let timeout: Double
-    // URLSession keeps a strong reference to its delegate; the session is invalidated in deinit.
-    private lazy var session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-    }()
-
-    init(timeout: Double) {
-        self.timeout = timeout
-    }
-
-    deinit { session.invalidateAndCancel() }
-
-    func fetch(_ url: String) async -> Result<Response, FetchError> {
-        guard let target = URL(string: url) else { return .failure(FetchError(message: "'\(url)' is not a URL")) }
-        var request = URLRequest(url: target)
-        request.setValue("actionlinks-check", forHTTPHeaderField: "User-Agent")
-        return await withCheckedContinuation { continuation in
-            session.dataTask(with: request) { data, response, error in
-                if let error {
-                    continuation.resume(returning: .failure(FetchError(message: Self.describe(error))))
-                } else if let http = response as? HTTPURLResponse {
-                    var headers: [String: String] = [:]
-                    for (key, value) in http.allHeaderFields {
-                        if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
-                    }
-                    continuation.resume(returning: .success(Response(status: http.statusCode, headers: headers, body: data ?? Data())))
-                } else {
-                    continuation.resume(returning: .failure(FetchError(message: "no HTTP response")))
-                }
-            }.resume()
+    func fetch(_ url: String) async -> Result<CommandHTTP.Answer, FetchError> {
+        guard URL(string: url) != nil else { return .failure(FetchError(message: "'\(url)' is not a URL")) }
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "User-Agent", value: "actionlinks-check")
+        do {
+            let answer = try await CommandHTTP.exchange(
+                request, timeout: .milliseconds(Int64(timeout * 1000)), followingRedirects: false, upTo: Self.maximumBytes)
+            return .success(answer)
+        } catch {
+            return .failure(FetchError(message: Self.describe(error)))
         }
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
     }
 
     private static func describe(_ error: any Error) -> String {
-        let nsError = error as NSError
-        switch nsError.code {
-        case NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate, NSURLErrorServerCertificateNotYetValid,
-            NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorSecureConnectionFailed:
-            return "TLS failed: \(nsError.localizedDescription) (the platforms need a valid certificate for the domain)"
-        case NSURLErrorTimedOut: return "timed out"
-        case NSURLErrorCannotConnectToHost: return "cannot connect to the host"
-        case NSURLErrorCannotFindHost: return "the host name does not resolve"
-        default: return nsError.localizedDescription
-        }
+        let message = CommandHTTP.describe(error)
+        return CommandHTTP.isTLSFailure(error) ? message + " (the platforms need a valid certificate for the domain)" : message
     }
 }
 
@@ -179,7 +137,7 @@ struct FileCheck: Encodable {
 
     static func run(file: String, url: String, fetcher: Fetcher, validate: ([UInt8]) -> [AssociationDiagnostic]) async -> FileCheck {
         var check = FileCheck(file: file, url: url)
-        let response: Fetcher.Response
+        let response: CommandHTTP.Answer
         switch await fetcher.fetch(url) {
         case .failure(let error):
             check.problems.append("could not fetch \(url): \(error.message)")

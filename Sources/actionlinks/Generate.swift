@@ -1,10 +1,8 @@
 import ActionLinks
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
+import NIOCore
 
 extension ActionLinksCommand {
     /// `actionlinks generate`: asks a running server for a link, as an admin.
@@ -82,27 +80,27 @@ extension ActionLinksCommand {
             if iosBundleId != nil || androidPackageName != nil { fields["canHandleCodeInApp"] = true }
             if let tenant { fields["tenantId"] = tenant }
             let base = server.hasSuffix("/") ? String(server.dropLast()) : server
-            var request = URLRequest(url: URL(string: base + "/v1/accounts:sendOobCode")!, timeoutInterval: 30)
-            request.httpMethod = "POST"
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.setValue(
-                "Bearer " + (adminToken ?? ProcessInfo.processInfo.environment["ACTIONLINKS_ADMIN_TOKEN"] ?? ""),
-                forHTTPHeaderField: "Authorization")
-            if let lang { request.setValue(lang, forHTTPHeaderField: "X-Firebase-Locale") }
-            request.httpBody = try JSONSerialization.data(withJSONObject: fields)
-            let data: Data
-            let response: URLResponse
+            var request = HTTPClientRequest(url: base + "/v1/accounts:sendOobCode")
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(
+                name: "Authorization",
+                value: "Bearer " + (adminToken ?? ProcessInfo.processInfo.environment["ACTIONLINKS_ADMIN_TOKEN"] ?? ""))
+            if let lang { request.headers.add(name: "X-Firebase-Locale", value: lang) }
+            request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: fields)))
+            let answer: CommandHTTP.Answer
             do {
-                (data, response) = try await URLSession.shared.data(for: request)
+                answer = try await CommandHTTP.exchange(request, timeout: .seconds(30), followingRedirects: true, upTo: 1 << 20)
             } catch {
-                printError("error: cannot reach \(base): \(error.localizedDescription)")
+                printError("error: cannot reach \(base): \(CommandHTTP.describe(error))")
                 throw ExitCode(1)
             }
-            let body = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-            guard (response as? HTTPURLResponse)?.statusCode == 200, let link = body["oobLink"] as? String,
+            let body = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any] ?? [:]
+            guard answer.status == 200, let link = body["oobLink"] as? String,
                 let code = body["oobCode"] as? String
             else {
-                let message = (body["error"] as? [String: Any])?["message"] as? String ?? String(decoding: data.prefix(500), as: UTF8.self)
+                let message =
+                    (body["error"] as? [String: Any])?["message"] as? String ?? String(decoding: answer.body.prefix(500), as: UTF8.self)
                 printError("error: the server refused: \(message)")
                 throw ExitCode(1)
             }

@@ -1,9 +1,7 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
+import NIOCore
 
 extension ActionLinksCommand {
     /// `actionlinks users`: moving users in and out, in the format `firebase auth:export` writes.
@@ -47,21 +45,23 @@ struct ServerOptions: ParsableArguments {
 
     /// Calls the server as the admin; throws with the server's own message when it refuses.
     func call(_ url: URL, method: String, body: Data? = nil) async throws -> Data {
-        var request = URLRequest(url: url, timeoutInterval: 120)
-        request.httpMethod = method
-        request.setValue("Bearer " + (token ?? ""), forHTTPHeaderField: "Authorization")
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .init(rawValue: method)
+        request.headers.add(name: "Authorization", value: "Bearer " + (token ?? ""))
         if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = body
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
         }
-        let (data, response): (Data, URLResponse)
+        let answer: CommandHTTP.Answer
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            // A page of accounts:batchGet is 1000 users.
+            answer = try await CommandHTTP.exchange(request, timeout: .seconds(120), followingRedirects: true, upTo: 64 << 20)
         } catch {
-            printError("error: cannot reach \(server): \(error.localizedDescription)")
+            printError("error: cannot reach \(server): \(CommandHTTP.describe(error))")
             throw ExitCode(1)
         }
-        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+        let data = answer.body
+        guard answer.status == 200 else {
             let message =
                 (try? JSONDecoder().decode(ServerError.self, from: data))?.error.message
                 ?? String(decoding: data.prefix(500), as: UTF8.self)
