@@ -30,6 +30,9 @@ public struct TenantPolicy: Sendable, Hashable {
     package var passwordPolicyConfig: PasswordPolicyConfig?
     /// Whether the tenant was made through the API (it may then be changed or deleted there).
     public var isStored = false
+    /// Multi-factor authentication: whether authenticator apps may be enrolled, and whether an
+    /// account with one is asked for it.
+    public var multiFactor = MultiFactorPolicy.disabled
 
     /// Throws `PROJECT_DISABLED` when the tenant refuses everything.
     package func checkEnabled() throws(ActionError) {

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A user: every field of Firebase's user record that applies here (no multi-factor, no SMS
-/// sign-in). `accounts:lookup` shows it as Firebase does (``UserRecord``).
+/// A user: every field of Firebase's user record that applies here (second factors are
+/// authenticator apps only; there is no SMS sign-in). `accounts:lookup` shows it as Firebase does (``UserRecord``).
 public struct Account: Sendable, Hashable {
     /// The user's ID (`localId`): 28 random letters and digits, or one an admin chose.
     public var localID: String
@@ -43,6 +43,8 @@ public struct Account: Sendable, Hashable {
     public var federatedIdentities: [FederatedIdentity]
     /// The user's handle at a provider (its `screen_name` claim), copied at sign-up as Firebase does.
     public var screenName: String?
+    /// The second factors enrolled (authenticator apps), oldest first.
+    public var secondFactors: [SecondFactor]
 
     /// Creates an account value.
     public init(
@@ -50,7 +52,7 @@ public struct Account: Sendable, Hashable {
         passwordUpdatedAt: Timestamp? = nil, displayName: String? = nil, photoURL: String? = nil, phoneNumber: String? = nil,
         disabled: Bool = false, createdAt: Timestamp, lastLoginAt: Timestamp? = nil, lastRefreshAt: Timestamp? = nil, validSince: Int64 = 0,
         customAttributes: String? = nil, initialEmail: String? = nil, emailLinkSignin: Bool = false, customAuth: Bool = false,
-        federatedIdentities: [FederatedIdentity] = [], screenName: String? = nil
+        federatedIdentities: [FederatedIdentity] = [], screenName: String? = nil, secondFactors: [SecondFactor] = []
     ) {
         self.localID = localID
         self.tenantID = tenantID
@@ -72,6 +74,7 @@ public struct Account: Sendable, Hashable {
         self.customAuth = customAuth
         self.federatedIdentities = federatedIdentities
         self.screenName = screenName
+        self.secondFactors = secondFactors
     }
 
     /// Whether the account has no way to sign in but the session it has (Firebase's anonymous user).

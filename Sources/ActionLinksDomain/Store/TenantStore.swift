@@ -17,6 +17,8 @@ public struct TenantRecord: Codable, Sendable, Hashable {
     public var disableAuth: Bool
     /// Its own password policy, as the v2 API took it (`passwordPolicyConfig`); nil: the project's.
     package var passwordPolicyConfig: PasswordPolicyConfig?
+    /// Its multi-factor settings (`mfaConfig`); nil: none enabled.
+    public var multiFactor: MultiFactorPolicy?
     /// When it was made.
     public var createdAt: Timestamp
 
