@@ -22,6 +22,8 @@ public struct LinkDomainServices: Sendable {
     package let tenants: TenantDirectory
     package let accounts: AccountService
     package let signIn: SignInService
+    /// Authenticator apps as a second factor.
+    package let secondFactors: SecondFactorService
     package let issuer: CodeIssuer
     /// The short codes beside sign-in links, and their exchange.
     package let signInCodes: SignInCodes
@@ -71,7 +73,9 @@ public struct LinkDomainServices: Sendable {
         let store = StoreGateway(logger: logger)
         self.store = store
         tenants = TenantDirectory(settings: settings, store: tenantStore, gateway: store)
-        self.accounts = AccountService(accounts: accounts, tokens: tokens, tenants: tenants, store: store, clock: clock)
+        let completion = SignInCompletion(tokens: tokens, formKey: keys.formKey)
+        self.accounts = AccountService(
+            accounts: accounts, tokens: tokens, completion: completion, tenants: tenants, store: store, clock: clock)
         // A key restricted to websites must see the link domain as the page that calls.
         let referer = settings.linkDomains.first.map { $0.origin + "/" }
         upstream = settings.upstream.map {
@@ -87,8 +91,11 @@ public struct LinkDomainServices: Sendable {
             keys: serviceAccounts, projectID: settings.project.id,
             acceptsUnsignedTokens: development, tokens: tokens, codes: codes, store: store)
         signIn = SignInService(
-            settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, tokens: tokens, customTokens: customTokens,
-            passwords: passwords, store: store, clock: clock, logger: logger)
+            settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, tokens: tokens,
+            completion: completion, customTokens: customTokens, passwords: passwords, store: store, clock: clock, logger: logger)
+        secondFactors = SecondFactorService(
+            settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, completion: completion,
+            formKey: keys.formKey, store: store, clock: clock, logger: logger)
         var signInCodes = SignInCodes(
             settings: settings.codes.signInCode, limits: settings.limits, keys: SignInCodeKeys(formKey: keys.formKey),
             store: signInCodeStore, gateway: store, clock: clock, metrics: metrics)
@@ -106,14 +113,14 @@ public struct LinkDomainServices: Sendable {
             listing: upstream == nil ? listing : nil, metrics: metrics, store: store, clock: clock, signInCodes: signInCodes)
         completer = ActionCompleter(
             settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens,
-            accountService: self.accounts, issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
+            completion: completion, accountService: self.accounts, issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
         updater = AccountUpdater(
             accounts: self.accounts, completer: completer, issuer: issuer, signIn: signIn, tokens: tokens, settings: settings, clock: clock)
         // Each federated protocol over the same flows and account rules.
         let federatedFlows = FederatedFlows(flows: flows, store: store, clock: clock)
         let federatedAccounts = FederatedAccounts(
-            settings: settings, accounts: accounts, tenants: tenants, tokens: tokens, formKey: keys.formKey, store: store, clock: clock,
-            logger: logger)
+            settings: settings, accounts: accounts, tenants: tenants, tokens: tokens, completion: completion, formKey: keys.formKey,
+            store: store, clock: clock, logger: logger)
         federated = FederatedSignInService(
             openID: OpenIDSignIn(settings: settings, flows: federatedFlows, tenants: tenants, accounts: federatedAccounts, clock: clock),
             saml: SAMLSignIn(

@@ -71,11 +71,19 @@ extension ActionPages {
             if mode == .signIn {
                 // A web app on the continue URL gets the session too: a one-time custom token in the
                 // fragment (never sent to any server), for `signInWithCustomToken`.
+                // An account with a second factor gets no token: the web app finishes the sign-in
+                // with the pending credential (`mfaSignIn:finalize`), as after any first factor.
                 if let continueLink {
-                    let token = try await tokens.handOffToken(
-                        accountID: done.account.localID, tenantID: done.record.tenantID, now: Timestamp.now)
-                    let target = URLText.url(continueLink.url, fragment: "customToken=" + token)
-                    response = .redirect(to: target)
+                    let fragment: String
+                    if let pending = done.signedIn?.pendingSecondFactor {
+                        fragment =
+                            "error=auth%2Fmulti-factor-auth-required&mfaPendingCredential=" + PercentEncoding.encodeComponent(pending.credential)
+                    } else {
+                        fragment =
+                            "customToken="
+                            + (try await tokens.handOffToken(accountID: done.account.localID, tenantID: done.record.tenantID, now: Timestamp.now))
+                    }
+                    response = .redirect(to: URLText.url(continueLink.url, fragment: fragment))
                 }
                 response.setCookie(
                     devices.cookie(email: done.record.email, tenantID: done.record.tenantID, secure: context.isSecure, now: clock.now))

@@ -8,13 +8,18 @@ import Logging
 public final class AccountService: Sendable {
     let accounts: any AccountStore
     let tokens: TokenService
+    let completion: SignInCompletion
     let tenants: TenantDirectory
     let store: StoreGateway
     let clock: any ServiceClock
 
-    init(accounts: any AccountStore, tokens: TokenService, tenants: TenantDirectory, store: StoreGateway, clock: any ServiceClock) {
+    init(
+        accounts: any AccountStore, tokens: TokenService, completion: SignInCompletion, tenants: TenantDirectory, store: StoreGateway,
+        clock: any ServiceClock
+    ) {
         self.accounts = accounts
         self.tokens = tokens
+        self.completion = completion
         self.tenants = tenants
         self.store = store
         self.clock = clock

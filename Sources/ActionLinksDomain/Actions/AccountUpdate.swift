@@ -35,18 +35,17 @@ extension AccountService {
         var recovery: (code: String, change: ActionCodeRecord)?
     }
 
-    /// Applies `changes` to the account `localID` in one transaction. `signInProvider` is the
-    /// provider of the caller's session (the user's own update) or `nil` (the admin's).
+    /// Applies `changes` to the account `localID` in one transaction. `session` is the caller's
+    /// session (the user's own update) or `nil` (the admin's).
     func update(
-        localID: String, tenant: TenantPolicy, changes: AccountChanges, signInProvider: String?, isAdmin: Bool,
+        localID: String, tenant: TenantPolicy, changes: AccountChanges, session: FirstFactor?, isAdmin: Bool,
         recovery: (code: String, hash: Data, expiresAt: Timestamp), languageCode: String?
     ) async throws(ActionError) -> Updated {
         let now = clock.now
-        let tokens = self.tokens
         let tenantID = tenant.tenantID
-        // A new password, an address change or an explicit revocation starts a new session.
-        let provider = changes.passwordHash != nil ? "password" : signInProvider
-        let newSession = provider.map { tokens.newSession(accountID: localID, tenantID: tenantID, signInProvider: $0, now: now) }
+        // A new password, an address change or an explicit revocation starts a new session (which
+        // keeps the caller's second factor).
+        let continued = session.map { changes.passwordHash != nil ? FirstFactor(provider: "password", rule: $0.rule) : $0 }
         let result = try await store.call {
             try await self.accounts.transaction(tenantID: tenantID, now: now) { tx -> Updated in
                 guard var account = try tx.account(id: localID) else { throw ActionError.userNotFound }
@@ -58,7 +57,7 @@ extension AccountService {
                     newEmail = email
                     if email != account.email {
                         if let owner = try tx.account(email: email), owner.localID != localID { throw ActionError.emailExists }
-                        if signInProvider != "anonymous", oldEmail != nil, account.initialEmail == nil { account.initialEmail = oldEmail }
+                        if session?.provider != "anonymous", oldEmail != nil, account.initialEmail == nil { account.initialEmail = oldEmail }
                         account.email = email
                         account.emailVerified = false
                         revoke = true
@@ -116,7 +115,7 @@ extension AccountService {
                 }
                 try tx.update(account)
                 var recoveryRecord: ActionCodeRecord?
-                if let oldEmail, account.email != nil, account.email != oldEmail, signInProvider != "anonymous" {
+                if let oldEmail, account.email != nil, account.email != oldEmail, session?.provider != "anonymous" {
                     // The old address may undo the change (Firebase mails it a recoverEmail link).
                     // An address removed (deleteAttribute EMAIL) is not a change it could undo: as
                     // in the emulator, nothing is mailed.
@@ -128,9 +127,8 @@ extension AccountService {
                     recoveryRecord = record
                 }
                 var signedIn: SignedInUser?
-                if revoke || (isAdmin && changes.validSince != nil && signInProvider != nil), let newSession {
-                    try tx.addSession(newSession.session)
-                    signedIn = SignedInUser(account: account, session: newSession, isNewUser: false)
+                if revoke || (isAdmin && changes.validSince != nil && session != nil), let continued {
+                    signedIn = try self.completion.continueSession(of: account, by: continued, in: tx)
                 }
                 return Updated(
                     account: account, newEmail: newEmail, signedIn: signedIn,

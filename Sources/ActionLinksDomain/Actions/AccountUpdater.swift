@@ -115,7 +115,7 @@ package struct AccountUpdater: Sendable {
             return Done(account: done.account, newEmail: done.record.mode == .verifyAndChangeEmail ? done.account.email : nil)
         }
         let localID: String
-        var signInProvider: String?
+        var session: FirstFactor?
         if caller.isAdmin, let id = request.localID {
             localID = id
         } else {
@@ -123,22 +123,22 @@ package struct AccountUpdater: Sendable {
             if request.disableUser != nil { throw ActionError(.operationNotAllowed) }
             if request.password != nil || request.email != nil { try accounts.checkRecentSignIn(user, caller: caller) }
             localID = user.account.localID
-            signInProvider = user.claims.firebase.signInProvider
+            session = FirstFactor.continuing(user)
             tenant = user.tenant
         }
         let changes = try await changes(request, caller: caller, tenant: tenant)
         let recovery = issuer.recoveryCode(now: clock.now)
         var updated = try await accounts.update(
-            localID: localID, tenant: tenant, changes: changes, signInProvider: signInProvider, isAdmin: caller.isAdmin,
+            localID: localID, tenant: tenant, changes: changes, session: session, isAdmin: caller.isAdmin,
             recovery: recovery, languageCode: caller.locale)
         if !caller.isAdmin, request.revokesSessions, updated.signedIn == nil {
             updated = try await accounts.update(
-                localID: localID, tenant: tenant, changes: AccountChanges(validSince: clock.now.seconds), signInProvider: signInProvider,
+                localID: localID, tenant: tenant, changes: AccountChanges(validSince: clock.now.seconds), session: session,
                 isAdmin: true, recovery: recovery, languageCode: caller.locale)
         }
         if let (code, change) = updated.recovery { await issuer.announceRecovery(code: code, for: change) }
         return Done(
-            account: updated.account, newEmail: updated.newEmail, tokens: try await updated.signedIn?.tokens(tokens, now: clock.now))
+            account: updated.account, newEmail: updated.newEmail, tokens: try await updated.signedIn?.requiredTokens(tokens, now: clock.now))
     }
 
     /// The changes `request` asks for that `caller` may make.

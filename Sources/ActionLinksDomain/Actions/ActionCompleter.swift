@@ -13,6 +13,7 @@ public final class ActionCompleter: Sendable {
     let keys: ServerKeys
     let passwords: PasswordHasher
     let tokens: TokenService
+    let completion: SignInCompletion
     let accountService: AccountService
     let issuer: CodeIssuer
     let metrics: ServerMetrics
@@ -24,8 +25,8 @@ public final class ActionCompleter: Sendable {
 
     init(
         settings: ServiceSettings, codes: any CodeStore, accounts: any AccountStore, keys: ServerKeys, passwords: PasswordHasher,
-        tokens: TokenService, accountService: AccountService, issuer: CodeIssuer, metrics: ServerMetrics, store: StoreGateway,
-        clock: any ServiceClock, logger: Logger
+        tokens: TokenService, completion: SignInCompletion, accountService: AccountService, issuer: CodeIssuer, metrics: ServerMetrics,
+        store: StoreGateway, clock: any ServiceClock, logger: Logger
     ) {
         self.settings = settings
         self.codes = codes
@@ -33,6 +34,7 @@ public final class ActionCompleter: Sendable {
         self.keys = keys
         self.passwords = passwords
         self.tokens = tokens
+        self.completion = completion
         self.accountService = accountService
         self.issuer = issuer
         self.metrics = metrics
@@ -227,8 +229,10 @@ public final class ActionCompleter: Sendable {
         guard let canonical = EmailAddress.canonical(email) else { throw ActionError.invalidEmail }
         // On a store that can, without a signed-in user and with a tenant that allows it, all of
         // the below is one statement (one round trip instead of eight); the same checks in the same
-        // order.
-        if user == nil, let given, given.enableEmailLinkSignin, (try? given.checkEnabled()) != nil, let oneStatement {
+        // order. Not where a second factor may be asked for: that is ``SignInCompletion``'s to say.
+        if user == nil, let given, given.enableEmailLinkSignin, !given.multiFactor.challengesEnrolledAccounts,
+            (try? given.checkEnabled()) != nil, let oneStatement
+        {
             return try await signInInOneStatement(code: code, email: canonical, tenant: given, consumer: consumer, store: oneStatement)
         }
         let record = try await check(code: code, tenantID: given?.tenantID)
@@ -241,8 +245,9 @@ public final class ActionCompleter: Sendable {
         }
         let now = clock.now
         let newID = Secrets.accountID()
-        let newSession = tokens.newSession(
-            accountID: user?.account.localID ?? newID, tenantID: record.tenantID, signInProvider: "password", now: now)
+        // A signed-in user's session links the address and keeps its second factor; anyone else
+        // proves the address, and an account with a second factor is asked for it.
+        let factor = user.map { FirstFactor.continuing($0, provider: "password") } ?? FirstFactor(provider: "password", rule: .ask)
         let canCreate = tenant.selfServiceSignUp
         let done = try await complete(code: code, tenantID: record.tenantID, modes: [.signIn], consumer: consumer, now: now) { tx, record in
             let owner = try tx.account(email: record.email)
@@ -278,12 +283,8 @@ public final class ActionCompleter: Sendable {
                 isNew = true
             }
             account.emailLinkSignin = true
-            account.lastLoginAt = tx.now
-            if isNew { try tx.insert(account) } else { try tx.update(account) }
-            var session = newSession
-            session.session.accountID = account.localID
-            try tx.addSession(session.session)
-            return (account, SignedInUser(account: account, session: session, isNewUser: isNew))
+            let signedIn = try self.completion.complete(account, isNew: isNew, by: factor, tenant: tenant, in: tx)
+            return (signedIn.account, signedIn)
         }
         return done
     }
@@ -295,7 +296,7 @@ public final class ActionCompleter: Sendable {
     package func signInWithEmailLink(
         code: String?, email: String?, idToken: String?, bodyTenant: String?, tenant named: TenantPolicy, caller: Caller,
         consumer: String
-    ) async throws(ActionError) -> (user: SignedInUser, tokens: SignedInUser.Tokens) {
+    ) async throws(ActionError) -> (user: SignedInUser, tokens: SignedInUser.Tokens?) {
         var tenant = named
         guard tenant.enableEmailLinkSignin else { throw ActionError(.operationNotAllowed) }
         var user: AccountService.User?
@@ -322,7 +323,10 @@ public final class ActionCompleter: Sendable {
         guard Self.isWellFormedCode(code) else { throw refusal(expired: false) }
         let now = clock.now
         let newID = Secrets.accountID()
-        var newSession = tokens.newSession(accountID: newID, tenantID: tenant.tenantID, signInProvider: "password", now: now)
+        // The tenant asks for no second factor (the caller checked), so the session is started here.
+        var newSession = completion.newSession(
+            for: Account(localID: newID, tenantID: tenant.tenantID, createdAt: now), by: FirstFactor(provider: "password", rule: .ask),
+            now: now)
         let hashes = keys.codeHashes(code)
         let session = newSession.session
         let outcome = try await store.call {
@@ -335,7 +339,7 @@ public final class ActionCompleter: Sendable {
             newSession.session.accountID = account.localID
             metrics.codeConsumed(record.mode)
             return Completion(
-                record: record, account: account, signedIn: SignedInUser(account: account, session: newSession, isNewUser: isNew))
+                record: record, account: account, signedIn: SignedInUser(account: account, isNewUser: isNew, step: .session(newSession)))
         case .invalid: throw refusal(expired: false)
         case .expired: throw refusal(expired: true)
         case .wrongMode: throw ActionError.invalidCode

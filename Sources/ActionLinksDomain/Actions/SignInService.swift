@@ -12,6 +12,7 @@ public final class SignInService: Sendable {
     let codes: any CodeStore
     let accountService: AccountService
     let tokens: TokenService
+    let completion: SignInCompletion
     let customTokens: CustomTokenVerifier
     let passwords: PasswordHasher
     let importedPasswords: ImportedPasswordHashes
@@ -21,13 +22,14 @@ public final class SignInService: Sendable {
 
     init(
         settings: ServiceSettings, accounts: any AccountStore, codes: any CodeStore, accountService: AccountService, tokens: TokenService,
-        customTokens: CustomTokenVerifier, passwords: PasswordHasher, store: StoreGateway, clock: any ServiceClock, logger: Logger
+        completion: SignInCompletion, customTokens: CustomTokenVerifier, passwords: PasswordHasher, store: StoreGateway, clock: any ServiceClock, logger: Logger
     ) {
         self.settings = settings
         self.accounts = accounts
         self.codes = codes
         self.accountService = accountService
         self.tokens = tokens
+        self.completion = completion
         self.customTokens = customTokens
         self.passwords = passwords
         importedPasswords = ImportedPasswordHashes()
@@ -137,18 +139,16 @@ public final class SignInService: Sendable {
                 if let password = request.password { try tenant.passwords.check(password) }
             }
         }
-        let newSession =
-            caller.isAdmin
-            ? nil
-            : tokens.newSession(
-                accountID: signedIn?.account.localID ?? request.localID ?? "", tenantID: tenant.tenantID,
-                signInProvider: withPassword ? "password" : "anonymous", now: now)
+        // A new account has no second factor to ask for; a signed-in user's keeps its session's.
+        let provider = withPassword ? "password" : "anonymous"
+        let factor = signedIn.map { FirstFactor.continuing($0, provider: provider) } ?? FirstFactor(provider: provider, rule: .skip)
+        let policy = tenant
         let newID = request.localID ?? Secrets.accountID()
         let tenantID = tenant.tenantID
         let isAdmin = caller.isAdmin
         let given = (email: email, phoneNumber: phoneNumber, hash: hash, user: signedIn)
         let result = try await store.call {
-            try await self.accounts.transaction(tenantID: tenantID, now: now) { tx -> (Account, Bool) in
+            try await self.accounts.transaction(tenantID: tenantID, now: now) { tx -> (Account, SignedInUser?) in
                 if let email = given.email, let owner = try tx.account(email: email), owner.localID != given.user?.account.localID {
                     _ = owner
                     throw AccountStoreError.emailExists
@@ -181,20 +181,15 @@ public final class SignInService: Sendable {
                     if let photo = request.photoURL { account.photoURL = photo }
                     if let phoneNumber = given.phoneNumber { account.phoneNumber = phoneNumber }
                     if let disabled = request.disabled { account.disabled = disabled }
-                } else {
-                    account.lastLoginAt = now
+                    // The admin creates or changes an account; nobody signs in.
+                    if isNew { try tx.insert(account) } else { try tx.update(account) }
+                    return (account, nil)
                 }
-                if isNew { try tx.insert(account) } else { try tx.update(account) }
-                if var session = newSession?.session {
-                    session.accountID = account.localID
-                    try tx.addSession(session)
-                }
-                return (account, isNew)
+                let user = try self.completion.complete(account, isNew: isNew, by: factor, tenant: policy, in: tx)
+                return (user.account, user)
             }
         }
-        guard var newSession else { return (result.0, nil) }
-        newSession.session.accountID = result.0.localID
-        return (result.0, SignedInUser(account: result.0, session: newSession, isNewUser: result.1))
+        return result
     }
 
     typealias User = AccountService.User
@@ -286,22 +281,18 @@ public final class SignInService: Sendable {
         }
         guard matches else { throw refusal(.invalidPassword) }
         if account.disabled { throw ActionError.userDisabled }
-        let newSession = tokens.newSession(accountID: account.localID, tenantID: tenant.tenantID, signInProvider: "password", now: now)
         let replacement = rehash
-        let updated = try await store.call {
+        return try await store.call {
             try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx in
                 var current = try tx.existingAccount(id: account.localID)
                 if current.disabled { throw ActionError.userDisabled }
                 // The password changed while this one was being checked: the old one opens nothing.
                 guard current.passwordHash == stored else { throw refusal(.invalidPassword) }
                 if let replacement { current.passwordHash = replacement }
-                current.lastLoginAt = now
-                try tx.update(current)
-                try tx.addSession(newSession.session)
-                return current
+                return try self.completion.complete(
+                    current, isNew: false, by: FirstFactor(provider: "password", rule: .ask), tenant: tenant, in: tx)
             }
         }
-        return SignedInUser(account: updated, session: newSession, isNewUser: false)
     }
 
     // MARK: - Custom tokens
@@ -318,26 +309,21 @@ public final class SignInService: Sendable {
             throw ActionError(.tenantIDMismatch)
         }
         let uid = token.uid
-        let newSession = tokens.newSession(
-            accountID: uid, tenantID: tenant.tenantID, signInProvider: "custom", claims: token.claims.map { ClaimValue.object($0).json },
-            now: now)
-        let result = try await store.call {
-            try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx -> (Account, Bool) in
+        // Firebase issues a custom token's tokens directly: the backend that minted it vouches for
+        // the user, second factor or not. (This server's own hand-off tokens are minted only after
+        // a sign-in completed here, second factor included.)
+        let factor = FirstFactor(provider: "custom", claims: token.claims.map { ClaimValue.object($0).json }, rule: .skip)
+        return try await store.call {
+            try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx in
                 if var account = try tx.account(id: uid) {
                     if account.disabled { throw ActionError.userDisabled }
                     account.customAuth = true
-                    account.lastLoginAt = now
-                    try tx.update(account)
-                    try tx.addSession(newSession.session)
-                    return (account, false)
+                    return try self.completion.complete(account, isNew: false, by: factor, tenant: tenant, in: tx)
                 }
-                let account = Account(localID: uid, tenantID: tenant.tenantID, createdAt: now, lastLoginAt: now, customAuth: true)
-                try tx.insert(account)
-                try tx.addSession(newSession.session)
-                return (account, true)
+                let account = Account(localID: uid, tenantID: tenant.tenantID, createdAt: now, customAuth: true)
+                return try self.completion.complete(account, isNew: true, by: factor, tenant: tenant, in: tx)
             }
         }
-        return SignedInUser(account: result.0, session: newSession, isNewUser: result.1)
     }
 
     // MARK: - Token refresh

@@ -11,11 +11,13 @@ struct AccountRules: Sendable {
     var selfServiceSignUp: Bool
     /// The ID of an account this sign-in creates.
     var newID: String
-    /// The new session (its account is filled in here).
-    var session: Session
+    /// Where the sign-in completes, what it proved, and in which tenant.
+    var completion: SignInCompletion
+    var factor: FirstFactor
+    var tenant: TenantPolicy
 
     enum Decision: Sendable {
-        case signedIn(Account, isNew: Bool)
+        case signedIn(SignedInUser)
         case needConfirmation([String])
     }
 
@@ -95,14 +97,8 @@ struct AccountRules: Sendable {
         }
     }
 
-    private func signIn(_ given: Account, isNew: Bool, in tx: any AccountTransaction) throws -> Decision {
-        var account = given
-        account.lastLoginAt = tx.now
-        if isNew { try tx.insert(account) } else { try tx.update(account) }
-        var session = session
-        session.accountID = account.localID
-        try tx.addSession(session)
-        return .signedIn(account, isNew: isNew)
+    private func signIn(_ account: Account, isNew: Bool, in tx: any AccountTransaction) throws -> Decision {
+        .signedIn(try completion.complete(account, isNew: isNew, by: factor, tenant: tenant, in: tx))
     }
 }
 

@@ -11,6 +11,7 @@ package struct FederatedAccounts: Sendable {
     let accounts: any AccountStore
     let tenants: TenantDirectory
     let tokens: TokenService
+    let completion: SignInCompletion
     /// Which providers vouch for which addresses, from the settings.
     let trust: ProviderTrust
     let oneAccountPerEmail: Bool
@@ -20,12 +21,13 @@ package struct FederatedAccounts: Sendable {
     let logger: Logger
 
     init(
-        settings: ServiceSettings, accounts: any AccountStore, tenants: TenantDirectory, tokens: TokenService, formKey: SymmetricKey,
-        store: StoreGateway, clock: any ServiceClock, logger: Logger
+        settings: ServiceSettings, accounts: any AccountStore, tenants: TenantDirectory, tokens: TokenService, completion: SignInCompletion,
+        formKey: SymmetricKey, store: StoreGateway, clock: any ServiceClock, logger: Logger
     ) {
         self.accounts = accounts
         self.tenants = tenants
         self.tokens = tokens
+        self.completion = completion
         trust = ProviderTrust(settings: settings)
         oneAccountPerEmail = settings.users.oneAccountPerEmail
         pending = PendingTokens(formKey: formKey)
@@ -49,21 +51,23 @@ package struct FederatedAccounts: Sendable {
     }
 
     /// Applies the account rules in one transaction and, when someone is signed in, starts the session.
-    func apply(_ assertion: ProviderAssertion, tenant: TenantPolicy, mode: Mode) async throws(ActionError) -> Outcome {
+    /// `linkedBy` is the signed-in user a link is made for (its session's second factor is kept).
+    func apply(_ assertion: ProviderAssertion, tenant: TenantPolicy, mode: Mode, linkedBy user: AccountService.User? = nil)
+        async throws(ActionError) -> Outcome
+    {
         let now = clock.now
-        let newSession = tokens.newSession(
-            accountID: "", tenantID: tenant.tenantID, signInProvider: assertion.providerID, claims: assertion.samlSessionClaims, now: now)
+        let factor =
+            user.map { FirstFactor.continuing($0, provider: assertion.providerID) }
+            ?? FirstFactor(provider: assertion.providerID, claims: assertion.samlSessionClaims, rule: .ask)
         let rules = AccountRules(
             assertion: assertion, trust: trust, oneAccountPerEmail: oneAccountPerEmail,
-            selfServiceSignUp: tenant.selfServiceSignUp, newID: Secrets.accountID(), session: newSession.session)
+            selfServiceSignUp: tenant.selfServiceSignUp, newID: Secrets.accountID(), completion: completion, factor: factor, tenant: tenant)
         let decision = try await store.call {
             try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx in try rules.apply(mode, in: tx) }
         }
         switch decision {
-        case .signedIn(let account, let isNew):
-            var session = newSession
-            session.session.accountID = account.localID
-            return .signedIn(SignedInUser(account: account, session: session, isNewUser: isNew))
+        case .signedIn(let user):
+            return .signedIn(user)
         case .needConfirmation(let providers):
             return .needConfirmation(verifiedProviders: providers)
         }
@@ -81,6 +85,13 @@ package struct FederatedAccounts: Sendable {
             let tenant = try await tenants.policy(for: flow.tenantID)
             switch try await apply(assertion, tenant: tenant, mode: .signIn(autoCreate: true)) {
             case .signedIn(let user):
+                // An account with a second factor gets no token: the page finishes the sign-in with
+                // the pending credential (`mfaSignIn:finalize`).
+                if let pending = user.pendingSecondFactor {
+                    return flow.webPageReturn([
+                        ("error", "auth/multi-factor-auth-required"), ("mfaPendingCredential", pending.credential),
+                    ])
+                }
                 let token = try await tokens.handOffToken(accountID: user.account.localID, tenantID: flow.tenantID, now: clock.now)
                 return flow.webPageReturn([("customToken", token)])
             case .needConfirmation:

@@ -220,10 +220,12 @@ public final class FederatedSignInService: Sendable {
             }
         }
         let mode: FederatedAccounts.Mode
+        var linkedBy: AccountService.User?
         if let idToken = request.idToken {
             let user = try await accountService.user(idToken: idToken, caller: caller, bodyTenant: request.tenantID)
             tenant = user.tenant
             mode = .link(accountID: user.account.localID)
+            linkedBy = user
         } else {
             mode = .signIn(autoCreate: request.autoCreate)
         }
@@ -233,7 +235,7 @@ public final class FederatedSignInService: Sendable {
             oauthExpiresIn: credential.expiresIn, tenantID: tenant.tenantID,
             emailVerified: assertion.email == nil ? nil : assertion.emailVerified)
         do {
-            let outcome = try await accounts.apply(assertion, tenant: tenant, mode: mode)
+            let outcome = try await accounts.apply(assertion, tenant: tenant, mode: mode, linkedBy: linkedBy)
             answer.outcome = outcome
             switch outcome {
             case .signedIn(let user):

@@ -29,6 +29,10 @@ extension IDTokenClaims {
             Member("sign_in_provider", .string(firebase.signInProvider)),
         ]
         if let tenant = firebase.tenant { firebaseMembers.append(Member("tenant", .string(tenant))) }
+        if let factor = firebase.signInSecondFactor { firebaseMembers.append(Member("sign_in_second_factor", .string(factor))) }
+        if let identifier = firebase.secondFactorIdentifier {
+            firebaseMembers.append(Member("second_factor_identifier", .string(identifier)))
+        }
         members.append(Member("firebase", .object(firebaseMembers)))
         return JSONValue.object(members).serialized(.compact)
     }

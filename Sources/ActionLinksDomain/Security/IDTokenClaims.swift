@@ -14,11 +14,17 @@ public struct IDTokenClaims: CheckedClaims, Sendable, Hashable {
         public var tenant: String?
         /// A SAML sign-in's attributes (`sign_in_attributes`), as its session keeps them.
         public var signInAttributes: ClaimValue?
+        /// The second factor the session signed in with (`totp`), when it did.
+        public var signInSecondFactor: String?
+        /// That factor's ID (`mfaEnrollmentId`).
+        public var secondFactorIdentifier: String?
 
         enum CodingKeys: String, CodingKey {
             case identities, tenant
             case signInProvider = "sign_in_provider"
             case signInAttributes = "sign_in_attributes"
+            case signInSecondFactor = "sign_in_second_factor"
+            case secondFactorIdentifier = "second_factor_identifier"
         }
     }
 

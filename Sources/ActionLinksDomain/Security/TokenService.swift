@@ -60,7 +60,11 @@ public struct TokenService: Sendable {
             custom: custom)
         // A session's own Firebase claims (a SAML sign-in's attributes) ride under `firebase`, a
         // name no custom token or custom claim may use.
-        claims.firebase.signInAttributes = sessionClaims?["firebase"]?.objectValue?["sign_in_attributes"]
+        let own = sessionClaims?["firebase"]?.objectValue
+        claims.firebase.signInAttributes = own?["sign_in_attributes"]
+        // A second factor's, likewise (``SignInCompletion``).
+        claims.firebase.signInSecondFactor = own?["sign_in_second_factor"]?.stringValue
+        claims.firebase.secondFactorIdentifier = own?["second_factor_identifier"]?.stringValue
         return claims
     }
 

@@ -168,6 +168,7 @@ struct IdentityToolkitAPI: Sendable {
         api.addPasswordPolicyOperations()
         api.addFederatedOperations(services)
         api.addSignInCodeOperations(services)
+        api.addSecondFactorOperations(services)
         return api
     }
 }

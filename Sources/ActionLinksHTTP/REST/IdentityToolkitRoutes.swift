@@ -16,7 +16,8 @@ import NIOCore
 /// - `GET /v1/projects` (the project's configuration);
 /// - `/v1/token` and `/securetoken.googleapis.com/v1/token` (refresh);
 /// - `/v2/projects/<p>/tenants[/<t>]` (tenants), `/v2/projects/<p>/config` (read only) and
-///   `GET /v2/passwordPolicy` (the project's or a tenant's password policy);
+///   `GET /v2/passwordPolicy` (the project's or a tenant's password policy), and
+///   `/v2/accounts/mfaEnrollment:<op>` and `/v2/accounts/mfaSignIn:<op>` (second factors);
 /// - on a development server, `/www.googleapis.com/identitytoolkit/v3/relyingparty/<legacy name>`,
 ///   the names the iOS SDK (and others) still call.
 struct IdentityToolkitRoutes {
@@ -68,6 +69,8 @@ struct IdentityToolkitRoutes {
             route(collection, "\(prefix)/projects/{project}/tenants/{tenantID}") { _ in (.path, "tenant") }
             route(collection, "\(prefix)/projects/{project}/config") { _ in (.path, "config") }
             route(collection, "\(prefix)/passwordPolicy") { _ in (.path, "passwordPolicy") }
+            route(collection, "\(prefix)/accounts/mfaEnrollment:{operation}") { (.path, "mfaEnrollment:" + ($0.get("operation") ?? "")) }
+            route(collection, "\(prefix)/accounts/mfaSignIn:{operation}") { (.path, "mfaSignIn:" + ($0.get("operation") ?? "")) }
         }
         for path in Self.tokenPaths { route(collection, RouterPath(path)) { _ in (.path, "token") } }
         if settings.server.development {

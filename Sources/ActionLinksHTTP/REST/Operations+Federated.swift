@@ -27,9 +27,11 @@ extension IdentityToolkitAPI {
             var response = SignInWithIdpResponse(answer)
             switch answer.outcome {
             case .signedIn(let user)?:
-                let signed = try await user.tokens(tokens, now: clock.now)
                 response.localId = user.account.localID
-                (response.idToken, response.refreshToken, response.expiresIn) = (signed.idToken, signed.refreshToken, signed.expiresIn)
+                if let signed = try await user.tokens(tokens, now: clock.now) {
+                    (response.idToken, response.refreshToken, response.expiresIn) = (signed.idToken, signed.refreshToken, signed.expiresIn)
+                }
+                (response.mfaPendingCredential, response.mfaInfo) = MFAEnrollmentJSON.pending(user)
                 response.isNewUser = user.isNewUser ? true : nil
             case .needConfirmation(let providers)?:
                 response.needConfirmation = true
@@ -86,6 +88,8 @@ struct SignInWithIdpResponse: Encodable, Sendable {
     var pendingToken: String?
     var errorMessage: String?
     var tenantId: String?
+    var mfaPendingCredential: String?
+    var mfaInfo: [MFAEnrollmentJSON]?
 
     init(_ answer: FederatedSignInService.Answer) {
         let assertion = answer.assertion

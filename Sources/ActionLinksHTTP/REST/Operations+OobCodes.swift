@@ -29,8 +29,7 @@ extension IdentityToolkitAPI {
             let (signedIn, tokens) = try await completer.signInWithEmailLink(
                 code: fields.oobCode, email: fields.email, idToken: fields.idToken, bodyTenant: fields.tenantId, tenant: tenant,
                 caller: call.caller, consumer: call.consumer)
-            return EmailLinkSignInResponse(
-                tokens: tokens, email: signedIn.account.email ?? "", localId: signedIn.account.localID, isNewUser: signedIn.isNewUser)
+            return EmailLinkSignInResponse(signedIn, tokens: tokens)
         }
     }
 }
@@ -116,19 +115,23 @@ struct ResetPasswordResponse: Encodable, Sendable {
 /// `accounts:signInWithEmailLink`'s answer.
 struct EmailLinkSignInResponse: Encodable, Sendable {
     var kind = "identitytoolkit#EmailLinkSigninResponse"
-    var idToken: String
-    var refreshToken: String
-    var expiresIn: String
+    var idToken: String?
+    var refreshToken: String?
+    var expiresIn: String?
     var email: String
     var localId: String
     var isNewUser: Bool
+    /// Instead of tokens, when the account's second factor is asked for.
+    var mfaPendingCredential: String?
+    var mfaInfo: [MFAEnrollmentJSON]?
 
-    init(tokens: SignedInUser.Tokens, email: String, localId: String, isNewUser: Bool) {
-        idToken = tokens.idToken
-        refreshToken = tokens.refreshToken
-        expiresIn = tokens.expiresIn
-        self.email = email
-        self.localId = localId
-        self.isNewUser = isNewUser
+    init(_ user: SignedInUser, tokens: SignedInUser.Tokens?) {
+        idToken = tokens?.idToken
+        refreshToken = tokens?.refreshToken
+        expiresIn = tokens?.expiresIn
+        email = user.account.email ?? ""
+        localId = user.account.localID
+        isNewUser = user.isNewUser
+        (mfaPendingCredential, mfaInfo) = MFAEnrollmentJSON.pending(user)
     }
 }

@@ -30,19 +30,19 @@ extension IdentityToolkitAPI {
             let (account, session) = try await signIn.signUp(request, tenant: tenant, caller: call.caller)
             return SignUpResponse(
                 localId: account.localID, email: account.email, displayName: account.displayName,
-                tokens: try await session?.tokens(tokens, now: clock.now))
+                tokens: try await session?.requiredTokens(tokens, now: clock.now))
         }
 
         add("signInWithPassword", legacy: "verifyPassword", requires: [.enabledTenant], body: PasswordSignInRequest.self) {
             fields, call, tenant throws(ActionError) in
             let user = try await signIn.signIn(email: fields.email, password: fields.password, tenant: tenant, caller: call.caller)
-            return PasswordSignInResponse(account: user.account, tokens: try await user.tokens(tokens, now: clock.now))
+            return PasswordSignInResponse(user, tokens: try await user.tokens(tokens, now: clock.now))
         }
 
         add("signInWithCustomToken", legacy: "verifyCustomToken", requires: [.enabledTenant], body: CustomTokenSignInRequest.self) {
             fields, call, tenant throws(ActionError) in
             let user = try await signIn.signIn(customToken: fields.token, tenant: tenant, caller: call.caller)
-            return CustomTokenSignInResponse(isNewUser: user.isNewUser, tokens: try await user.tokens(tokens, now: clock.now))
+            return CustomTokenSignInResponse(isNewUser: user.isNewUser, tokens: try await user.requiredTokens(tokens, now: clock.now))
         }
 
         add("token", on: .path, body: TokenRequest.self) { fields, call throws(ActionError) in
@@ -110,18 +110,23 @@ struct PasswordSignInResponse: Encodable, Sendable {
     var email: String
     var displayName: String?
     var profilePicture: String?
-    var idToken: String
-    var refreshToken: String
-    var expiresIn: String
+    var idToken: String?
+    var refreshToken: String?
+    var expiresIn: String?
+    /// Instead of tokens, when the account's second factor is asked for.
+    var mfaPendingCredential: String?
+    var mfaInfo: [MFAEnrollmentJSON]?
 
-    init(account: Account, tokens: SignedInUser.Tokens) {
+    init(_ user: SignedInUser, tokens: SignedInUser.Tokens?) {
+        let account = user.account
         localId = account.localID
         email = account.email ?? ""
         displayName = account.displayName
         profilePicture = account.photoURL
-        idToken = tokens.idToken
-        refreshToken = tokens.refreshToken
-        expiresIn = tokens.expiresIn
+        idToken = tokens?.idToken
+        refreshToken = tokens?.refreshToken
+        expiresIn = tokens?.expiresIn
+        (mfaPendingCredential, mfaInfo) = MFAEnrollmentJSON.pending(user)
     }
 }
 

@@ -60,7 +60,7 @@ struct TokenRefreshFastPathTests {
             try await services.signingKeys.refresh(now: services.clock.now)
             let (account, user) = try await services.signIn.signUp(
                 .init(), tenant: services.tenants.project, caller: Caller(isAdmin: false))
-            let tokens = try await #require(user).tokens(services.tokens, now: services.clock.now)
+            let tokens = try await #require(user).requiredTokens(services.tokens, now: services.clock.now)
             return (tokens.refreshToken, account.localID)
         }
     }
