@@ -215,15 +215,10 @@ struct ProjectSettingsRequest: Decodable, Sendable {
     /// Whether the body has `mfa`.
     var hasMFA = false
 
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
+    /// Reads the body's member names; a body that is not an object touches nothing.
     init(from decoder: any Decoder) throws {
-        hasMFA = (try? decoder.container(keyedBy: Key.self))?.allKeys.contains { $0.stringValue == "mfa" } ?? false
+        let body = try? decoder.container(keyedBy: MultiFactorConfigRequest.AnyKey.self)
+        hasMFA = body?.allKeys.contains { $0.stringValue == "mfa" } ?? false
     }
 }
 
@@ -241,6 +236,7 @@ struct MultiFactorConfigRequest: Decodable, Sendable {
         /// The keys other than `state` and `totpProviderConfig`.
         var otherKeys: [String] = []
 
+        /// Reads the entry, keeping the names of members it does not know for the check.
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: AnyKey.self)
             state = try container.decodeIfPresent(String.self, forKey: AnyKey("state"))
@@ -258,6 +254,8 @@ struct MultiFactorConfigRequest: Decodable, Sendable {
         /// The keys other than `adjacentIntervals`.
         var otherKeys: [String] = []
 
+        /// Reads `adjacentIntervals` as any JSON value (a non-number is refused by the check) and
+        /// keeps the names of the other members.
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: AnyKey.self)
             let key = AnyKey("adjacentIntervals")

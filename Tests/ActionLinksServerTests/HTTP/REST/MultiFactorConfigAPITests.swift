@@ -8,7 +8,9 @@ import Testing
 /// from the configuration file.
 @Suite("mfaConfig and mfa in the admin API", .timeLimit(.minutes(5)))
 struct MultiFactorConfigAPITests {
+    /// The tenants' collection.
     static let tenants = "/identitytoolkit.googleapis.com/v2/projects/demo-actionlinks/tenants"
+    /// The project's configuration.
     static let config = "/identitytoolkit.googleapis.com/v2/projects/demo-actionlinks/config"
     /// What firebase-admin's `updateTenant({multiFactorConfig: {state: 'ENABLED', factorIds: [],
     /// providerConfigs: [{state: 'ENABLED', totpProviderConfig: {adjacentIntervals: 5}}]}})` sends.
@@ -19,11 +21,13 @@ struct MultiFactorConfigAPITests {
         ]
     }
 
+    /// `PATCH projects/<p>/tenants/<id>?updateMask=<mask>` as the admin.
     static func patch(_ app: TestApp, _ id: String, mask: String?, _ fields: [String: Any]) async throws -> HTTPReply {
         let query = mask.map { "?updateMask=\($0)" } ?? ""
         return try await app.request("PATCH", tenants + "/\(id)" + query, json: fields, headers: Spec.admin)
     }
 
+    /// The reply's `mfaConfig` (or `key`), for comparing whole.
     static func mfa(_ reply: HTTPReply, _ key: String = "mfaConfig") -> NSDictionary? {
         (reply.json[key] as? [String: Any]).map { NSDictionary(dictionary: $0) }
     }
