@@ -144,7 +144,7 @@ private struct ConfigurationFile: Decodable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case server, project, linkDomains, continueUrls, apps, codes, store, dataDirectory, passwords, users, signUp, emulatorListing
-        case mail, limits, pages, tenants, providers, upstream, log, keys
+        case mail, limits, pages, tenants, providers, upstream, log, keys, mfa
     }
 
     init(from decoder: any Decoder) throws {
@@ -221,6 +221,7 @@ private struct ConfigurationFile: Decodable {
         service.log = try file.decode(LogSettings.self, forKey: .log)
         service.keys = try file.decode(KeySettings.self, forKey: .keys)
         service.limits = try file.decode(LimitSettings.self, forKey: .limits)
+        service.multiFactor = try file.decode(MultiFactorSettings.self, forKey: .mfa)
         var tenants = try file.nestedUnkeyedContainer(forKey: .tenants)
         while !tenants.isAtEnd {
             let index = tenants.currentIndex

@@ -20,6 +20,8 @@ public struct ServiceSettings: Sendable {
     public var passwords = PasswordSettings()
     /// `users`: what people may do with their own accounts.
     public var users = UserSettings()
+    /// `mfa`: the project's multi-factor authentication (authenticator apps).
+    public var multiFactor = MultiFactorSettings()
     /// `emulatorListing`: whether `GET /emulator/v1/projects/<id>/oobCodes` lists issued links.
     public var emulatorListing = false
     /// `mail`.

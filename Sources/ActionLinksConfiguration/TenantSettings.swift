@@ -1,5 +1,5 @@
 /// A tenant of the project (an entry of `tenants`): its ID, and what it sets differently from the
-/// project. Each setting left nil is the project's (`users.*`, `passwords`).
+/// project. Each setting left nil is the project's (`users.*`, `passwords`, `mfa`).
 public struct TenantSettings: Sendable, Hashable {
     /// The tenant ID: 1 to 64 letters, digits and hyphens.
     public var id: String
@@ -14,11 +14,14 @@ public struct TenantSettings: Sendable, Hashable {
     /// The tenant's password policy; the keys its `passwords` does not give are the project's as the
     /// file was read.
     public var passwords: PasswordSettings?
+    /// The tenant's multi-factor settings; the keys its `mfa` does not give are the project's as
+    /// the file was read.
+    public var multiFactor: MultiFactorSettings?
 
     /// A tenant that inherits every setting.
     public init(
         id: String, displayName: String? = nil, selfServiceSignUp: Bool? = nil, selfServiceDelete: Bool? = nil,
-        emailEnumerationProtection: Bool? = nil, passwords: PasswordSettings? = nil
+        emailEnumerationProtection: Bool? = nil, passwords: PasswordSettings? = nil, multiFactor: MultiFactorSettings? = nil
     ) {
         self.id = id
         self.displayName = displayName
@@ -26,6 +29,7 @@ public struct TenantSettings: Sendable, Hashable {
         self.selfServiceDelete = selfServiceDelete
         self.emailEnumerationProtection = emailEnumerationProtection
         self.passwords = passwords
+        self.multiFactor = multiFactor
     }
 }
 
@@ -40,29 +44,33 @@ public struct AccountSettings: Sendable, Hashable {
     public var users: UserSettings
     /// The password policy.
     public var passwords: PasswordSettings
+    /// Multi-factor authentication.
+    public var multiFactor = MultiFactorSettings()
 }
 
 extension ServiceSettings {
     /// The settings for the accounts of tenant `id` ("" for the project itself); nil for a tenant
     /// the project does not have.
     public func accountSettings(forTenant id: String) -> AccountSettings? {
-        guard !id.isEmpty else { return AccountSettings(tenantID: "", users: users, passwords: passwords) }
+        guard !id.isEmpty else { return AccountSettings(tenantID: "", users: users, passwords: passwords, multiFactor: multiFactor) }
         guard let tenant = tenantSettings[id] else { return nil }
         var users = self.users
         users.selfServiceSignUp = tenant.selfServiceSignUp ?? users.selfServiceSignUp
         users.selfServiceDelete = tenant.selfServiceDelete ?? users.selfServiceDelete
         users.emailEnumerationProtection = tenant.emailEnumerationProtection ?? users.emailEnumerationProtection
-        return AccountSettings(tenantID: id, displayName: tenant.displayName, users: users, passwords: tenant.passwords ?? passwords)
+        return AccountSettings(
+            tenantID: id, displayName: tenant.displayName, users: users, passwords: tenant.passwords ?? passwords,
+            multiFactor: tenant.multiFactor ?? multiFactor)
     }
 }
 
 extension TenantSettings {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, displayName, selfServiceSignUp, selfServiceDelete, emailEnumerationProtection, passwords
+        case id, displayName, selfServiceSignUp, selfServiceDelete, emailEnumerationProtection, passwords, mfa
     }
 
-    /// Reads an entry of `tenants`: a tenant ID, or a mapping whose `passwords` keys it does not give
-    /// are `project`'s.
+    /// Reads an entry of `tenants`: a tenant ID, or a mapping whose `passwords` and `mfa` keys it
+    /// does not give are `project`'s.
     init(from decoder: any Decoder, inheriting project: ServiceSettings) throws {
         if let id = try ScalarText(from: decoder).text {
             try self.init(id: Self.checked(id, at: decoder.codingPath))
@@ -76,6 +84,8 @@ extension TenantSettings {
         emailEnumerationProtection = try tenant.boolean(.emailEnumerationProtection)
         let policy = try PasswordSettings(from: tenant.superDecoder(forKey: .passwords), inheriting: project.passwords)
         passwords = policy == project.passwords ? nil : policy
+        let multiFactor = try MultiFactorSettings(from: tenant.superDecoder(forKey: .mfa), inheriting: project.multiFactor)
+        self.multiFactor = multiFactor == project.multiFactor ? nil : multiFactor
     }
 
     private static func checked(_ id: String, at path: [any CodingKey]) throws(DecodingProblem) -> String {

@@ -40,6 +40,22 @@ public struct TenantPolicy: Sendable, Hashable {
     }
 }
 
+extension MultiFactorPolicy {
+    /// The policy the configuration file's `mfa` (the project's, or a tenant's) gives.
+    package init(settings: MultiFactorSettings) {
+        func state(_ state: MultiFactorSettings.State) -> State {
+            switch state {
+            case .disabled: .disabled
+            case .enabled: .enabled
+            case .mandatory: .mandatory
+            }
+        }
+        self.init(
+            state: state(settings.state), totpState: settings.totp.map { state($0.state) },
+            adjacentIntervals: settings.totp?.adjacentIntervals)
+    }
+}
+
 /// The project's tenants: those in the configuration and those made through the admin API.
 public struct TenantDirectory: Sendable {
     let settings: ServiceSettings
@@ -58,7 +74,8 @@ public struct TenantDirectory: Sendable {
             tenantID: id, displayName: account.displayName, selfServiceSignUp: account.users.selfServiceSignUp,
             selfServiceDelete: account.users.selfServiceDelete, emailEnumerationProtection: account.users.emailEnumerationProtection,
             passwords: PasswordPolicy(settings: account.passwords),
-            passwordPolicyConfig: settings.tenantSettings[id]?.passwords.map(PasswordPolicyConfig.init))
+            passwordPolicyConfig: settings.tenantSettings[id]?.passwords.map(PasswordPolicyConfig.init),
+            multiFactor: MultiFactorPolicy(settings: account.multiFactor))
     }
 
     /// The policy a front applies in a tenant (`id`, "" for the project) of the Firebase project
@@ -104,6 +121,8 @@ public struct TenantDirectory: Sendable {
             policy.passwords = PasswordPolicy(settings: own)
             policy.passwordPolicyConfig = config
         }
+        // A stored tenant's multi-factor settings are its own (Identity Platform's `mfaConfig`), not the project's.
+        policy.multiFactor = tenant.multiFactor ?? .disabled
         policy.isStored = true
         return policy
     }
@@ -130,12 +149,13 @@ extension TenantDirectory {
     }
 
     /// A new stored tenant named `displayName` (its ID made from the name, as Firebase makes it),
-    /// its fields set by `edit`; a password policy that does not read is refused before anything
-    /// is saved.
-    package func create(displayName: String?, now: Timestamp, edit: (inout TenantRecord) -> Void) async throws(ActionError) -> TenantPolicy
-    {
+    /// its fields set by `edit` (which may refuse them); a password policy that does not read, or
+    /// multi-factor settings out of range, are refused before anything is saved.
+    package func create(
+        displayName: String?, now: Timestamp, edit: (inout TenantRecord) throws(ActionError) -> Void
+    ) async throws(ActionError) -> TenantPolicy {
         var record = TenantRecord(tenantID: Self.newID(displayName: displayName), displayName: displayName, createdAt: now)
-        edit(&record)
+        try edit(&record)
         return try await save(record)
     }
 
@@ -146,9 +166,9 @@ extension TenantDirectory {
     }
 
     /// Changes a stored tenant with `edit` (checked as ``create(displayName:now:edit:)`` checks).
-    package func update(_ id: String?, edit: (inout TenantRecord) -> Void) async throws(ActionError) -> TenantPolicy {
+    package func update(_ id: String?, edit: (inout TenantRecord) throws(ActionError) -> Void) async throws(ActionError) -> TenantPolicy {
         var record = try await stored(id, changing: true)
-        edit(&record)
+        try edit(&record)
         return try await save(record)
     }
 
@@ -173,6 +193,9 @@ extension TenantDirectory {
 
     private func save(_ record: TenantRecord) async throws(ActionError) -> TenantPolicy {
         _ = try record.passwordPolicyConfig?.settings()
+        if let intervals = record.multiFactor?.adjacentIntervals, !(0...10).contains(intervals) {
+            throw ActionError.invalidArgument("adjacentIntervals must be a whole number from 0 to 10; got \(intervals)")
+        }
         try await gateway.call { try await self.store.save(record) }
         return policy(record)
     }
