@@ -21,6 +21,9 @@ struct AccountChanges: Sendable {
     var validSince: Int64?
     var createdAt: Timestamp?
     var lastLoginAt: Timestamp?
+    /// The second factors to keep (`mfa.enrollments`, checked): `nil` keeps them all, none removes
+    /// them all (``SecondFactorEntry/kept(_:naming:)``).
+    var secondFactors: [SecondFactorEntry]?
 }
 
 extension AccountService {
@@ -80,6 +83,10 @@ extension AccountService {
                     if let claims = changes.customAttributes { account.customAttributes = claims == "{}" ? nil : claims }
                     if let created = changes.createdAt { account.createdAt = created }
                     if let login = changes.lastLoginAt { account.lastLoginAt = login }
+                    // Removing factors revokes no session (as Firebase's).
+                    if let entries = changes.secondFactors {
+                        account.secondFactors = try SecondFactorEntry.kept(account.secondFactors, naming: entries)
+                    }
                 }
                 if revoke { account.validSince = now.seconds }
                 if isAdmin, let validSince = changes.validSince { account.validSince = validSince }

@@ -48,6 +48,8 @@ package struct AccountUpdateRequest: Sendable {
     var validSince: Int64?
     var createdAt: Timestamp?
     var lastLoginAt: Timestamp?
+    /// The admin's `mfa`: `nil` when absent, its `enrollments` (none for `{}`) when present.
+    var secondFactors: [SecondFactorEntry]?
 
     /// Makes the value from each of its fields.
     package init(
@@ -55,7 +57,7 @@ package struct AccountUpdateRequest: Sendable {
         password: String? = nil, displayName: String?? = nil, photoURL: String?? = nil, deleteAttributes: [String] = [],
         deleteProviders: [String] = [], linkIdentity: LinkedIdentity? = nil, disableUser: Bool? = nil, emailVerified: Bool? = nil,
         phoneNumber: String? = nil, customAttributes: String? = nil, revokesSessions: Bool = false, validSince: Int64? = nil,
-        createdAt: Timestamp? = nil, lastLoginAt: Timestamp? = nil
+        createdAt: Timestamp? = nil, lastLoginAt: Timestamp? = nil, secondFactors: [SecondFactorEntry]? = nil
     ) {
         self.idToken = idToken
         self.oobCode = oobCode
@@ -76,6 +78,7 @@ package struct AccountUpdateRequest: Sendable {
         self.validSince = validSince
         self.createdAt = createdAt
         self.lastLoginAt = lastLoginAt
+        self.secondFactors = secondFactors
     }
 }
 
@@ -104,11 +107,12 @@ package struct AccountUpdater: Sendable {
             guard request.idToken != nil || request.oobCode != nil else {
                 throw ActionError(.invalidRequestType, "Unsupported request parameters.")
             }
-            if request.customAttributes != nil { throw ActionError.insufficientPermission }
+            if request.customAttributes != nil || request.secondFactors != nil { throw ActionError.insufficientPermission }
         } else if request.localID == nil, request.oobCode == nil {
             throw ActionError(.missingLocalID)
         }
         if let claims = request.customAttributes { try AccountService.checkCustomAttributes(claims) }
+        if let entries = request.secondFactors { try SecondFactorEntry.check(entries) }
         if let code = request.oobCode {
             let namesTenant = (request.bodyTenant ?? caller.pathTenant)?.isEmpty == false
             let done = try await completer.apply(code: code, tenant: namesTenant ? tenant : nil, consumer: caller.consumer)
@@ -188,6 +192,7 @@ package struct AccountUpdater: Sendable {
             changes.validSince = request.validSince
             changes.createdAt = request.createdAt
             changes.lastLoginAt = request.lastLoginAt
+            changes.secondFactors = request.secondFactors
         } else if request.revokesSessions {
             changes.validSince = clock.now.seconds
         }

@@ -14,6 +14,7 @@ public struct ActionError: Error, Hashable, Sendable, CustomStringConvertible {
         case credentialTooOld = "CREDENTIAL_TOO_OLD_LOGIN_AGAIN"
         case duplicateEmail = "DUPLICATE_EMAIL"
         case duplicateLocalID = "DUPLICATE_LOCAL_ID"
+        case duplicateMFAEnrollmentID = "DUPLICATE_MFA_ENROLLMENT_ID"
         case duplicateRawID = "DUPLICATE_RAW_ID"
         case dynamicLinkNotActivated = "DYNAMIC_LINK_NOT_ACTIVATED"
         case emailExists = "EMAIL_EXISTS"

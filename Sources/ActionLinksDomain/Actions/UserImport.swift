@@ -52,13 +52,16 @@ package struct UserImport: Sendable {
         var rawPassword: String? = nil
         /// Why the user's `rawPassword` was refused (the password policy), if it was.
         var passwordRefusal: String? = nil
+        /// Its second factors (`mfaInfo`): a user with any is refused (``SecondFactorEntry/importRefusal(_:)``).
+        var secondFactors: [SecondFactorEntry] = []
 
         /// Makes the value from each of its fields.
         package init(
             localID: String? = nil, tenantID: String? = nil, email: String? = nil, emailVerified: Bool, displayName: String? = nil,
             photoURL: String? = nil, phoneNumber: String? = nil, disabled: Bool, customAttributes: String? = nil,
             passwordHash: String? = nil, salt: String? = nil, createdAt: Timestamp? = nil, lastLoginAt: Timestamp? = nil,
-            providers: [FederatedIdentity?], rawPassword: String? = nil, passwordRefusal: String? = nil
+            providers: [FederatedIdentity?], rawPassword: String? = nil, passwordRefusal: String? = nil,
+            secondFactors: [SecondFactorEntry] = []
         ) {
             self.localID = localID
             self.tenantID = tenantID
@@ -76,6 +79,7 @@ package struct UserImport: Sendable {
             self.providers = providers
             self.rawPassword = rawPassword
             self.passwordRefusal = passwordRefusal
+            self.secondFactors = secondFactors
         }
     }
 
@@ -201,6 +205,7 @@ package struct UserImport: Sendable {
             return .failure(Refusal(message: "Tenant id in userInfo does not match the tenant id in request."))
         }
         if let refusal = user.passwordRefusal { return .failure(Refusal(message: refusal)) }
+        if let refusal = SecondFactorEntry.importRefusal(user.secondFactors) { return .failure(Refusal(message: refusal)) }
         var account = Account(
             localID: localID, tenantID: tenantID, emailVerified: user.emailVerified, displayName: user.displayName, photoURL: user.photoURL,
             disabled: user.disabled, createdAt: user.createdAt ?? now, lastLoginAt: user.lastLoginAt, validSince: now.seconds)

@@ -41,7 +41,8 @@ extension IdentityToolkitAPI {
                 customAttributes: fields.customAttributes, revokesSessions: fields.validSince != nil,
                 validSince: fields.validSince.flatMap { Int64($0.text) },
                 createdAt: fields.createdAt.flatMap { Int64($0.text).map(Timestamp.init(milliseconds:)) },
-                lastLoginAt: fields.lastLoginAt.flatMap { Int64($0.text).map(Timestamp.init(milliseconds:)) })
+                lastLoginAt: fields.lastLoginAt.flatMap { Int64($0.text).map(Timestamp.init(milliseconds:)) },
+                secondFactors: fields.mfa.map { ($0.enrollments ?? []).map(\.entry) })
             let done = try await updater.update(request, caller: call.caller, tenant: tenant)
             return UpdateResponse(account: done.account, newEmail: done.newEmail, tokens: done.tokens)
         }
@@ -166,11 +167,13 @@ struct UpdateRequest: Decodable, Sendable, NamesTenant {
     var validSince: LenientString?
     var createdAt: LenientString?
     var lastLoginAt: LenientString?
+    /// The admin's second factors to keep (absent: unchanged).
+    var mfa: MFAUpdateField?
     var tenantId: String?
 
     enum CodingKeys: String, CodingKey {
         case idToken, oobCode, localId, email, password, displayName, photoUrl, deleteAttribute, deleteProvider, linkProviderUserInfo
-        case disableUser, emailVerified, phoneNumber, customAttributes, validSince, createdAt, lastLoginAt, tenantId
+        case disableUser, emailVerified, phoneNumber, customAttributes, validSince, createdAt, lastLoginAt, mfa, tenantId
     }
 
     init(from decoder: any Decoder) throws {
@@ -196,6 +199,7 @@ struct UpdateRequest: Decodable, Sendable, NamesTenant {
         validSince = try container.decodeIfPresent(LenientString.self, forKey: .validSince)
         createdAt = try container.decodeIfPresent(LenientString.self, forKey: .createdAt)
         lastLoginAt = try container.decodeIfPresent(LenientString.self, forKey: .lastLoginAt)
+        mfa = try container.decodeIfPresent(MFAUpdateField.self, forKey: .mfa)
         tenantId = try container.decodeIfPresent(String.self, forKey: .tenantId)
     }
 }

@@ -27,7 +27,7 @@ extension IdentityToolkitAPI {
                             providerID: provider, rawID: raw, email: info.email.flatMap(EmailAddress.canonical),
                             displayName: info.displayName,
                             photoURL: info.photoUrl)
-                    }, rawPassword: user.rawPassword)
+                    }, rawPassword: user.rawPassword, secondFactors: (user.mfaInfo ?? []).map(\.entry))
             }
             let failures = try await importer.run(
                 users: users, tenant: tenant, hashes: hashes, sanityCheck: fields.sanityCheck?.value ?? false,
@@ -62,6 +62,8 @@ struct BatchCreateRequest: Decodable, Sendable, NamesTenant {
         var createdAt: LenientString?
         var lastLoginAt: LenientString?
         var providerUserInfo: [Provider]?
+        /// Second factors: refused (``SecondFactorEntry/importRefusal(_:)``).
+        var mfaInfo: [MFAEnrollmentField]?
     }
     var users: [User]?
     var hashAlgorithm: String?

@@ -27,6 +27,8 @@ struct UserRecord: Encodable, Sendable {
     var emailLinkSignin: Bool?
     var customAuth: Bool?
     var screenName: String?
+    /// The second factors, without their secrets (absent for none).
+    var mfaInfo: [MFAEnrollmentInfo]?
 
     /// What Firebase production shows instead of a password hash: "REDACTED" in base64.
     static let redactedHash = "UkVEQUNURUQ="
@@ -65,6 +67,7 @@ struct UserRecord: Encodable, Sendable {
         emailLinkSignin = account.emailLinkSignin ? true : nil
         customAuth = account.customAuth ? true : nil
         screenName = account.screenName
+        mfaInfo = MFAEnrollmentInfo.entries(of: account)
     }
 
     /// `2020-01-01T00:00:00.000Z` for a time in milliseconds.
@@ -75,6 +78,30 @@ struct UserRecord: Encodable, Sendable {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
         return formatter.string(from: date)
+    }
+}
+
+/// A second factor as Firebase's API shows it (`mfaInfo[]`, `GoogleCloudIdentitytoolkitV1MfaEnrollment`):
+/// its ID, name and enrolment time, and `totpInfo: {}`, the one key by which the SDKs know an
+/// authenticator app (never `null`, never beside `phoneInfo`). Never its secret or last used step.
+struct MFAEnrollmentInfo: Encodable, Sendable, Hashable {
+    var mfaEnrollmentId: String
+    var displayName: String?
+    /// RFC 3339 in UTC with milliseconds (`2025-01-01T12:00:00.123Z`), as the SDKs parse it.
+    var enrolledAt: String
+    /// Always empty: its presence says TOTP.
+    var totpInfo: [String: String] = [:]
+
+    /// The factor's entry.
+    init(_ factor: SecondFactor) {
+        mfaEnrollmentId = factor.enrollmentID
+        displayName = factor.displayName
+        enrolledAt = UserRecord.rfc3339(factor.enrolledAt)
+    }
+
+    /// The account's factors' entries, oldest first; `nil` for none (Firebase leaves `mfaInfo` out).
+    static func entries(of account: Account) -> [MFAEnrollmentInfo]? {
+        account.secondFactors.isEmpty ? nil : account.secondFactors.map(MFAEnrollmentInfo.init)
     }
 }
 

@@ -377,7 +377,7 @@ final class PostgresAccountTransaction: AccountTransaction {
                             \(account.passwordUpdatedAt), \(account.displayName), \(account.photoURL), \(account.phoneNumber),
                             \(account.disabled), \(account.createdAt), \(account.lastLoginAt), \(account.lastRefreshAt), \(account.validSince),
                             \(account.customAttributes), \(account.initialEmail), \(account.emailLinkSignin), \(account.customAuth),
-                            \(account.screenName))
+                            \(account.screenName), \(SecondFactor.json(account.secondFactors)))
                     """, logger: logger)
                 try await writeIdentities(account, connection, logger: logger)
             case .update(let account):
@@ -390,7 +390,7 @@ final class PostgresAccountTransaction: AccountTransaction {
                         last_refresh_at = \(account.lastRefreshAt), valid_since = \(account.validSince),
                         custom_attributes = \(account.customAttributes), initial_email = \(account.initialEmail),
                         email_link_signin = \(account.emailLinkSignin), custom_auth = \(account.customAuth),
-                        screen_name = \(account.screenName)
+                        screen_name = \(account.screenName), mfa = \(SecondFactor.json(account.secondFactors))
                     WHERE tenant_id = \(tenantID) AND local_id = \(account.localID)
                     """, logger: logger)
                 try await connection.query(

@@ -39,7 +39,7 @@ enum PostgresColumns {
     static let accounts = [
         "local_id", "tenant_id", "email", "email_verified", "password_hash", "password_updated_at", "display_name", "photo_url",
         "phone_number", "disabled", "created_at", "last_login_at", "last_refresh_at", "valid_since", "custom_attributes", "initial_email",
-        "email_link_signin", "custom_auth", "screen_name",
+        "email_link_signin", "custom_auth", "screen_name", "mfa",
     ]
     static let codes = [
         "hash", "mode", "tenant_id", "account_id", "email", "new_email", "continue_url", "language_code", "app_settings", "created_at",
@@ -68,7 +68,7 @@ extension Account {
             disabled: try row("disabled"), createdAt: try row("created_at"), lastLoginAt: try row("last_login_at"),
             lastRefreshAt: try row("last_refresh_at"), validSince: try row("valid_since"), customAttributes: try row("custom_attributes"),
             initialEmail: try row("initial_email"), emailLinkSignin: try row("email_link_signin"), customAuth: try row("custom_auth"),
-            screenName: try row("screen_name"))
+            screenName: try row("screen_name"), secondFactors: try SecondFactor.stored(row("mfa")))
     }
 }
 

@@ -411,5 +411,11 @@ extension PostgresStore {
                 "CREATE INDEX mail_outbox_due ON mail_outbox (due_at)",
             ]
         ),
+        (
+            // As SQLite's v14: an account's second factors as one JSON array, NULL for none. The
+            // email-link functions (v7, v8) return `accounts` rows whole: they return it too.
+            "v14: second factors",
+            ["ALTER TABLE accounts ADD COLUMN mfa TEXT"]
+        ),
     ]
 }

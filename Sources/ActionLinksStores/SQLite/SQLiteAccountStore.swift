@@ -154,14 +154,14 @@ struct AccountRow: FetchableRecord, PersistableRecord {
         case phoneNumber = "phone_number", disabled, createdAt = "created_at", lastLoginAt = "last_login_at"
         case lastRefreshAt = "last_refresh_at", validSince = "valid_since", customAttributes = "custom_attributes"
         case initialEmail = "initial_email", emailLinkSignin = "email_link_signin", customAuth = "custom_auth"
-        case screenName = "screen_name"
+        case screenName = "screen_name", mfa
     }
 
     var account: Account
 
     init(_ account: Account) { self.account = account }
 
-    init(row: Row) {
+    init(row: Row) throws {
         account = Account(
             localID: row[Columns.localID], tenantID: row[Columns.tenantID], email: row[Columns.email],
             emailVerified: row[Columns.emailVerified], passwordHash: row[Columns.passwordHash],
@@ -169,7 +169,8 @@ struct AccountRow: FetchableRecord, PersistableRecord {
             phoneNumber: row[Columns.phoneNumber], disabled: row[Columns.disabled], createdAt: row[Columns.createdAt],
             lastLoginAt: row[Columns.lastLoginAt], lastRefreshAt: row[Columns.lastRefreshAt], validSince: row[Columns.validSince],
             customAttributes: row[Columns.customAttributes], initialEmail: row[Columns.initialEmail],
-            emailLinkSignin: row[Columns.emailLinkSignin], customAuth: row[Columns.customAuth], screenName: row[Columns.screenName])
+            emailLinkSignin: row[Columns.emailLinkSignin], customAuth: row[Columns.customAuth], screenName: row[Columns.screenName],
+            secondFactors: try SecondFactor.stored(row[Columns.mfa]))
     }
 
     func encode(to container: inout PersistenceContainer) {
@@ -192,6 +193,7 @@ struct AccountRow: FetchableRecord, PersistableRecord {
         container[Columns.emailLinkSignin] = account.emailLinkSignin
         container[Columns.customAuth] = account.customAuth
         container[Columns.screenName] = account.screenName
+        container[Columns.mfa] = SecondFactor.json(account.secondFactors)
     }
 }
 

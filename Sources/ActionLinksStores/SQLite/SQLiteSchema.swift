@@ -237,6 +237,11 @@ extension SQLiteDatabase {
                     CREATE INDEX mail_outbox_due ON mail_outbox (due_at);
                     """)
         }
+        migrator.registerMigration("v14: second factors") { db in
+            // An account's second factors (authenticator apps) as one JSON array, NULL for none:
+            // they are read and written with the account, never looked up by themselves.
+            try db.execute(sql: "ALTER TABLE accounts ADD COLUMN mfa TEXT")
+        }
         return migrator
     }
 }
