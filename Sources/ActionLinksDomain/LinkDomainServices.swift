@@ -113,7 +113,8 @@ public struct LinkDomainServices: Sendable {
             listing: upstream == nil ? listing : nil, metrics: metrics, store: store, clock: clock, signInCodes: signInCodes)
         completer = ActionCompleter(
             settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens,
-            completion: completion, accountService: self.accounts, issuer: issuer, metrics: metrics, store: store, clock: clock, logger: logger)
+            completion: completion, accountService: self.accounts, issuer: issuer, metrics: metrics, store: store, clock: clock,
+            logger: logger)
         updater = AccountUpdater(
             accounts: self.accounts, completer: completer, issuer: issuer, signIn: signIn, tokens: tokens, settings: settings, clock: clock)
         // Each federated protocol over the same flows and account rules.

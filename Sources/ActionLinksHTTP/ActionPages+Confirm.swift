@@ -77,11 +77,13 @@ extension ActionPages {
                     let fragment: String
                     if let pending = done.signedIn?.pendingSecondFactor {
                         fragment =
-                            "error=auth%2Fmulti-factor-auth-required&mfaPendingCredential=" + PercentEncoding.encodeComponent(pending.credential)
+                            "error=auth%2Fmulti-factor-auth-required&mfaPendingCredential="
+                            + PercentEncoding.encodeComponent(pending.credential)
                     } else {
                         fragment =
                             "customToken="
-                            + (try await tokens.handOffToken(accountID: done.account.localID, tenantID: done.record.tenantID, now: Timestamp.now))
+                            + (try await tokens.handOffToken(
+                                accountID: done.account.localID, tenantID: done.record.tenantID, now: Timestamp.now))
                     }
                     response = .redirect(to: URLText.url(continueLink.url, fragment: fragment))
                 }

@@ -42,7 +42,8 @@ extension AccountService {
     /// session (the user's own update) or `nil` (the admin's).
     func update(
         localID: String, tenant: TenantPolicy, changes: AccountChanges, session: FirstFactor?, isAdmin: Bool,
-        recovery: (code: String, hash: Data, expiresAt: Timestamp), languageCode: String?
+        recovery: (code: String, hash: Data, expiresAt: Timestamp), languageCode: String?,
+        recoveryLetter: @escaping @Sendable (ActionCodeRecord, Timestamp) throws -> OutboxMail
     ) async throws(ActionError) -> Updated {
         let now = clock.now
         let tenantID = tenant.tenantID
@@ -60,7 +61,9 @@ extension AccountService {
                     newEmail = email
                     if email != account.email {
                         if let owner = try tx.account(email: email), owner.localID != localID { throw ActionError.emailExists }
-                        if session?.provider != "anonymous", oldEmail != nil, account.initialEmail == nil { account.initialEmail = oldEmail }
+                        if session?.provider != "anonymous", oldEmail != nil, account.initialEmail == nil {
+                            account.initialEmail = oldEmail
+                        }
                         account.email = email
                         account.emailVerified = false
                         revoke = true
@@ -131,6 +134,8 @@ extension AccountService {
                         newEmail: account.email, languageCode: languageCode, createdAt: now, expiresAt: recovery.expiresAt)
                     try tx.retireCodes(emails: [oldEmail])
                     try tx.issue(record)
+                    // Its mail is stored with it, in the outbox (and delivered after the answer).
+                    try tx.enqueue(try recoveryLetter(record, tx.now))
                     recoveryRecord = record
                 }
                 var signedIn: SignedInUser?

@@ -83,7 +83,7 @@ package struct AccountUpdateRequest: Sendable {
 }
 
 /// `accounts:update`: who may change what (Firebase production's rules, the emulator's on a
-/// development server), then one transaction (``AccountService/update(localID:tenant:changes:signInProvider:isAdmin:recovery:languageCode:)``).
+/// development server), then one transaction (``AccountService/update(localID:tenant:changes:session:isAdmin:recovery:languageCode:recoveryLetter:)``).
 package struct AccountUpdater: Sendable {
     let accounts: AccountService
     let completer: ActionCompleter
@@ -132,17 +132,22 @@ package struct AccountUpdater: Sendable {
         }
         let changes = try await changes(request, caller: caller, tenant: tenant)
         let recovery = issuer.recoveryCode(now: clock.now)
+        let issuer = self.issuer
+        let recoveryLetter: @Sendable (ActionCodeRecord, Timestamp) throws -> OutboxMail = { change, now in
+            try issuer.recoveryLetter(code: recovery.code, hash: recovery.hash, expiresAt: recovery.expiresAt, for: change, now: now)
+        }
         var updated = try await accounts.update(
             localID: localID, tenant: tenant, changes: changes, session: session, isAdmin: caller.isAdmin,
-            recovery: recovery, languageCode: caller.locale)
+            recovery: recovery, languageCode: caller.locale, recoveryLetter: recoveryLetter)
         if !caller.isAdmin, request.revokesSessions, updated.signedIn == nil {
             updated = try await accounts.update(
                 localID: localID, tenant: tenant, changes: AccountChanges(validSince: clock.now.seconds), session: session,
-                isAdmin: true, recovery: recovery, languageCode: caller.locale)
+                isAdmin: true, recovery: recovery, languageCode: caller.locale, recoveryLetter: recoveryLetter)
         }
         if let (code, change) = updated.recovery { await issuer.announceRecovery(code: code, for: change) }
         return Done(
-            account: updated.account, newEmail: updated.newEmail, tokens: try await updated.signedIn?.requiredTokens(tokens, now: clock.now))
+            account: updated.account, newEmail: updated.newEmail, tokens: try await updated.signedIn?.requiredTokens(tokens, now: clock.now)
+        )
     }
 
     /// The changes `request` asks for that `caller` may make.

@@ -22,7 +22,8 @@ public final class SignInService: Sendable {
 
     init(
         settings: ServiceSettings, accounts: any AccountStore, codes: any CodeStore, accountService: AccountService, tokens: TokenService,
-        completion: SignInCompletion, customTokens: CustomTokenVerifier, passwords: PasswordHasher, store: StoreGateway, clock: any ServiceClock, logger: Logger
+        completion: SignInCompletion, customTokens: CustomTokenVerifier, passwords: PasswordHasher, store: StoreGateway,
+        clock: any ServiceClock, logger: Logger
     ) {
         self.settings = settings
         self.accounts = accounts

@@ -81,7 +81,8 @@ package struct SignInCompletion: Sendable {
             if isNew { try tx.insert(account) } else { try tx.update(account) }
             let credential = try pending.credential(for: account, factor: factor, now: tx.now)
             return SignedInUser(
-                account: account, isNewUser: isNew, step: .secondFactor(PendingSecondFactor(credential: credential, factors: account.secondFactors)))
+                account: account, isNewUser: isNew,
+                step: .secondFactor(PendingSecondFactor(credential: credential, factors: account.secondFactors)))
         }
         account.lastLoginAt = tx.now
         if isNew { try tx.insert(account) } else { try tx.update(account) }

@@ -31,7 +31,7 @@ extension IdentityToolkitAPI {
                 if let signed = try await user.tokens(tokens, now: clock.now) {
                     (response.idToken, response.refreshToken, response.expiresIn) = (signed.idToken, signed.refreshToken, signed.expiresIn)
                 }
-                (response.mfaPendingCredential, response.mfaInfo) = MFAEnrollmentJSON.pending(user)
+                (response.mfaPendingCredential, response.mfaInfo) = MFAEnrollmentInfo.pending(user)
                 response.isNewUser = user.isNewUser ? true : nil
             case .needConfirmation(let providers)?:
                 response.needConfirmation = true
@@ -89,7 +89,7 @@ struct SignInWithIdpResponse: Encodable, Sendable {
     var errorMessage: String?
     var tenantId: String?
     var mfaPendingCredential: String?
-    var mfaInfo: [MFAEnrollmentJSON]?
+    var mfaInfo: [MFAEnrollmentInfo]?
 
     init(_ answer: FederatedSignInService.Answer) {
         let assertion = answer.assertion

@@ -123,7 +123,7 @@ struct EmailLinkSignInResponse: Encodable, Sendable {
     var isNewUser: Bool
     /// Instead of tokens, when the account's second factor is asked for.
     var mfaPendingCredential: String?
-    var mfaInfo: [MFAEnrollmentJSON]?
+    var mfaInfo: [MFAEnrollmentInfo]?
 
     init(_ user: SignedInUser, tokens: SignedInUser.Tokens?) {
         idToken = tokens?.idToken
@@ -132,6 +132,6 @@ struct EmailLinkSignInResponse: Encodable, Sendable {
         email = user.account.email ?? ""
         localId = user.account.localID
         isNewUser = user.isNewUser
-        (mfaPendingCredential, mfaInfo) = MFAEnrollmentJSON.pending(user)
+        (mfaPendingCredential, mfaInfo) = MFAEnrollmentInfo.pending(user)
     }
 }

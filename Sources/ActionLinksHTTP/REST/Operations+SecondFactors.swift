@@ -78,26 +78,12 @@ extension IdentityToolkitAPI {
     }
 }
 
-/// A TOTP factor as Identity Platform shows it (`mfaInfo[]`): never its secret.
-struct MFAEnrollmentJSON: Encodable, Sendable, Hashable {
-    /// The TOTP discriminator: always an empty object (clients tell the kind of factor by it).
-    struct TOTPInfo: Encodable, Sendable, Hashable {}
-
-    var mfaEnrollmentId: String
-    var displayName: String?
-    var enrolledAt: String
-    var totpInfo = TOTPInfo()
-
-    init(_ factor: SecondFactor) {
-        mfaEnrollmentId = factor.enrollmentID
-        displayName = factor.displayName
-        enrolledAt = UserRecord.rfc3339(factor.enrolledAt)
-    }
-
-    /// What a first factor's answer carries instead of tokens when the sign-in waits for a second.
-    static func pending(_ user: SignedInUser) -> (String?, [MFAEnrollmentJSON]?) {
+extension MFAEnrollmentInfo {
+    /// What a first factor's answer carries instead of tokens when the sign-in waits for a second:
+    /// the pending credential and the factors' hints.
+    static func pending(_ user: SignedInUser) -> (String?, [MFAEnrollmentInfo]?) {
         guard let pending = user.pendingSecondFactor else { return (nil, nil) }
-        return (pending.credential, pending.factors.map(MFAEnrollmentJSON.init))
+        return (pending.credential, pending.factors.map(MFAEnrollmentInfo.init))
     }
 }
 

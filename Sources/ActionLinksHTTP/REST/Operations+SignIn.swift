@@ -115,7 +115,7 @@ struct PasswordSignInResponse: Encodable, Sendable {
     var expiresIn: String?
     /// Instead of tokens, when the account's second factor is asked for.
     var mfaPendingCredential: String?
-    var mfaInfo: [MFAEnrollmentJSON]?
+    var mfaInfo: [MFAEnrollmentInfo]?
 
     init(_ user: SignedInUser, tokens: SignedInUser.Tokens?) {
         let account = user.account
@@ -126,7 +126,7 @@ struct PasswordSignInResponse: Encodable, Sendable {
         idToken = tokens?.idToken
         refreshToken = tokens?.refreshToken
         expiresIn = tokens?.expiresIn
-        (mfaPendingCredential, mfaInfo) = MFAEnrollmentJSON.pending(user)
+        (mfaPendingCredential, mfaInfo) = MFAEnrollmentInfo.pending(user)
     }
 }
 

@@ -265,12 +265,15 @@ extension SendOobCodeFastPathTests {
             (fast, route) = try Self.fastAndRoute(port: port, limited, admin: false)
             #expect(fast.hasPrefix("HTTP/1.1 429") && fast.contains("TOO_MANY_ATTEMPTS_TRY_LATER") && fast == route)
         } after: { app in
-            // Both resets and both sign-in links within the limit were mailed; nothing to nobody.
-            for address in ["reset@example.com", "reset@example.com", "limited@example.com", "limited@example.com"] {
+            // The resets and the sign-in links within the limit were mailed; nothing to nobody. Each
+            // second link retired the first one's code (one live link per address and kind), so the
+            // outbox sends the first one's mail only if it went out before the second was issued (a
+            // mail whose code is dead is not sent late): one or two of each.
+            for address in ["reset@example.com", "limited@example.com"] {
                 _ = try await app.mailbox.next(to: address)
             }
-            #expect(app.mailbox.messages(to: "reset@example.com").count == 2)
-            #expect(app.mailbox.messages(to: "limited@example.com").count == 2)
+            #expect((1...2).contains(app.mailbox.messages(to: "reset@example.com").count))
+            #expect((1...2).contains(app.mailbox.messages(to: "limited@example.com").count))
             #expect(app.mailbox.messages(to: "nobody@example.com").isEmpty)
         }
     }

@@ -21,11 +21,11 @@ struct ReadinessTests {
         return try #require(last)
     }
 
-    @Test("standalone on the embedded store: ready, one line for the store, never cached")
+    @Test("standalone on the embedded store: ready, one line for the store and one for the mail outbox, never cached")
     func embedded() async throws {
         try await TestApp.router { app in
             let ready = try await Self.ready(app, "on the embedded store")
-            #expect(ready.text == "store: ok\n", "\(ready.text)")
+            #expect(ready.text == "store: ok\nmail: ok\n", "\(ready.text)")
             #expect(ready.header("Cache-Control") == "no-store")
         }
     }
@@ -36,7 +36,7 @@ struct ReadinessTests {
         defer { Task { await cluster.remove() } }
         let server = try await TestServer(environment: ["ACTIONLINKS_STORE": cluster.url + "?connect_timeout=10"])
         let up = try await Self.ready(server, "on PostgreSQL")
-        #expect(up.text == "store: ok\n", "\(up.text)")
+        #expect(up.text == "store: ok\nmail: ok\n", "\(up.text)")
 
         try await cluster.stop()
         let down = try await server.request("GET", "/readyz")
@@ -62,7 +62,7 @@ struct ReadinessTests {
             environment: ["ACTIONLINKS_UPSTREAM_API_KEYS": Strict.unrestrictedKey, "ACTIONLINKS_UPSTREAM_READINESS_INTERVAL": "1s"])
 
         let ready = try await Self.ready(front, "fronting the strict upstream")
-        #expect(ready.text == "store: ok\nupstream: ok\n", "\(ready.text)")
+        #expect(ready.text == "store: ok\nupstream: ok\nmail: ok\n", "\(ready.text)")
         let metrics = try await front.request("GET", "/metrics", headers: ["Authorization": "Bearer " + Upstream.frontAdmin])
         #expect(
             metrics.text.contains(#"actionlinks_upstream_requests_total{operation="passwordPolicy",outcome="ok"} "#), "\(metrics.text)")
