@@ -349,7 +349,9 @@ if [ "$SKIP_POSTGRES" != 1 ]; then
     log "PostgreSQL: starting a cluster on 127.0.0.1:$PG_PORT"
     pg_url=$(bash scripts/postgres-test-cluster.sh start "$tmp/pg" "$PG_PORT" 2>"$tmp/pg-start.log") || { cat "$tmp/pg-start.log" >&2; die "cannot start PostgreSQL"; }
     PGPASSWORD=actionlinks-test psql -h 127.0.0.1 -p "$PG_PORT" -U actionlinks -d postgres -qc "CREATE DATABASE bench" >/dev/null
-    start_server postgres "${pg_url%/*}/bench" "$tmp/pg-data"
+    # Instances on one PostgreSQL share their keys, and a server never makes them on a shared store.
+    "$BIN" keys init --output "$tmp/keys.json" >/dev/null
+    start_server postgres "${pg_url%/*}/bench" "$tmp/pg-data" ACTIONLINKS_KEYS_FILE="$tmp/keys.json"
     make_sessions "$tmp/refresh-pg.txt"
     run issue-pg "$CONNECTIONS" "$base/v1/accounts:sendOobCode" scripts/load/issue-and-record.lua "$tmp/codes" pg
     cat "$tmp"/codes-pg-*.txt | shuf --random-source=<(yes) >"$tmp/confirm-pg.txt"
