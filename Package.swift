@@ -29,6 +29,10 @@ let package = Package(
         // Only its EnvironmentVariablesProvider, for the configuration's environment overrides; no
         // default traits (JSON files), so it pulls in nothing but swift-system and swift-collections.
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
+        // Runs a child process to its end (the sendmail backend, the tests' commands): its Linux spawn closes
+        // inherited descriptors safely, where Foundation's Process.run() in Swift 6.3.1 can crash reading
+        // /proc/self/fd (swift-corelibs-foundation #5472).
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         // The parsing library: no package dependencies and no Foundation, so it stays usable inside an app.
@@ -108,6 +112,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The sendmail mail backend's command.
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
         // HTTP: the router, the REST API, the pages' routes, the fast paths, the middlewares. It reaches the
@@ -234,7 +240,10 @@ let package = Package(
         // restarted on one port, and what it received as Python's email package reads it.
         .target(
             name: "ActionLinksSMTPTestSupport",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ],
             path: "Tests/ActionLinksSMTPTestSupport"),
         .testTarget(name: "ActionLinksEmailTests", dependencies: ["ActionLinksEmail", "ActionLinksFixtures"], exclude: ["Fixtures"]),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import Subprocess
 import Synchronization
 
 /// The repository's root, found from this file's place in it (through a symlinked test folder too).
@@ -13,37 +14,32 @@ public struct TestFailure: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Runs a program to its end and returns its exit status and output; the pipes are read on threads of
-/// their own, so that neither a large output nor a slow program holds a cooperative thread.
+/// Runs a program to its end and returns its exit status and output.
 public func run(_ program: String, _ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [program] + arguments
-    process.currentDirectoryURL = repositoryRoot
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            let errors = Mutex(Data())
-            let errorsRead = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                let data = err.fileHandleForReading.readDataToEndOfFile()
-                errors.withLock { $0 = data }
-                errorsRead.signal()
-            }
-            let output = out.fileHandleForReading.readDataToEndOfFile()
-            errorsRead.wait()
-            process.waitUntilExit()
-            continuation.resume(
-                returning: (
-                    process.terminationStatus, String(decoding: output, as: UTF8.self),
-                    String(decoding: errors.withLock { $0 }, as: UTF8.self)
-                ))
-        }
+    try await runToEnd(program: URL(fileURLWithPath: "/usr/bin/env"), [program] + arguments, directory: repositoryRoot)
+}
+
+/// Runs the program at `program` with `arguments` to its end, with `stdin` on its standard input
+/// (else none), in `environment` (else this process's) and `directory`; returns its exit status
+/// (a signal's number if one ended it) and what it printed. On swift-subprocess, whose spawn closes
+/// the inherited descriptors safely (Foundation's `Process.run()` in Swift 6.3.1 can crash doing so)
+/// and whose reads and waits hold no cooperative thread.
+public func runToEnd(
+    program: URL, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, directory: URL
+) async throws -> (status: Int32, stdout: String, stderr: String) {
+    var childEnvironment = Environment.inherit
+    if let environment {
+        childEnvironment = .custom(
+            Dictionary(uniqueKeysWithValues: environment.compactMap { key, value in Environment.Key(rawValue: key).map { ($0, value) } }))
     }
+    let result = try await Subprocess.run(
+        .path(.init(program.path)), arguments: Arguments(arguments), environment: childEnvironment, workingDirectory: .init(directory.path),
+        input: .data(Data((stdin ?? "").utf8)), output: .data(limit: 1 << 30), error: .data(limit: 1 << 30))
+    let status: Int32
+    switch result.terminationStatus {
+    case .exited(let code), .signaled(let code): status = code
+    }
+    return (status, String(decoding: result.standardOutput, as: UTF8.self), String(decoding: result.standardError, as: UTF8.self))
 }
 
 /// Waits for `condition` without a fixed sleep standing in for the event: polls it, and fails only
@@ -99,16 +95,16 @@ public struct ReceivedMessage: Decodable, Sendable {
 /// with the Python of the venv that `scripts/smtp-server.sh install` makes. It can be stopped and
 /// started again on the same port and directory (an outage), keeping what it received.
 ///
-/// It is started here rather than by `smtp-server.sh start`: Foundation's `Process` learns that a
-/// child exited when a socket it passes down is closed, and the server the script leaves running
-/// would hold that socket open, so the script would never be seen to end.
+/// It is started here rather than by `smtp-server.sh start`: a program run to its end (``runToEnd(program:_:stdin:environment:directory:)``)
+/// is done once its output pipes close, and the server the script leaves running would hold them
+/// open, so the script would never be seen to end.
 public final class SMTPTestServer: Sendable {
     public let directory: URL
     public let port: Int
     let options: [String]
-    private let running: Mutex<(process: Process, exited: AsyncStream<Void>)?>
+    private let running: Mutex<(process: ChildProcess, exited: AsyncStream<Void>)?>
 
-    private init(directory: URL, port: Int, options: [String], running: (Process, AsyncStream<Void>)) {
+    private init(directory: URL, port: Int, options: [String], running: (ChildProcess, AsyncStream<Void>)) {
         self.directory = directory
         self.port = port
         self.options = options
@@ -136,19 +132,19 @@ public final class SMTPTestServer: Sendable {
     }
 
     /// Starts the process with `options` on `port` (0: a free one) and returns it with its port.
-    private static func launch(_ options: [String], port: Int, directory: URL) async throws -> (Process, AsyncStream<Void>, Int) {
+    private static func launch(_ options: [String], port: Int, directory: URL) async throws -> (ChildProcess, AsyncStream<Void>, Int) {
         let python = try await run("bash", ["scripts/smtp-server.sh", "python"])
         guard python.status == 0 else {
             throw TestFailure("the test SMTP server is not installed: run `bash scripts/smtp-server.sh install` (\(python.stderr))")
         }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: python.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         process.arguments = ["Tests/SMTPServer/smtp_server.py", "--directory", directory.path, "--port", String(port)] + options
         process.currentDirectoryURL = repositoryRoot
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = .pipe(output)
+        process.standardError = .pipe(output)
+        process.standardInput = .nullDevice
         let exited = AsyncStream<Void>.makeStream()
         process.terminationHandler = { _ in exited.continuation.finish() }
         try process.run()

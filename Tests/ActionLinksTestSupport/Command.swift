@@ -1,3 +1,4 @@
+import ActionLinksSMTPTestSupport
 import Foundation
 
 /// What a finished program printed and how it exited.
@@ -29,36 +30,8 @@ public enum Command {
     public static func run(
         program: URL, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil
     ) async throws -> CommandResult {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        process.currentDirectoryURL = Repository.root
-        if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes, on threads of their own, before waiting: a large output cannot block the
-        // child, and a slow child never holds one of the few cooperative threads.
-        return await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let errors = Locked(Data())
-                let errorsRead = DispatchSemaphore(value: 0)
-                Thread.detachNewThread {
-                    errors.set(err.fileHandleForReading.readDataToEndOfFile())
-                    errorsRead.signal()
-                }
-                let output = out.fileHandleForReading.readDataToEndOfFile()
-                errorsRead.wait()
-                process.waitUntilExit()
-                continuation.resume(
-                    returning: CommandResult(
-                        status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self),
-                        stderr: String(decoding: errors.value, as: UTF8.self)))
-            }
-        }
+        let (status, stdout, stderr) = try await runToEnd(
+            program: program, arguments, stdin: stdin, environment: environment, directory: Repository.root)
+        return CommandResult(status: status, stdout: stdout, stderr: stderr)
     }
 }

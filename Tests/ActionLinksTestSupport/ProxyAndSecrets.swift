@@ -1,3 +1,4 @@
+import ActionLinksSMTPTestSupport
 import Foundation
 
 /// nginx in front of instances on loopback, as a deployment puts a proxy in front of them: the
@@ -9,7 +10,7 @@ public final class NginxProxy: Sendable {
     /// `http://127.0.0.1:<port>`.
     public let base: String
     let directory: URL
-    let process: Process
+    let process: ChildProcess
 
     /// Starts nginx on a free loopback port in front of `upstreams` (`127.0.0.1:<port>` each).
     public init(upstreams: [String]) throws {
@@ -57,11 +58,11 @@ public final class NginxProxy: Sendable {
             """
         let file = directory.appendingPathComponent("nginx.conf")
         try configuration.write(to: file, atomically: true, encoding: .utf8)
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: nginx)
         process.arguments = ["-p", path, "-c", file.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardOutput = .nullDevice
+        process.standardError = .nullDevice
         try process.run()
     }
 

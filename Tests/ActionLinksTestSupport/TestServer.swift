@@ -1,3 +1,4 @@
+import ActionLinksSMTPTestSupport
 import Foundation
 import Synchronization
 
@@ -7,7 +8,7 @@ import Synchronization
 /// runs in process on ``TestApp``.
 public final class TestServer: LinkDomainClient {
     /// The running process.
-    public let process: Process
+    public let process: ChildProcess
     /// `http://127.0.0.1:<port>` (or `https://` with TLS), as the server printed it.
     public let base: String
     /// The server's data directory (deleted with the server unless the test named it).
@@ -27,7 +28,7 @@ public final class TestServer: LinkDomainClient {
         let dataDirectory = TestProject.temporaryDirectory("actionlinks-e2e")
         ownsDataDirectory = environment["ACTIONLINKS_DATA_DIRECTORY"] == nil
         self.dataDirectory = environment["ACTIONLINKS_DATA_DIRECTORY"].map { URL(fileURLWithPath: $0) } ?? dataDirectory
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = try Repository.executable("actionlinks")
         process.arguments = ["serve", "--config", config, "--log-level", logLevel]
         process.currentDirectoryURL = Repository.root
@@ -40,8 +41,8 @@ public final class TestServer: LinkDomainClient {
         for (key, value) in try await SharedKeys.added(to: environment) { env[key] = value.isEmpty ? nil : value }
         process.environment = env
         let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
+        process.standardOutput = .pipe(out)
+        process.standardError = .pipe(err)
         let output = self.output, errors = self.errors
         try process.run()
         // Read to the end on threads of their own, with blocking reads: a readabilityHandler's

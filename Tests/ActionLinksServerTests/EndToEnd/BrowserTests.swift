@@ -1,3 +1,4 @@
+import ActionLinksSMTPTestSupport
 import ActionLinksTestSupport
 import Foundation
 import Testing
@@ -109,15 +110,15 @@ struct BrowserTests {
 
     /// Runs a Python script to its end; returns its exit status and everything it printed.
     static func python(_ arguments: [String]) async throws -> (Int32, String) {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3"] + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ACTIONLINKS_") }
         // One pipe for both streams, read to the end: the script's output is shown when it fails.
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = .pipe(output)
+        process.standardError = .pipe(output)
+        process.standardInput = .nullDevice
         try process.run()
         let watchdog = Task {
             try await Task.sleep(for: .seconds(900))

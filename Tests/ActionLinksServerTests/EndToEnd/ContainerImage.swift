@@ -1,3 +1,4 @@
+import ActionLinksSMTPTestSupport
 import ActionLinksTestSupport
 import Foundation
 
@@ -109,7 +110,7 @@ struct MissingTestImage: Error, CustomStringConvertible {
 /// An image's entrypoint running in a container's file system (``ContainerImage/withContainerFileSystem(_:)``)
 /// as the image's user, through `chroot`, its output collected in files outside that file system.
 final class ChrootedEntrypoint {
-    let process = Process()
+    let process = ChildProcess()
     private let output: URL
     private let errors: URL
 
@@ -125,14 +126,14 @@ final class ChrootedEntrypoint {
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/chroot")
         process.arguments = ["--userspec=\(image.user)", root.path] + image.entrypoint
         process.environment = environment
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: errors)
+        process.standardOutput = .file(try FileHandle(forWritingTo: output))
+        process.standardError = .file(try FileHandle(forWritingTo: errors))
         try process.run()
     }
 
     deinit {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            process.kill(SIGKILL)
             process.waitUntilExit()
         }
     }

@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksSMTPTestSupport
 import ActionLinksTestSupport
 import Crypto
 import Foundation
@@ -193,14 +194,14 @@ struct AndroidKeys {
     /// Runs the script (it takes well under a second); its standard output, or an error with
     /// what it printed and how to install Tink.
     static func python(_ arguments: [String]) throws -> String {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script] + arguments
         let output = Pipe()
         let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = .pipe(output)
+        process.standardError = .pipe(errors)
+        process.standardInput = .nullDevice
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

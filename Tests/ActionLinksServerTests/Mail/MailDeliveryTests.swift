@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksSMTPTestSupport
 import ActionLinksTestSupport
 import Foundation
 import Testing
@@ -94,14 +95,14 @@ struct MailDeliveryTests {
         let folder = TestProject.temporaryDirectory("actionlinks-webhook")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let received = folder.appendingPathComponent("received.jsonl")
-        let receiver = Process()
+        let receiver = ChildProcess()
         receiver.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let portFile = folder.appendingPathComponent("port")
         receiver.arguments = ["python3", "-c", Self.receiver, "2", received.path, portFile.path]
-        receiver.standardOutput = FileHandle.nullDevice
-        receiver.standardError = FileHandle.nullDevice
+        receiver.standardOutput = .nullDevice
+        receiver.standardError = .nullDevice
         try receiver.run()
-        defer { kill(receiver.processIdentifier, SIGKILL) }
+        defer { receiver.kill(SIGKILL) }
         var port: Int?
         try await Eventually.wait(for: "the webhook receiver to start") {
             port = (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
