@@ -14,6 +14,9 @@ public enum Repository {
     /// The Firebase JS SDK's browser builds the browser tests load, `Tests/Clients/firebase-js-sdk-11.0.2`
     /// (the repository's copy of `../shared/clients/firebase-js-sdk-11.0.2`).
     public static let firebaseJSSDK = root.appendingPathComponent("Tests/Clients/firebase-js-sdk-11.0.2")
+    /// The Firebase JS SDK's modular browser builds (the ones with TOTP second factors),
+    /// `Tests/Clients/firebase-js-sdk-11.9.0-modular` (the repository's copy of `../shared/clients/firebase-js-sdk-11.9.0-modular`).
+    public static let firebaseJSSDKModular = root.appendingPathComponent("Tests/Clients/firebase-js-sdk-11.9.0-modular")
 
     /// A product built next to the tests (`actionlinks`, `ActionLinksLinkageProbe`).
     public static func executable(_ name: String) throws -> URL {

@@ -17,6 +17,7 @@ struct SharedCopyTests {
     static let copies = [
         Copy(shared: "vectors", repository: "Tests/Vectors"),
         Copy(shared: "clients/firebase-js-sdk-11.0.2", repository: "Tests/Clients/firebase-js-sdk-11.0.2"),
+        Copy(shared: "clients/firebase-js-sdk-11.9.0-modular", repository: "Tests/Clients/firebase-js-sdk-11.9.0-modular"),
     ]
 
     /// `ACTIONLINKS_SHARED` when set (it must then exist), else `shared` beside the repository.
