@@ -112,8 +112,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                // The sendmail mail backend's command.
-                .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
         // HTTP: the router, the REST API, the pages' routes, the fast paths, the middlewares. It reaches the

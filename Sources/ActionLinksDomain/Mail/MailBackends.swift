@@ -5,7 +5,6 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import Subprocess
 import Synchronization
 
 /// Why one delivery attempt failed, and whether a later attempt may succeed: a permanent failure
@@ -120,58 +119,64 @@ enum MailBackends {
     /// success, `EX_TEMPFAIL` (75, as msmtp and sendmail say "try later") or a stop a temporary
     /// failure, any other exit a permanent one.
     static func pipe(_ message: MailMessage, to command: [String]) async throws {
-        try await run(command, input: Array(try composed(message).bytes))
+        let input = Data(try composed(message).bytes)
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            // Blocking reads and writes on threads of their own: a slow command never holds one of the
+            // few cooperative threads, and no dispatch source watches the pipes (tearing down a
+            // FileHandle's readabilityHandler was seen to crash Linux's libdispatch in
+            // _dispatch_event_loop_drain).
+            Thread.detachNewThread {
+                do {
+                    try run(command, input: input)
+                    done.resume()
+                } catch {
+                    done.resume(throwing: error)
+                }
+            }
+        }
     }
 
     /// How long a sendmail command may run before it is stopped and the attempt counts as failed.
-    static let commandTimeout: Duration = .seconds(60)
+    static let commandTimeout: TimeInterval = 60
 
-    /// Runs `command` with `input` on its standard input and waits for it. On swift-subprocess, not
-    /// Foundation's `Process`: in Swift 6.3.1 `Process.run()` reads `/proc/self/fd` with a copy that
-    /// can overrun glibc's buffer and crash the server (swift-corelibs-foundation #5472), where
-    /// swift-subprocess closes the inherited descriptors with `posix_spawn`'s closefrom action (or
-    /// `close_range`). Its reads, writes and wait use no dispatch source (tearing down a FileHandle's
-    /// readabilityHandler was seen to crash Linux's libdispatch) and hold no cooperative thread.
-    private static func run(_ command: [String], input: [UInt8]) async throws {
-        let collected = ErrorOutput()
-        let result: ExecutionResult<Void, DiscardedOutput, SequenceOutput>
+    /// Runs `command` with `input` on its standard input and waits for it (on the calling thread).
+    private static func run(_ command: [String], input: Data) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        let stdin = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
         do {
-            result = try await Subprocess.run(
-                .path(.init(command[0])), arguments: Arguments(Array(command.dropFirst())), input: .inputWriter,
-                output: .discarded, error: .sequence
-            ) { execution in
-                await withTaskGroup(of: Void.self) { group in
-                    // Stopped (SIGTERM) once it has run too long.
-                    group.addTask {
-                        guard (try? await Task.sleep(for: commandTimeout)) != nil else { return }
-                        try? execution.send(signal: .terminate)
-                    }
-                    // A command that exits without reading its input leaves the write failing with
-                    // EPIPE (the signal is ignored); its exit status says what happened.
-                    group.addTask {
-                        _ = try? await execution.standardInputWriter.write(input)
-                        try? await execution.standardInputWriter.finish()
-                    }
-                    // Error output is read to its end as it comes, so a chatty command can never fill
-                    // the pipe and hang; the first 4 KB are kept for the log.
-                    do {
-                        for try await chunk in execution.standardError { collected.append(Data(buffer: chunk)) }
-                    } catch {}
-                    // Its error output ends as it exits: the watchdog goes (and a write the command
-                    // never read with it); the group waits for both, so no signal follows the exit.
-                    group.cancelAll()
-                }
-            }
+            try process.run()
         } catch {
             throw MailDeliveryError(message: "cannot run \(command[0]): \(error)", permanent: true)
         }
-        switch result.terminationStatus {
-        case .exited(0): return
-        case .exited(let status):
-            throw MailDeliveryError(message: "\(command[0]) exited with \(status): \(collected.text.prefix(300))", permanent: status != 75)
-        case .signaled(let signal):
+        // Error output is read to its end as it comes, so a chatty command can never fill the pipe
+        // and hang; the first 4 KB are kept for the log.
+        let collected = ErrorOutput()
+        let errorsRead = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let handle = stderr.fileHandleForReading
+            while case let chunk = handle.availableData, !chunk.isEmpty { collected.append(chunk) }
+            errorsRead.signal()
+        }
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + commandTimeout, execute: watchdog)
+        // A command that exits without reading its input leaves the write failing with EPIPE (the
+        // signal is ignored); its exit status says what happened.
+        try? stdin.fileHandleForWriting.write(contentsOf: input)
+        try? stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+        watchdog.cancel()
+        errorsRead.wait()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            let exited = process.terminationReason == .exit
+            let how = exited ? "exited with \(process.terminationStatus)" : "was stopped by signal \(process.terminationStatus)"
             throw MailDeliveryError(
-                message: "\(command[0]) was stopped by signal \(signal): \(collected.text.prefix(300))", permanent: false)
+                message: "\(command[0]) \(how): \(collected.text.prefix(300))", permanent: exited && process.terminationStatus != 75)
         }
     }
 
