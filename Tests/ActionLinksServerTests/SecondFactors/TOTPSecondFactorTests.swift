@@ -344,6 +344,32 @@ struct TOTPSecondFactorTests {
         }
     }
 
+    @Test("withdrawing the session's own factor in the second it signed in still revokes that session (found by the JS SDK)")
+    func withdrawalInTheSameSecond() async throws {
+        let clock = ManualClock.midHour()
+        try await TestApp.router(environment: Self.enabled, clock: clock) { app in
+            let enrolled = try await Self.enroll(app, clock, email: "same-second@example.com")
+            let first = try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password])
+            let pending = try #require(first.json["mfaPendingCredential"] as? String, "\(first.text)")
+            let done = try await Self.v2(
+                app, "mfaSignIn:finalize",
+                [
+                    "mfaPendingCredential": pending, "mfaEnrollmentId": enrolled.enrollmentID,
+                    "totpVerificationInfo": ["verificationCode": Self.code(enrolled.secret, clock)],
+                ])
+            let idToken = try #require(done.json["idToken"] as? String, "\(done.text)")
+            let refreshToken = try #require(done.json["refreshToken"] as? String)
+            // The clock has not moved: the session and the withdrawal share one second.
+            let withdrawn = try await Self.v2(
+                app, "mfaEnrollment:withdraw", ["idToken": idToken, "mfaEnrollmentId": enrolled.enrollmentID])
+            #expect(withdrawn.status == 200 && withdrawn.json["idToken"] == nil, "\(withdrawn.text)")
+            #expect(try await app.lookupError(idToken: idToken) == "TOKEN_EXPIRED")
+            let refresh = try await app.post(
+                "/v1/token?key=\(TestProject.apiKey)", ["grant_type": "refresh_token", "refresh_token": refreshToken])
+            #expect(refresh.errorCode == "TOKEN_EXPIRED", "\(refresh.text)")
+        }
+    }
+
     @Test("withdrawal: another factor's session gets new tokens; withdrawing the session's own factor revokes every session")
     func withdrawal() async throws {
         let clock = ManualClock.midHour()
