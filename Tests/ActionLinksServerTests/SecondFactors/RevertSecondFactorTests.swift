@@ -1,3 +1,4 @@
+import ActionLinks
 import ActionLinksTestSupport
 import Foundation
 import Testing
@@ -27,7 +28,7 @@ struct RevertSecondFactorTests {
     static func link(in mail: MailMessage) throws -> (link: String, code: String) {
         let start = try #require(mail.text.range(of: TestProject.linkOrigin + "/__/auth/action?"), "\(mail.text)")
         let link = String(mail.text[start.lowerBound...].prefix { !$0.isWhitespace })
-        let parsed = try #require(ActionCodeLink.parse(link), link)
+        let parsed = try #require(ActionCodeLink.parse(link), "\(link)")
         #expect(parsed.mode == .revertSecondFactorAddition)
         return (link, parsed.oobCode)
     }
@@ -40,14 +41,14 @@ struct RevertSecondFactorTests {
         let fresh = try await app.signInWithPassword(email)
         let start = try await TOTP2.v2(app, "mfaEnrollment:start", ["idToken": fresh.idToken, "totpEnrollmentInfo": [String: Any]()])
         let info = try #require(start.json["totpSessionInfo"] as? [String: Any], "\(start.text)")
-        let secret = try #require(Base32.decode(try #require(info["sharedSecretKey"] as? String)))
+        let key = try #require(info["sharedSecretKey"] as? String)
+        let secret = try #require(Base32.decode(key))
+        let sessionInfo = try #require(info["sessionInfo"] as? String)
         let finalize = try await app.post(
             "/v2/accounts/mfaEnrollment:finalize?key=\(TestProject.apiKey)",
             [
                 "idToken": fresh.idToken, "displayName": "Phone",
-                "totpVerificationInfo": [
-                    "sessionInfo": try #require(info["sessionInfo"] as? String), "verificationCode": TOTP2.code(secret, clock),
-                ],
+                "totpVerificationInfo": ["sessionInfo": sessionInfo, "verificationCode": TOTP2.code(secret, clock)],
             ], headers: ["X-Firebase-Locale": language])
         #expect(finalize.status == 200, "\(finalize.text)")
         clock.advance(seconds: 30)
@@ -165,7 +166,7 @@ struct RevertSecondFactorTests {
                 let mail = try await Self.notice(app, to: email)
                 #expect(mail.subject.contains(subject), "\(language): \(mail.subject)")
                 let (link, _) = try Self.link(in: mail)
-                #expect(link.contains("lang=\(language)"), link)
+                #expect(link.contains("lang=\(language)"), "\(link)")
                 let page = try await app.request("GET", try app.local(link))
                 #expect(page.status == 200 && page.text.contains("<title>\(title)"), "\(language): \(page.text)")
             }
