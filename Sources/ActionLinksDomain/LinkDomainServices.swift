@@ -93,9 +93,6 @@ public struct LinkDomainServices: Sendable {
         signIn = SignInService(
             settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, tokens: tokens,
             completion: completion, customTokens: customTokens, passwords: passwords, store: store, clock: clock, logger: logger)
-        secondFactors = SecondFactorService(
-            settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, completion: completion,
-            formKey: keys.formKey, store: store, clock: clock, logger: logger)
         var signInCodes = SignInCodes(
             settings: settings.codes.signInCode, limits: settings.limits, keys: SignInCodeKeys(formKey: keys.formKey),
             store: signInCodeStore, gateway: store, clock: clock, metrics: metrics)
@@ -111,6 +108,9 @@ public struct LinkDomainServices: Sendable {
         issuer = CodeIssuer(
             settings: settings, policy: policy, source: source, codes: codes, keys: keys, mailer: mailer,
             listing: upstream == nil ? listing : nil, metrics: metrics, store: store, clock: clock, signInCodes: signInCodes)
+        secondFactors = SecondFactorService(
+            settings: settings, accounts: accounts, codes: codes, accountService: self.accounts, completion: completion,
+            formKey: keys.formKey, store: store, issuer: issuer, clock: clock, logger: logger)
         completer = ActionCompleter(
             settings: settings, codes: codes, accounts: accounts, keys: keys, passwords: passwords, tokens: tokens,
             completion: completion, accountService: self.accounts, issuer: issuer, metrics: metrics, store: store, clock: clock,

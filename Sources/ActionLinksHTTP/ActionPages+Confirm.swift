@@ -123,7 +123,30 @@ extension ActionPages {
         var upstreamFields: ActionFormView.UpstreamFields?
         /// Said instead of the mode's introduction (upstream did not answer; nothing was changed).
         var notice: String?
+        /// On a second-factor revert's page: the factor's name and enrolment date, as shown.
+        var factor: ShownFactor?
         var hasError: Bool { emailError != nil || passwordError != nil || passwordAgainError != nil }
+    }
+
+    /// A second factor as a revert page shows it.
+    struct ShownFactor: Equatable {
+        /// Its display name, or the words for an unnamed one.
+        var name: String
+        /// When it was enrolled, to the minute, in UTC.
+        var enrolledAt: String
+    }
+
+    /// A factor as a revert page shows it: its name (or the words for an unnamed one) and its
+    /// enrolment, to the minute, in UTC.
+    func shownFactor(_ factor: SecondFactor, _ language: String) -> ShownFactor {
+        let name = factor.displayName.flatMap { $0.isEmpty ? nil : $0 } ?? templates.text("revertSecondFactorAddition.unnamed", language)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents(
+            [.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: TimeInterval(factor.enrolledAt.milliseconds) / 1000))
+        func two(_ value: Int?) -> String { String(format: "%02d", value ?? 0) }
+        let date = "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)) UTC"
+        return ShownFactor(name: name, enrolledAt: date)
     }
 
     /// The password policy of a code's tenant (the project's for the project's codes).
@@ -222,6 +245,10 @@ extension ActionPages {
         let modeName = mode.rawValue
         var texts = ["appName": settings.project.appName, "email": values.shownEmail]
         if let newEmail = values.shownNewEmail { texts["newEmail"] = newEmail }
+        if let factor = state.factor {
+            texts["factor"] = factor.name
+            texts["enrolledAt"] = factor.enrolledAt
+        }
         let passwords = PasswordPolicy(settings: passwords ?? settings.passwords)
         let minimum = String(passwords.settings.minimumLength)
         var view = ActionFormView(

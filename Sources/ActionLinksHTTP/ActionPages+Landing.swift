@@ -19,16 +19,22 @@ extension ActionPages {
         case .lookUp(let link, let language):
             let record: Result<ActionCodeRecord, ActionError>
             var passwords: PasswordPolicy?
+            var factor: SecondFactor?
             do throws(ActionError) {
                 let found = try await completer.check(code: link.oobCode, tenantID: link.tenantID ?? "")
                 // A new-password form states its tenant's policy (a tenant made through the API: a read).
                 if found.mode == .resetPassword { passwords = try await passwordPolicy(for: found) }
+                // A revert page shows the factor it removes (a read of the account; gone: invalid).
+                if found.mode == .revertSecondFactorAddition, found.mode == link.mode {
+                    factor = try await completer.revertedFactor(of: found)
+                }
                 record = .success(found)
             } catch {
                 record = .failure(error)
             }
-            return landingPage(link: link, lookup: record, language: language, acceptLanguage: acceptLanguage, passwords: passwords) {
-                record in
+            return landingPage(
+                link: link, lookup: record, language: language, acceptLanguage: acceptLanguage, passwords: passwords, factor: factor
+            ) { record in
                 devices.isRemembered(request, email: record.email, tenantID: record.tenantID, now: clock.now)
             }.response
         }
@@ -51,11 +57,12 @@ extension ActionPages {
 
     /// The second half: the page for the looked-up code (``ActionCompleter/check(code:tenantID:)``'s
     /// answer); `passwords` is the policy of the code's tenant for a new-password form
-    /// (``passwordPolicy(for:)``); `isRemembered` tells whether the browser is a remembered device
-    /// for the record.
+    /// (``passwordPolicy(for:)``); `factor` is the second factor a revert code removes
+    /// (``ActionCompleter/revertedFactor(of:)``), without which its page is the invalid link's;
+    /// `isRemembered` tells whether the browser is a remembered device for the record.
     func landingPage(
         link: ActionCodeLink, lookup: Result<ActionCodeRecord, ActionError>, language: String, acceptLanguage: String?,
-        passwords: PasswordPolicy?, isRemembered: (ActionCodeRecord) -> Bool
+        passwords: PasswordPolicy?, factor: SecondFactor? = nil, isRemembered: (ActionCodeRecord) -> Bool
     ) -> PageAnswer {
         let record: ActionCodeRecord
         switch lookup {
@@ -78,6 +85,10 @@ extension ActionPages {
         }
         var state = FormState()
         state.remembered = record.mode == .signIn && isRemembered(record)
+        if record.mode == .revertSecondFactorAddition {
+            guard let factor else { return outcomePage(.invalid, language) }
+            state.factor = shownFactor(factor, pageLanguage)
+        }
         // A sign-in link's page shows the code its mail shows, for the app that asked on another device.
         return formPage(
             for: record, code: link.oobCode, language: pageLanguage, state: state, passwords: passwords,

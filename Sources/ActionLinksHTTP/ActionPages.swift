@@ -62,8 +62,14 @@ package struct ActionPages: ActionFlow {
         self.masksAddresses = masksAddresses
     }
 
-    /// The modes that have a page (a second-factor revert is completed in the app).
-    static let pageModes: Set<ActionCodeLink.Mode> = [.signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail, .recoverEmail]
+    /// The modes that have a page: every mode of this server's own codes.
+    static let pageModes: Set<ActionCodeLink.Mode> = [
+        .signIn, .resetPassword, .verifyEmail, .verifyAndChangeEmail, .recoverEmail, .revertSecondFactorAddition,
+    ]
+
+    /// The modes that have a page in upstream mode (``UpstreamActionFlow``): a second-factor revert
+    /// is left to Google's own handler, which shows the factor it removes.
+    static let upstreamPageModes: Set<ActionCodeLink.Mode> = pageModes.subtracting([.revertSecondFactorAddition])
 
     // MARK: Outcomes
 

@@ -40,13 +40,13 @@ struct UpstreamActionFlow: ActionFlow {
             requested: request.uri.queryParameters["lang"].map(String.init), acceptLanguage: acceptLanguage)
         // A mode with no page here (revertSecondFactorAddition, or one Google adds later) is
         // Google's own handler's, which stays up: the query goes on exactly as it came.
-        if let mode = request.uri.queryParameters["mode"], !ActionPages.pageModes.contains(where: { $0.rawValue == mode }) {
+        if let mode = request.uri.queryParameters["mode"], !ActionPages.upstreamPageModes.contains(where: { $0.rawValue == mode }) {
             let handler =
                 (upstream.settings.authDomainOrigin ?? "https://\(upstream.settings.projectID).firebaseapp.com") + "/__/auth/action"
             return Response(status: .seeOther, headers: [.location: handler + "?" + (request.uri.query ?? "")])
         }
         guard let link = ActionCodeLink.parse("https://link.invalid" + request.uri.string), let apiKey = link.apiKey,
-            upstream.settings.accepts(apiKey: apiKey), ActionPages.pageModes.contains(link.mode)
+            upstream.settings.accepts(apiKey: apiKey), ActionPages.upstreamPageModes.contains(link.mode)
         else { return pages.outcome(.invalid, language) }
         let answer: UpstreamClient.CodeAnswer
         do throws(ActionError) {
@@ -83,7 +83,7 @@ struct UpstreamActionFlow: ActionFlow {
             return await offeredReset(request, fields: fields, context: context, language: language)
         }
         guard let fields, let code = fields.oobCode, let mode = fields.mode.flatMap(ActionCodeLink.Mode.init(rawValue:)),
-            ActionPages.pageModes.contains(mode), mode != .signIn, let token = fields.form, let apiKey = fields.apiKey,
+            ActionPages.upstreamPageModes.contains(mode), mode != .signIn, let token = fields.form, let apiKey = fields.apiKey,
             upstream.settings.accepts(apiKey: apiKey)
         else { return pages.outcome(.invalid, language) }
         guard pages.isSameSite(request), pages.verifyFormToken(token, code: code, mode: mode) else {

@@ -172,11 +172,13 @@ public final class ActionCompleter: Sendable {
     }
 
     /// What `accounts:resetPassword` tells of a code: its mode and, except for an email sign-in
-    /// code, its addresses.
+    /// code, its addresses; for a `revertSecondFactorAddition` code, the factor it removes.
     public struct Disclosure: Sendable {
         public var mode: ActionCodeLink.Mode
         public var email: String?
         public var newEmail: String?
+        /// The second factor a `revertSecondFactorAddition` code removes.
+        public var factor: SecondFactor?
     }
 
     /// `accounts:resetPassword`, in `tenant` (enabled, resolved by the route; a code of another
@@ -198,6 +200,9 @@ public final class ActionCompleter: Sendable {
         // As Firebase does, an email sign-in code does not tell whom it was sent to: whoever holds
         // a forwarded link must still type the address.
         guard record.mode != .signIn else { return Disclosure(mode: record.mode) }
+        if record.mode == .revertSecondFactorAddition {
+            return Disclosure(mode: record.mode, email: record.email, factor: try await revertedFactor(of: record))
+        }
         return Disclosure(mode: record.mode, email: record.email, newEmail: record.newEmail)
     }
 
@@ -352,14 +357,18 @@ public final class ActionCompleter: Sendable {
 
     // MARK: - Verification, change and recovery
 
-    /// Applies a `verifyEmail`, `verifyAndChangeEmail` or `recoverEmail` code; with `expectedMode`,
-    /// only a code of that mode (a page that said "verify" never restores an address).
+    /// Applies a `verifyEmail`, `verifyAndChangeEmail`, `recoverEmail` or
+    /// `revertSecondFactorAddition` code; with `expectedMode`, only a code of that mode (a page that
+    /// said "verify" never restores an address).
     public func apply(code: String, expectedMode: ActionCodeLink.Mode? = nil, tenant: TenantPolicy? = nil, consumer: String)
         async throws(ActionError) -> Completion
     {
         let record = try await check(code: code, tenantID: tenant?.tenantID)
         let policy = try await resolved(tenant, record)
         try policy.checkEnabled()
+        if record.mode == .revertSecondFactorAddition, expectedMode == nil || expectedMode == record.mode {
+            return try await revertSecondFactor(code: code, record: record, consumer: consumer)
+        }
         guard [.verifyEmail, .verifyAndChangeEmail, .recoverEmail].contains(record.mode),
             expectedMode == nil || expectedMode == record.mode, record.accountID != nil
         else {
@@ -411,6 +420,45 @@ public final class ActionCompleter: Sendable {
             done.recoveryCode = recoveryCode
             issuer.announceRecovery(code: recoveryCode, for: done.record)
         }
+        return done
+    }
+
+    // MARK: - Second-factor revert
+
+    /// The second factor a `revertSecondFactorAddition` code removes: the factor of its account
+    /// enrolled at the instant the code was issued (``SecondFactorService/finishEnrollment(_:sessionInfo:code:displayName:caller:)``
+    /// writes both with one timestamp, unique among the account's factors), so the code needs no
+    /// field of its own. A factor already gone (withdrawn, or removed by this code) or an account
+    /// that no longer has the address is `INVALID_OOB_CODE`.
+    public func revertedFactor(of record: ActionCodeRecord) async throws(ActionError) -> SecondFactor {
+        guard record.mode == .revertSecondFactorAddition, let accountID = record.accountID else { throw ActionError.invalidCode }
+        let account = try await store.call { try await self.accounts.account(id: accountID, tenantID: record.tenantID) }
+        guard let account, account.email == record.email, let factor = Self.factor(of: record, in: account) else {
+            throw ActionError.invalidCode
+        }
+        return factor
+    }
+
+    /// The factor of `account` that `record` (a `revertSecondFactorAddition` code) names.
+    static func factor(of record: ActionCodeRecord, in account: Account) -> SecondFactor? {
+        account.secondFactors.first { $0.enrolledAt == record.createdAt }
+    }
+
+    /// Consumes a live `revertSecondFactorAddition` code (`record`) and, in its transaction,
+    /// removes the factor it names and revokes every session of the account (someone else may have
+    /// added the factor: its owner should reset the password next).
+    private func revertSecondFactor(code: String, record: ActionCodeRecord, consumer: String) async throws(ActionError) -> Completion {
+        let done = try await complete(
+            code: code, tenantID: record.tenantID, modes: [.revertSecondFactorAddition], consumer: consumer, now: clock.now
+        ) { tx, record in
+            var account = try Self.owner(of: record, tx)
+            guard let factor = Self.factor(of: record, in: account) else { throw ActionError.invalidCode }
+            account.secondFactors.removeAll { $0.enrollmentID == factor.enrollmentID }
+            account.validSince = tx.now.seconds
+            try tx.update(account)
+            return (account, nil)
+        }
+        logger.info("second factor removed by its enrolment notice", metadata: ["account": "\(done.account.localID)"])
         return done
     }
 

@@ -361,8 +361,15 @@ public final class CodeIssuer: Sendable {
     /// The `recoverEmail` code for an email change (its hash, stored by the caller in the change's
     /// transaction, and the code to announce afterwards).
     func recoveryCode(now: Timestamp) -> (code: String, hash: Data, expiresAt: Timestamp) {
+        noticeCode(.recoverEmail, now: now)
+    }
+
+    /// A code of `mode` that a change leaves for the account's owner to undo it (`recoverEmail`
+    /// after an email change, `revertSecondFactorAddition` after an enrolment): its hash, stored by
+    /// the caller in the change's transaction, and the code to announce afterwards.
+    func noticeCode(_ mode: ActionCodeLink.Mode, now: Timestamp) -> (code: String, hash: Data, expiresAt: Timestamp) {
         let code = Secrets.token()
-        return (code, keys.newCodeHash(code), now + .seconds(settings.codes.lifetime(of: .recoverEmail)))
+        return (code, keys.newCodeHash(code), now + .seconds(settings.codes.lifetime(of: mode)))
     }
 
     /// The sealed mail of the `recoverEmail` code an email change leaves for the old address, to be
@@ -370,26 +377,46 @@ public final class CodeIssuer: Sendable {
     func recoveryLetter(code: String, hash: Data, expiresAt: Timestamp, for change: ActionCodeRecord, now: Timestamp) throws(ActionError)
         -> OutboxMail
     {
+        var record = change
+        record.mode = .recoverEmail
+        return try noticeLetter(code: code, hash: hash, expiresAt: expiresAt, for: record, now: now)
+    }
+
+    /// The sealed mail of a code a change leaves for the account's owner (``noticeCode(_:now:)``;
+    /// `record` is the code's record: its mode, address, language and tenant), to be written in the
+    /// change's transaction.
+    func noticeLetter(code: String, hash: Data, expiresAt: Timestamp, for record: ActionCodeRecord, now: Timestamp) throws(ActionError)
+        -> OutboxMail
+    {
         try mailer.letter(
-            mode: .recoverEmail, to: change.email, link: recoveryLink(code: code, for: change), languageCode: change.languageCode,
+            mode: record.mode, to: record.email, link: noticeLink(code: code, for: record), languageCode: record.languageCode,
             appName: settings.project.appName, signInCode: nil, codeHash: hash, expiresAt: expiresAt, now: now)
     }
 
     /// Counts and lists the `recoverEmail` code a completed email change stored with its mail, and
     /// sends the mail at once.
     func announceRecovery(code: String, for change: ActionCodeRecord) {
-        metrics.codeIssued(.recoverEmail)
+        var record = change
+        record.mode = .recoverEmail
+        announceNotice(code: code, for: record)
+    }
+
+    /// Counts and lists a code a completed change stored with its mail (``noticeLetter(code:hash:expiresAt:for:now:)``),
+    /// and sends the mail at once.
+    func announceNotice(code: String, for record: ActionCodeRecord) {
+        metrics.codeIssued(record.mode)
         listing?.record(
             .init(
-                tenantID: change.tenantID, email: change.email, newEmail: change.newEmail, mode: .recoverEmail, code: code,
-                link: recoveryLink(code: code, for: change)))
+                tenantID: record.tenantID, email: record.email, newEmail: record.newEmail, mode: record.mode, code: code,
+                link: noticeLink(code: code, for: record)))
         mailer.wake()
     }
 
-    private func recoveryLink(code: String, for change: ActionCodeRecord) -> String {
+    /// The link of a notice's code: on the first link domain, with the project's key.
+    private func noticeLink(code: String, for record: ActionCodeRecord) -> String {
         ActionCodeLink(
-            mode: .recoverEmail, oobCode: code, apiKey: settings.project.apiKey, languageCode: change.languageCode,
-            tenantID: change.tenantID.isEmpty ? nil : change.tenantID
+            mode: record.mode, oobCode: code, apiKey: settings.project.apiKey, languageCode: record.languageCode,
+            tenantID: record.tenantID.isEmpty ? nil : record.tenantID
         ).webLink(on: settings.linkDomains[0])
     }
 

@@ -170,7 +170,8 @@ public struct PageTemplates: Sendable {
         return buffer
     }
 
-    /// The email for a link, with the sign-in code beside it when one is given (its digits; shown
+    /// The email for a link (its closing line the mode's own, `mail.<mode>.ignore`, when the strings
+    /// have one), with the sign-in code beside it when one is given (its digits; shown
     /// grouped, a left-to-right isolate in a right-to-left language, with `signInCode.line`).
     func mail(
         mode: ActionCodeLink.Mode, link: String, email: String, appName: String, languageCode: String?, from: String,
@@ -178,11 +179,12 @@ public struct PageTemplates: Sendable {
     ) -> MailMessage {
         let language = language(languageCode)
         let values = ["appName": appName, "email": email]
+        let ignore = texts["en"]?["mail.\(mode.rawValue).ignore"] != nil ? "mail.\(mode.rawValue).ignore" : "mail.ignore"
         var view = MailView(
             language: language, direction: direction(language), link: link,
             subject: text("mail.\(mode.rawValue).subject", language, values),
             body: text("mail.\(mode.rawValue).body", language, values), button: text("mail.\(mode.rawValue).button", language, values),
-            ignore: text("mail.ignore", language, values))
+            ignore: text(ignore, language, values))
         if let signInCode {
             let grouped = SignInCodes.grouped(signInCode)
             view.signInCode = (

@@ -22,6 +22,8 @@ package struct SecondFactorService: Sendable {
     let secrets: Sealing
     let enrollments: Sealing
     let store: StoreGateway
+    /// Writes the enrolment's notice: its `revertSecondFactorAddition` code and mail.
+    let issuer: CodeIssuer
     let clock: any ServiceClock
     let logger: Logger
 
@@ -30,7 +32,8 @@ package struct SecondFactorService: Sendable {
 
     init(
         settings: ServiceSettings, accounts: any AccountStore, codes: any CodeStore, accountService: AccountService,
-        completion: SignInCompletion, formKey: SymmetricKey, store: StoreGateway, clock: any ServiceClock, logger: Logger
+        completion: SignInCompletion, formKey: SymmetricKey, store: StoreGateway, issuer: CodeIssuer, clock: any ServiceClock,
+        logger: Logger
     ) {
         self.settings = settings
         self.accounts = accounts
@@ -40,6 +43,7 @@ package struct SecondFactorService: Sendable {
         secrets = Sealing(formKey: formKey, purpose: "actionlinks totp secret v1")
         enrollments = Sealing(formKey: formKey, purpose: "actionlinks totp enrollment v1")
         self.store = store
+        self.issuer = issuer
         self.clock = clock
         self.logger = logger
     }
@@ -81,6 +85,9 @@ package struct SecondFactorService: Sendable {
     /// `mfaEnrollment:finalize` with `totpVerificationInfo`: the first code from the app proves
     /// the secret; the factor is stored (its secret sealed), every other session is revoked (as
     /// Firebase does on enrolment), and a new session that signed in with the factor is started.
+    /// In the same transaction, the account's address is sent a notice (in the caller's language)
+    /// with a `revertSecondFactorAddition` link that removes the factor
+    /// (``ActionCompleter/revertedFactor(of:)``: its code was issued when the factor was enrolled).
     package func finishEnrollment(
         _ user: AccountService.User, sessionInfo: String?, code: String?, displayName: String?, caller: Caller
     ) async throws(ActionError) -> SignedInUser {
@@ -105,17 +112,36 @@ package struct SecondFactorService: Sendable {
             enrollmentID: enrollmentID, displayName: displayName, enrolledAt: now, sealedSecret: sealedSecret, lastUsedStep: step)
         let session = FirstFactor(provider: user.claims.firebase.signInProvider, rule: .proven(identifier: enrollmentID))
         let tenant = user.tenant
-        return try await store.call {
-            try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx in
+        let notice = issuer.noticeCode(.revertSecondFactorAddition, now: now)
+        let issuer = issuer
+        let signedIn = try await store.call {
+            try await self.accounts.transaction(tenantID: tenant.tenantID, now: now) { tx -> (SignedInUser, ActionCodeRecord) in
                 var account = try tx.existingAccount(id: user.account.localID)
                 if account.disabled { throw ActionError.userDisabled }
                 if account.secondFactors.count >= SecondFactor.limit { throw Self.limitExceeded }
+                guard let email = account.email else {
+                    throw ActionError(.unverifiedEmail, "Need to verify email first before enrolling second factors.")
+                }
+                // The notice's code names its factor by the instant of enrolment (its `createdAt` is
+                // the factor's `enrolledAt`): no two factors of one account share that instant.
+                var factor = factor
+                while account.secondFactors.contains(where: { $0.enrolledAt == factor.enrolledAt }) {
+                    factor.enrolledAt = Timestamp(milliseconds: factor.enrolledAt.milliseconds + 1)
+                }
                 account.secondFactors.append(factor)
                 account.validSince = tx.now.seconds
                 try tx.update(account)
-                return try self.completion.continueSession(of: account, by: session, in: tx)
+                let record = ActionCodeRecord(
+                    hash: notice.hash, mode: .revertSecondFactorAddition, tenantID: account.tenantID, accountID: account.localID,
+                    email: email, languageCode: caller.locale, createdAt: factor.enrolledAt, expiresAt: notice.expiresAt)
+                try tx.issue(record)
+                try tx.enqueue(
+                    try issuer.noticeLetter(code: notice.code, hash: notice.hash, expiresAt: notice.expiresAt, for: record, now: now))
+                return (try self.completion.continueSession(of: account, by: session, in: tx), record)
             }
         }
+        issuer.announceNotice(code: notice.code, for: signedIn.1)
+        return signedIn.0
     }
 
     /// `mfaEnrollment:withdraw`: removes the factor `enrollmentID` from `user`'s account. New

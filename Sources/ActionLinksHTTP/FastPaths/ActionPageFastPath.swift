@@ -48,7 +48,8 @@ package struct ActionPageFastPath: FastPathRoute {
     package func logRoute(_ claim: Claim) -> String { ActionCodeLink.actionPath }
 
     /// The landing page for a request target, as ``ActionPages/landing(_:)`` makes it; `nil` for a
-    /// new-password form of a tenant made through the API, whose policy is a read of the store.
+    /// new-password form of a tenant made through the API, whose policy is a read of the store, and
+    /// for a second-factor revert, whose factor is.
     func answer(target: String, acceptLanguage: String?) -> PageAnswer? {
         switch pages.landingStart(uri: URI(target), acceptLanguage: acceptLanguage) {
         case .page(let page):
@@ -62,6 +63,8 @@ package struct ActionPageFastPath: FastPathRoute {
                     guard let tenant = pages.tenants.policyNow(for: found.tenantID) else { return nil }
                     passwords = tenant.passwords
                 }
+                // A revert page shows its factor, a read of the account: the router's.
+                if found.mode == .revertSecondFactorAddition { return nil }
                 record = .success(found)
             } catch {
                 record = .failure(error)

@@ -21,7 +21,9 @@ extension IdentityToolkitAPI {
             let disclosed = try await completer.resetPassword(
                 code: fields.oobCode, newPassword: fields.newPassword, tenant: tenant,
                 named: (fields.tenantId ?? call.pathTenant)?.isEmpty == false, consumer: call.consumer)
-            return ResetPasswordResponse(email: disclosed.email, newEmail: disclosed.newEmail, requestType: disclosed.mode.requestType)
+            return ResetPasswordResponse(
+                email: disclosed.email, newEmail: disclosed.newEmail, requestType: disclosed.mode.requestType,
+                mfaInfo: disclosed.factor.map(MFAEnrollmentInfo.init))
         }
 
         add("signInWithEmailLink", legacy: "emailLinkSignin", requires: [.enabledTenant], body: OobCodeRequest.self) {
@@ -110,6 +112,8 @@ struct ResetPasswordResponse: Encodable, Sendable {
     var email: String?
     var newEmail: String?
     var requestType: String
+    /// For a `REVERT_SECOND_FACTOR_ADDITION` code, the factor it removes: one object, not a list.
+    var mfaInfo: MFAEnrollmentInfo?
 }
 
 /// `accounts:signInWithEmailLink`'s answer.

@@ -47,7 +47,9 @@ struct PageCacheTests {
     func compiledForms() async throws {
         let pages = try await Self.pages()
         var compared = 0
-        for mode in ActionPages.pageModes.sorted(by: { $0.rawValue < $1.rawValue }) {
+        // A revert's form shows its factor: it is always rendered from its view, never kept.
+        let kept = ActionPages.pageModes.subtracting([.revertSecondFactorAddition])
+        for mode in kept.sorted(by: { $0.rawValue < $1.rawValue }) {
             for language in pages.templates.strings.keys.sorted() {
                 for remembered in [false, true] {
                     for (index, email) in Self.addresses.enumerated() {
