@@ -58,8 +58,13 @@ struct DeployExamplesTests {
         }
         try await TestApp.router { app in
             for path in Set(paths) {
-                let status = try await app.request("GET", path).status
-                #expect(status == 200, "\(path)")
+                // A readiness probe may say 503 until the store's first check is in (a platform
+                // probes again); each must come to 200.
+                var status: Int?
+                try await Eventually.wait(for: "\(path) to answer 200; last: \(status ?? 0)") {
+                    status = try await app.request("GET", path).status
+                    return status == 200
+                }
             }
         }
         return paths
