@@ -202,11 +202,9 @@ public final class SignInService: Sendable {
     /// `EMAIL_NOT_FOUND` or `INVALID_PASSWORD`. Failed attempts are limited per address and per
     /// client (`TOO_MANY_ATTEMPTS_TRY_LATER`).
     ///
-    /// Each attempt is counted as a failure before its password is hashed, in the store every
-    /// instance shares, and goes ahead only while the counts are within the limits; the count is
-    /// taken back when the attempt was not a wrong guess (it signed in, or the server could not
-    /// judge it). Concurrent guesses therefore cannot all pass a limit that each read before any
-    /// was counted: of 24 at once against a limit of 10, 10 are hashed and 14 refused.
+    /// Each attempt is counted as a failure before its password is hashed (``FailedAttempts``), so
+    /// concurrent guesses cannot all pass a limit: of 24 at once against a limit of 10, 10 are
+    /// hashed and 14 refused.
     /// `tenant` is the call's, resolved and enabled (the route requires it).
     package func signIn(email given: String?, password: String?, tenant: TenantPolicy, caller: Caller) async throws(ActionError)
         -> SignedInUser
@@ -216,33 +214,12 @@ public final class SignInService: Sendable {
         guard let given else { throw ActionError.missingEmail }
         guard let email = EmailAddress.canonical(given) else { throw ActionError.invalidEmail }
         guard let password, !password.isEmpty else { throw ActionError(.missingPassword) }
-        var failureKeys = ["signin-failure:address:\(tenant.tenantID):\(email)"]
-        var limits = [settings.limits.signInFailuresPerAccountPerHour]
-        if let address = caller.clientAddress {
-            failureKeys.append("signin-failure:ip:\(settings.limits.clientBucket(address))")
-            limits.append(settings.limits.signInFailuresPerIPPerHour)
-        }
-        let window = now.roundedDown(to: .seconds(3600))
-        let keys = failureKeys
-        let counts = try await store.call { try await self.codes.countEvents(keys: keys, windowStart: window) }
-        /// The attempt does not count after all (if the store cannot be reached, it stays counted).
-        func takeBack() async {
-            _ = try? await store.call { try await self.codes.uncountEvents(keys: keys, windowStart: window) }
-        }
-        if zip(counts, limits).contains(where: { $0 > $1 }) {
-            await takeBack()
-            throw ActionError.tooManyAttempts
-        }
-        do {
-            let user = try await checkedSignIn(email: email, password: password, tenant: tenant, now: now)
-            await takeBack()
-            return user
-        } catch {
-            switch error.code {
-            case .invalidLoginCredentials, .invalidPassword, .emailNotFound: break  // a wrong guess: it stays counted
-            default: await takeBack()
-            }
-            throw error
+        let attempts = FailedAttempts(limits: settings.limits, codes: codes, store: store)
+        return try await attempts.counting(
+            key: "signin-failure:address:\(tenant.tenantID):\(email)", client: caller.clientAddress, now: now,
+            isWrongGuess: { [.invalidLoginCredentials, .invalidPassword, .emailNotFound].contains($0.code) }
+        ) { () async throws(ActionError) in
+            try await checkedSignIn(email: email, password: password, tenant: tenant, now: now)
         }
     }
 

@@ -254,30 +254,19 @@ package struct SecondFactorService: Sendable {
     func checkedCode(
         _ code: String, secret: [UInt8], lastUsedStep: Int64?, account: Account, tenant: TenantPolicy, caller: Caller, now: Timestamp
     ) async throws(ActionError) -> Int64 {
-        var keys = ["mfa-failure:account:\(account.tenantID):\(account.localID)"]
-        var limits = [settings.limits.signInFailuresPerAccountPerHour]
-        if let address = caller.clientAddress {
-            keys.append("signin-failure:ip:\(settings.limits.clientBucket(address))")
-            limits.append(settings.limits.signInFailuresPerIPPerHour)
+        let attempts = FailedAttempts(limits: settings.limits, codes: codes, store: store)
+        return try await attempts.counting(
+            key: "mfa-failure:account:\(account.tenantID):\(account.localID)", client: caller.clientAddress, now: now,
+            isWrongGuess: { $0.code == .invalidVerificationCode }
+        ) { () async throws(ActionError) -> Int64 in
+            guard let step = TOTP.matchingStep(code, secret: secret, now: now.seconds, adjacentIntervals: tenant.multiFactor.window) else {
+                throw ActionError(.invalidVerificationCode, "The verification code is invalid.")
+            }
+            if let lastUsedStep, step <= lastUsedStep {
+                throw ActionError(.invalidVerificationCode, "The code was already used; wait for the next one.")
+            }
+            return step
         }
-        let window = now.roundedDown(to: .seconds(3600))
-        let counted = keys
-        let counts = try await store.call { try await self.codes.countEvents(keys: counted, windowStart: window) }
-        func takeBack() async {
-            _ = try? await store.call { try await self.codes.uncountEvents(keys: counted, windowStart: window) }
-        }
-        if zip(counts, limits).contains(where: { $0 > $1 }) {
-            await takeBack()
-            throw ActionError.tooManyAttempts
-        }
-        guard let step = TOTP.matchingStep(code, secret: secret, now: now.seconds, adjacentIntervals: tenant.multiFactor.window) else {
-            throw ActionError(.invalidVerificationCode, "The verification code is invalid.")
-        }
-        if let lastUsedStep, step <= lastUsedStep {
-            throw ActionError(.invalidVerificationCode, "The code was already used; wait for the next one.")
-        }
-        await takeBack()
-        return step
     }
 
     // MARK: - Secrets
