@@ -360,11 +360,9 @@ def run(driver, server, app, checks):
     checks.check(result["ok"] and result["value"]["current"] == uid and result["value"]["secondFactor"] == "totp"
                  and result["value"]["provider"] == "password", f"the email link's resolver signs in: {result}")
 
-    # Unenrolling the session's own factor: the server revokes every session, so the SDK's reload
-    # after the withdrawal fails (auth/user-token-expired) and it signs out, or it signs out quietly.
-    # Revocation is by the second (validSince, as Firebase's): a session whose tokens were issued
-    # in the very second of the withdrawal would outlive it, so the withdrawal waits for the next.
-    time.sleep(1.1)
+    # Unenrolling the session's own factor, at once: the server revokes every session, that one too
+    # even when it signed in this very second, so the SDK's reload after the withdrawal fails
+    # (auth/user-token-expired) and it signs out, or it signs out quietly.
     result = call(driver, f"""
         let outcome = "no error";
         try {{ await multiFactor(auth.currentUser).unenroll({json.dumps(hint)}); }}
@@ -376,6 +374,10 @@ def run(driver, server, app, checks):
     checks.check(result["ok"] and result["value"]["current"] is None, f"the app is signed out after the withdrawal: {result}")
     lookup = admin(server, f"/v1/projects/{PROJECT}/accounts:lookup", {"localId": [uid]})["users"][0]
     checks.check(not lookup.get("mfaInfo"), f"the factor is gone: {lookup.get('mfaInfo')}")
+    # Revocation is by the second (validSince): to end a session of the withdrawal's own second, the
+    # server revokes through the end of that second, so a sign-in in the same second would be
+    # revoked too. The next sign-in waits for the second to turn (a boundary, not an event).
+    time.sleep(1.1)
     result = call(driver, CHALLENGE.format(first=f'signInWithEmailAndPassword(auth, "{email}", "{password}")'))
     checks.check(result["ok"] and (result["value"].get("signedIn") or {}).get("uid") == uid
                  and result["value"]["signedIn"]["factors"] == [], f"a password sign-in gives tokens directly again: {result}")
