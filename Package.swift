@@ -29,9 +29,9 @@ let package = Package(
         // Only its EnvironmentVariablesProvider, for the configuration's environment overrides; no
         // default traits (JSON files), so it pulls in nothing but swift-system and swift-collections.
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
-        // Runs a child process to its end (the sendmail backend, the tests' commands): its Linux spawn closes
-        // inherited descriptors safely, where Foundation's Process.run() in Swift 6.3.1 can crash reading
-        // /proc/self/fd (swift-corelibs-foundation #5472).
+        // Runs the tests' commands to their end: its Linux spawn closes inherited descriptors safely, where
+        // Foundation's Process.run() in Swift 6.3.1 can crash reading /proc/self/fd (swift-corelibs-foundation
+        // #5472). Long-lived children and the sendmail backend use ActionLinksChildProcess.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
@@ -70,6 +70,9 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
+        // A child process started with posix_spawn (the sendmail backend, the tests' servers): Foundation's
+        // `Process.run()` in Swift 6.3.1 can crash the whole process (swift-corelibs-foundation #5472).
+        .target(name: "ActionLinksChildProcess"),
         // The hosted link domain in three layers the compiler keeps apart, composed by ActionLinksServer.
         // The domain: services and their rules, the store protocols, security, mail, pages, the upstream
         // client. It names no HTTP server and no concrete store.
@@ -82,6 +85,7 @@ let package = Package(
                 "ActionLinksSAML",
                 "ActionLinksOpenSSL",
                 "ActionLinksSMTP",
+                "ActionLinksChildProcess",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -206,7 +210,8 @@ let package = Package(
         .target(
             name: "ActionLinksTestSupport",
             dependencies: [
-                "ActionLinks", "ActionLinksConfiguration", "ActionLinksSAML", "ActionLinksServer", "ActionLinksSMTPTestSupport",
+                "ActionLinks", "ActionLinksChildProcess", "ActionLinksConfiguration", "ActionLinksSAML", "ActionLinksServer",
+                "ActionLinksSMTPTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -219,7 +224,8 @@ let package = Package(
         .testTarget(
             name: "ActionLinksServerTests",
             dependencies: [
-                "ActionLinksServer", "ActionLinksSAML", "ActionLinksTestSupport", "ActionLinksSMTPTestSupport", "actionlinks",
+                "ActionLinksServer", "ActionLinksSAML", "ActionLinksTestSupport", "ActionLinksSMTPTestSupport", "ActionLinksChildProcess",
+                "actionlinks",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -231,7 +237,7 @@ let package = Package(
         .testTarget(
             name: "ActionLinksSMTPTests",
             dependencies: [
-                "ActionLinksSMTP", "ActionLinksSMTPTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                "ActionLinksSMTP", "ActionLinksSMTPTestSupport", "ActionLinksChildProcess", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         // A real SMTP server for the tests (aiosmtpd, Tests/SMTPServer), started, stopped and
@@ -239,6 +245,7 @@ let package = Package(
         .target(
             name: "ActionLinksSMTPTestSupport",
             dependencies: [
+                "ActionLinksChildProcess",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],

@@ -1,3 +1,4 @@
+import ActionLinksChildProcess
 import Foundation
 import NIOCore
 import NIOPosix

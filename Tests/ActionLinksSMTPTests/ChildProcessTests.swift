@@ -1,3 +1,4 @@
+import ActionLinksChildProcess
 import ActionLinksSMTPTestSupport
 import Foundation
 import Testing

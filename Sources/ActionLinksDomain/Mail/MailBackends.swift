@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksChildProcess
 import ActionLinksConfiguration
 import ActionLinksSMTP
 import AsyncHTTPClient
@@ -140,18 +141,22 @@ enum MailBackends {
     static let commandTimeout: TimeInterval = 60
 
     /// Runs `command` with `input` on its standard input and waits for it (on the calling thread).
+    /// Spawned with `posix_spawn` (``ChildProcess``), not Foundation's `Process`, whose `run()` in
+    /// Swift 6.3.1 can crash the whole server (swift-corelibs-foundation #5472).
     private static func run(_ command: [String], input: Data) throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         let stdin = Pipe()
         let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = stderr
+        process.standardInput = .pipe(stdin)
+        process.standardOutput = .nullDevice
+        process.standardError = .pipe(stderr)
         do {
             try process.run()
         } catch {
+            try? stdin.fileHandleForWriting.close()
+            try? stderr.fileHandleForReading.close()
             throw MailDeliveryError(message: "cannot run \(command[0]): \(error)", permanent: true)
         }
         // Error output is read to its end as it comes, so a chatty command can never fill the pipe
@@ -161,9 +166,10 @@ enum MailBackends {
         Thread.detachNewThread {
             let handle = stderr.fileHandleForReading
             while case let chunk = handle.availableData, !chunk.isEmpty { collected.append(chunk) }
+            try? handle.close()
             errorsRead.signal()
         }
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        let watchdog = DispatchWorkItem { process.terminate() }
         DispatchQueue.global().asyncAfter(deadline: .now() + commandTimeout, execute: watchdog)
         // A command that exits without reading its input leaves the write failing with EPIPE (the
         // signal is ignored); its exit status says what happened.

@@ -1,3 +1,4 @@
+import ActionLinksChildProcess
 import ActionLinksSMTPTestSupport
 import ActionLinksTestSupport
 import Foundation

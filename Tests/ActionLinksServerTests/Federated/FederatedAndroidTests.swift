@@ -1,4 +1,5 @@
 import ActionLinks
+import ActionLinksChildProcess
 import ActionLinksSMTPTestSupport
 import ActionLinksTestSupport
 import Crypto

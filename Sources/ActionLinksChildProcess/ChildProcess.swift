@@ -4,14 +4,14 @@ import Foundation
     import Glibc
 #endif
 
-/// A child process started with `posix_spawn`, for the tests' long-lived children (a server, nginx,
-/// a receiver script): Foundation's `Process.run()` in Swift 6.3.1 reads `/proc/self/fd` with a
-/// `readdir` copy that overruns glibc's buffer and crashed the whole test process now and then
-/// (swift-corelibs-foundation #5472). Shaped like `Process` (configure, ``run()``, ``terminate()``,
-/// ``waitUntilExit()``), so the call sites stay as they were. The child gets no descriptor of this
-/// process but its standard input, output and error, default signal handling and an empty signal
-/// mask. A thread of its own waits for the child and reaps it, so a signal is never sent to a
-/// reaped (and perhaps reused) process ID.
+/// A child process started with `posix_spawn`, for the sendmail mail backend and the tests'
+/// long-lived children (a server, nginx, a receiver script): Foundation's `Process.run()` in Swift
+/// 6.3.1 reads `/proc/self/fd` with a `readdir` copy that overruns glibc's buffer and crashed the
+/// whole process now and then (swift-corelibs-foundation #5472). Shaped like `Process` (configure,
+/// ``run()``, ``terminate()``, ``waitUntilExit()``), so the call sites stay as they were. The child
+/// gets no descriptor of this process but its standard input, output and error, default signal
+/// handling and an empty signal mask. A thread of its own waits for the child and reaps it, so a
+/// signal is never sent to a reaped (and perhaps reused) process ID.
 public final class ChildProcess: @unchecked Sendable {
     /// Where one of the child's standard streams goes.
     public enum Stream {
