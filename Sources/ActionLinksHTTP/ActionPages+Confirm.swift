@@ -140,13 +140,9 @@ extension ActionPages {
     /// enrolment, to the minute, in UTC.
     func shownFactor(_ factor: SecondFactor, _ language: String) -> ShownFactor {
         let name = factor.displayName.flatMap { $0.isEmpty ? nil : $0 } ?? templates.text("revertSecondFactorAddition.unnamed", language)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let parts = calendar.dateComponents(
-            [.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: TimeInterval(factor.enrolledAt.milliseconds) / 1000))
-        func two(_ value: Int?) -> String { String(format: "%02d", value ?? 0) }
-        let date = "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)) UTC"
-        return ShownFactor(name: name, enrolledAt: date)
+        // The API's time of it (`2026-12-07T22:26:05.123Z`), to the minute.
+        let time = UserRecord.rfc3339(factor.enrolledAt).prefix(16)
+        return ShownFactor(name: name, enrolledAt: time.replacingOccurrences(of: "T", with: " ") + " UTC")
     }
 
     /// The password policy of a code's tenant (the project's for the project's codes).

@@ -70,6 +70,15 @@ def plain(value):
     return ISOLATES.sub("", value).strip()
 
 
+def totp(secret_base32, step):
+    """RFC 6238's code (SHA-1, 6 digits) of the authenticator app holding `secret_base32`."""
+    import base64, hashlib, hmac, struct
+    secret = base64.b32decode(secret_base32 + "=" * (-len(secret_base32) % 8))
+    digest = hmac.new(secret, struct.pack(">Q", step), hashlib.sha1).digest()
+    offset = digest[-1] & 0x0F
+    return "%06d" % ((struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF) % 1000000)
+
+
 class Failures:
     def __init__(self):
         self.items = []
@@ -98,6 +107,17 @@ class Server:
                 return json.loads(response.read())
         except urllib.error.HTTPError as error:
             raise AssertionError(f"{path}: {error.code} {error.read().decode()}") from None
+
+    def client_call(self, path, body, headers=None):
+        """A call as an app makes it: the API key, no admin credential."""
+        request = urllib.request.Request(
+            f"{self.origin}{path}?key=demo-api-key", data=json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(request) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return {"status": error.code, **json.loads(error.read().decode() or "{}")}
 
     def create_account(self, email, password=None, verified=False):
         body = {"email": email, "emailVerified": verified}
@@ -426,6 +446,43 @@ class Pages:
         self.page("recover-done", language, "recoverEmail.done.title")
         check(self.server.lookup(email) is not None, f"[{language}] recover: the old address is back")
 
+    def revert_second_factor(self, language):
+        """An authenticator app enrolled as the app's users do it (the REST calls the SDKs make), then
+        removed from the notice's link: the page names the factor and changes nothing; its button
+        removes the factor and signs every device out."""
+        check = self.failures.check
+        email, password = f"factor-{language}-{RUN}@example.com", "factor-password-1"
+        self.server.create_account(email, password=password, verified=True)
+        signed_in = self.server.client_call("/v1/accounts:signInWithPassword", {"email": email, "password": password, "returnSecureToken": True})
+        start = self.server.client_call("/v2/accounts/mfaEnrollment:start", {"idToken": signed_in["idToken"], "totpEnrollmentInfo": {}})
+        info = start["totpSessionInfo"]
+        step = int(time.time()) // info["periodSec"]
+        finalize = self.server.client_call(
+            "/v2/accounts/mfaEnrollment:finalize",
+            {"idToken": signed_in["idToken"], "displayName": "Phone",
+             "totpVerificationInfo": {"sessionInfo": info["sessionInfo"], "verificationCode": totp(info["sharedSecretKey"], step)}},
+            {"X-Firebase-Locale": language})
+        if not check("idToken" in finalize, f"[{language}] revert: enrolment finished: {finalize}"):
+            return
+        notices = [item for item in self.server.listed_links()
+                   if item["requestType"] == "REVERT_SECOND_FACTOR_ADDITION" and item["email"] == email]
+        if not check(len(notices) == 1, f"[{language}] revert: enrolment mailed one notice: {notices}"):
+            return
+        self.open(notices[0]["oobLink"])
+        check(f"lang={language}" in self.flow.current_url, f"[{language}] revert: the link has the enrolment's language")
+        self.page("revert-form", language, "revertSecondFactorAddition.title")
+        intro = plain(self.flow.find_element(By.CSS_SELECTOR, "main p").text)
+        check("Phone" in intro and email in intro, f"[{language}] revert: the page names the factor and the account: {intro!r}")
+        check(len(self.server.lookup(email).get("mfaInfo") or []) == 1, f"[{language}] revert: opening the link removed nothing")
+        self.submit()
+        self.page("revert-done", language, "revertSecondFactorAddition.done.title")
+        check(not self.server.lookup(email).get("mfaInfo"), f"[{language}] revert: the factor is gone")
+        refreshed = self.server.client_call("/v1/token", {"grant_type": "refresh_token", "refresh_token": finalize["refreshToken"]})
+        check(refreshed.get("status") == 400 and "TOKEN_EXPIRED" in json.dumps(refreshed),
+              f"[{language}] revert: the enrolled session is signed out: {refreshed}")
+        again = self.server.client_call("/v1/accounts:signInWithPassword", {"email": email, "password": password, "returnSecureToken": True})
+        check("idToken" in again and "mfaPendingCredential" not in again, f"[{language}] revert: the password alone signs in again: {again}")
+
     def error_pages(self, language):
         check = self.failures.check
         # Expired: the second server gives verification links one second.
@@ -500,8 +557,8 @@ class Pages:
     def run(self):
         if not self.javascript_is_off():
             return
-        flows = [self.sign_in, self.reset_password, self.reset_password_policy, self.verify_email, self.change_and_recover, self.error_pages, self.mobile_links,
-                 self.minimum_version]
+        flows = [self.sign_in, self.reset_password, self.reset_password_policy, self.verify_email, self.change_and_recover,
+                 self.revert_second_factor, self.error_pages, self.mobile_links, self.minimum_version]
         for language in LANGUAGES:
             for flow in flows:
                 started = time.time()

@@ -454,7 +454,8 @@ public final class ActionCompleter: Sendable {
             var account = try Self.owner(of: record, tx)
             guard let factor = Self.factor(of: record, in: account) else { throw ActionError.invalidCode }
             account.secondFactors.removeAll { $0.enrollmentID == factor.enrollmentID }
-            account.validSince = tx.now.seconds
+            // Every device goes, the enrolment's own too, even when it signed in this very second.
+            account.revokeEverySession(at: tx.now)
             try tx.update(account)
             return (account, nil)
         }

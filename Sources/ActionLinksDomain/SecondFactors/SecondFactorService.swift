@@ -160,9 +160,9 @@ package struct SecondFactorService: Sendable {
                     throw ActionError(.mfaEnrollmentNotFound)
                 }
                 account.secondFactors.remove(at: index)
-                // Revocation is by the second (`validSince`, as Firebase's): a session that signed
-                // in during this very second would outlive it, so the caller's own goes too.
-                if revokes { account.validSince = max(tx.now.seconds, user.claims.authTime + 1, user.claims.iat + 1) }
+                // Every session goes, the caller's own and any other that signed in with the factor,
+                // even in this very second.
+                if revokes { account.revokeEverySession(at: tx.now) }
                 try tx.update(account)
                 return revokes ? nil : try self.completion.continueSession(of: account, by: session, in: tx)
             }

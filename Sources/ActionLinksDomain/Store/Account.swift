@@ -141,6 +141,16 @@ public struct FederatedIdentity: Sendable, Hashable, Codable {
     }
 }
 
+extension Account {
+    /// Revokes every session the account has at `now`, whoever holds it (a second factor withdrawn
+    /// by the session that used it, or reverted from its enrolment notice). Revocation is by whole
+    /// seconds (`validSince`, as Firebase's: a session of that very second stays valid), so this one
+    /// runs through the end of `now`'s second; a sign-in later in that same second is revoked too.
+    public mutating func revokeEverySession(at now: Timestamp) {
+        validSince = max(validSince, now.seconds + 1)
+    }
+}
+
 /// A session: what a refresh token stands for. Only the token's hash is stored.
 public struct Session: Sendable, Hashable {
     /// SHA-256 of the refresh token.

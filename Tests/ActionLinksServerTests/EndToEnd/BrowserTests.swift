@@ -1,3 +1,4 @@
+import ActionLinksChildProcess
 import ActionLinksSMTPTestSupport
 import ActionLinksTestSupport
 import Foundation
@@ -56,7 +57,8 @@ struct BrowserTests {
     @Test("every flow by clicking in en, ru, ja and ar at 320 px without JavaScript; axe finds nothing on any page; screenshots")
     func browser() async throws {
         try await Self.checkDependencies()
-        let (server, origin) = try await Self.server()
+        // Authenticator apps on, for the second factor's revert link.
+        let (server, origin) = try await Self.server(["ACTIONLINKS_MFA_STATE": "ENABLED", "ACTIONLINKS_MFA_TOTP_STATE": "ENABLED"])
         let (expiring, expiringOrigin) = try await Self.server(["ACTIONLINKS_CODES_LIFETIMES_VERIFY_EMAIL": "1s"])
         let (policy, policyOrigin) = try await Self.server([
             "ACTIONLINKS_PASSWORDS_ENFORCEMENT": "enforce", "ACTIONLINKS_PASSWORDS_MINIMUM_LENGTH": "10",

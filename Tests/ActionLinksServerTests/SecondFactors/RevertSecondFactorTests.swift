@@ -124,11 +124,24 @@ struct RevertSecondFactorTests {
         try await TestApp.router(environment: try await TOTP2.environment(kind), clock: clock) { app in
             let enrolled = try await TOTP2.enroll(app, clock, email: "apply@example.com")
             let (_, code) = try Self.link(in: try await Self.notice(app, to: enrolled.email))
+            // A session that signs in with both factors in the very second the code is applied goes
+            // too: revocation is by the second, so the revert's runs through the end of its own
+            // (found by the pages' browser test, where the enrolment and the revert shared a second).
+            let first = try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password])
+            let second = try await TOTP2.v2(
+                app, "mfaSignIn:finalize",
+                [
+                    "mfaPendingCredential": try #require(first.json["mfaPendingCredential"] as? String, "\(first.text)"),
+                    "mfaEnrollmentId": enrolled.enrollmentID,
+                    "totpVerificationInfo": ["verificationCode": TOTP2.code(enrolled.secret, clock)],
+                ])
+            let sameSecond = try #require(second.json["refreshToken"] as? String, "\(second.text)")
             let applied = try await app.api("update", ["oobCode": code])
             #expect(applied.status == 200, "\(applied.text)")
             #expect(applied.json["email"] as? String == enrolled.email)
             #expect(try await app.lookup(email: enrolled.email)?["mfaInfo"] == nil)
             #expect(try await Self.refreshError(app, enrolled.refreshToken) == "TOKEN_EXPIRED")
+            #expect(try await Self.refreshError(app, sameSecond) == "TOKEN_EXPIRED", "a session of the revert's own second")
             #expect(try await app.api("update", ["oobCode": code]).errorCode == "INVALID_OOB_CODE")
         }
     }

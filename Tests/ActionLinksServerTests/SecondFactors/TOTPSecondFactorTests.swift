@@ -240,55 +240,68 @@ struct TOTPSecondFactorTests {
         }
     }
 
-    @Test("no first factor skips the second step: password, email link, a provider, the link page; custom tokens are Firebase's exception")
+    @Test("MANDATORY acts as ENABLED: a person without a factor signs in with the first factor alone, then enrols")
+    func mandatory() async throws {
+        let clock = ManualClock.midHour()
+        let environment = Self.enabled.merging(["ACTIONLINKS_MFA_STATE": "MANDATORY"]) { $1 }
+        try await TestApp.router(environment: environment, clock: clock) { app in
+            let user = try await app.signInWithEmailLink("mandatory@example.com")
+            let payload = try Spec.payload(user.idToken)
+            #expect((payload["firebase"] as? [String: Any])?["sign_in_second_factor"] == nil, "no second factor yet")
+            let enrolled = try await Self.enroll(app, clock, email: "mandatory@example.com")
+            let again = try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password])
+            #expect(again.json["mfaPendingCredential"] is String && again.json["idToken"] == nil, "\(again.text)")
+        }
+    }
+
+    @Test(
+        "no first factor skips the second step: password, email link, OpenID Connect, SAML; custom tokens are Firebase's exception")
     func everyFirstFactor() async throws {
         let clock = ManualClock.midHour()
         try await TestApp.router(environment: Self.enabled, clock: clock) { app in
             let enrolled = try await Self.enroll(app, clock, email: "table@example.com")
-            // Link a provider to the account (as the signed-in user), for the federated first factor.
+            // Link an OpenID Connect and a SAML provider to the account (as the signed-in user), for
+            // the federated first factors; the SAML one the emulator's way (the subject in an unsigned
+            // `id_token`, the assertion as JSON).
             let claims: [String: Any] = ["sub": "table-sub", "email": enrolled.email, "email_verified": true]
-            let linked = try await app.api(
-                "signInWithIdp",
-                [
-                    "idToken": enrolled.idToken, "requestUri": "http://localhost", "returnSecureToken": true,
-                    "postBody": "providerId=oidc.table&id_token="
-                        + HTMLForm.encode(
-                            component: String(
-                                decoding: Spec.json(
-                                    claims.merging(["iss": "example.com", "aud": "example.com", "exp": 1_597_974_008, "iat": 1_597_970_408])
-                                    { $1 }),
-                                as: UTF8.self)),
-                ])
-            #expect(
-                linked.status == 200 && linked.json["idToken"] != nil, "linking by a signed-in session needs no second step: \(linked.text)"
-            )
-            let linkedToken = try #require(linked.json["idToken"] as? String, "\(linked.text)")
-            let linkedClaims = try #require(Spec.payload(linkedToken)["firebase"] as? [String: Any])
-            #expect(linkedClaims["sign_in_second_factor"] as? String == "totp", "a signed-in session's link keeps its second factor")
+            let idToken = HTMLForm.encode(
+                component: String(
+                    decoding: Spec.json(
+                        claims.merging(["iss": "example.com", "aud": "example.com", "exp": 1_597_974_008, "iat": 1_597_970_408]) { $1 }),
+                    as: UTF8.self))
+            let assertion = HTMLForm.encode(
+                component: String(decoding: Spec.json(["assertion": ["subject": ["nameId": enrolled.email]]]), as: UTF8.self))
+            let postBodies = [
+                "OpenID Connect": "providerId=oidc.table&id_token=\(idToken)",
+                "SAML": "providerId=saml.table&id_token=\(idToken)&SAMLResponse=\(assertion)",
+            ]
+            for (name, postBody) in postBodies.sorted(by: { $0.key < $1.key }) {
+                let linked = try await app.api(
+                    "signInWithIdp",
+                    ["idToken": enrolled.idToken, "requestUri": "http://localhost", "returnSecureToken": true, "postBody": postBody])
+                #expect(
+                    linked.status == 200 && linked.json["idToken"] != nil,
+                    "linking \(name) by a signed-in session needs no second step: \(linked.text)")
+                let linkedToken = try #require(linked.json["idToken"] as? String, "\(linked.text)")
+                let linkedClaims = try #require(Spec.payload(linkedToken)["firebase"] as? [String: Any])
+                #expect(linkedClaims["sign_in_second_factor"] as? String == "totp", "a signed-in session's link keeps its second factor")
+            }
 
             let signInCode = try await app.createEmailSignInOob(enrolled.email).oobCode
-            let rows: [(String, () async throws -> HTTPReply)] = [
-                ("password", { try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password]) }),
-                ("email link", { try await app.api("signInWithEmailLink", ["email": enrolled.email, "oobCode": signInCode]) }),
-                (
-                    "provider",
-                    {
-                        let token = String(
-                            decoding: Spec.json(
-                                claims.merging(["iss": "example.com", "aud": "example.com", "exp": 1_597_974_008, "iat": 1_597_970_408]) {
-                                    $1
-                                }),
-                            as: UTF8.self)
-                        return try await app.api(
-                            "signInWithIdp",
-                            [
-                                "postBody": "providerId=oidc.table&id_token=" + HTMLForm.encode(component: token),
-                                "requestUri": "http://localhost",
-                                "returnSecureToken": true,
-                            ])
-                    }
-                ),
-            ]
+            let rows: [(String, () async throws -> HTTPReply)] =
+                [
+                    ("password", { try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password]) }),
+                    ("email link", { try await app.api("signInWithEmailLink", ["email": enrolled.email, "oobCode": signInCode]) }),
+                ]
+                + postBodies.sorted(by: { $0.key < $1.key }).map { name, postBody in
+                    (
+                        name,
+                        {
+                            try await app.api(
+                                "signInWithIdp", ["postBody": postBody, "requestUri": "http://localhost", "returnSecureToken": true])
+                        }
+                    )
+                }
             for (name, firstFactor) in rows {
                 let reply = try await firstFactor()
                 #expect(reply.status == 200, "\(name): \(reply.text)")
@@ -367,6 +380,32 @@ struct TOTPSecondFactorTests {
             let refresh = try await app.post(
                 "/v1/token?key=\(TestProject.apiKey)", ["grant_type": "refresh_token", "refresh_token": refreshToken])
             #expect(refresh.errorCode == "TOKEN_EXPIRED", "\(refresh.text)")
+        }
+    }
+
+    @Test("withdrawing a factor from an older session also revokes a session that signed in with it in the withdrawal's second")
+    func withdrawalRevokesTheSameSecondsOthers() async throws {
+        let clock = ManualClock.midHour()
+        try await TestApp.router(environment: Self.enabled, clock: clock) { app in
+            let enrolled = try await Self.enroll(app, clock, email: "other-device@example.com")
+            // Another device signs in with the factor in the second the enrolled session withdraws it.
+            let first = try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password])
+            let other = try await Self.v2(
+                app, "mfaSignIn:finalize",
+                [
+                    "mfaPendingCredential": try #require(first.json["mfaPendingCredential"] as? String, "\(first.text)"),
+                    "mfaEnrollmentId": enrolled.enrollmentID,
+                    "totpVerificationInfo": ["verificationCode": Self.code(enrolled.secret, clock)],
+                ])
+            let otherRefresh = try #require(other.json["refreshToken"] as? String, "\(other.text)")
+            let withdrawn = try await Self.v2(
+                app, "mfaEnrollment:withdraw", ["idToken": enrolled.idToken, "mfaEnrollmentId": enrolled.enrollmentID])
+            #expect(withdrawn.status == 200 && withdrawn.json["idToken"] == nil, "\(withdrawn.text)")
+            for (name, token) in [("the withdrawing session", enrolled.refreshToken), ("the other device", otherRefresh)] {
+                let refresh = try await app.post(
+                    "/v1/token?key=\(TestProject.apiKey)", ["grant_type": "refresh_token", "refresh_token": token])
+                #expect(refresh.errorCode == "TOKEN_EXPIRED", "\(name): \(refresh.text)")
+            }
         }
     }
 
