@@ -60,7 +60,12 @@ public enum PostgresTestServer {
     public static func freshStore() async throws -> PostgresStore {
         // A small pool: every test's store stays connected until the test process ends, and dozens
         // of them share the cluster's max_connections.
-        let url = try await freshDatabaseURL()
+        try await store(url: try await freshDatabaseURL())
+    }
+
+    /// A migrated store on the database at `url` (one a server also uses, say); its pool runs
+    /// until the test process ends.
+    public static func store(url: String) async throws -> PostgresStore {
         let location = try PostgresLocation(url: url + (url.contains("?") ? "&" : "?") + "pool_size=4")
         let database = try PostgresStore(location: location, logger: Logger(label: "test-store"))
         Task.detached { await database.client.run() }

@@ -325,12 +325,7 @@ public final class SignInService: Sendable {
         guard let refreshToken, !refreshToken.isEmpty else { throw ActionError(.missingRefreshToken) }
         let hash = TokenService.refreshTokenHash(refreshToken)
         guard let (session, account) = try await store.call({ try await self.accounts.session(hash: hash) }) else {
-            // Firebase production says the user is gone (the SDKs sign out); its emulator, as a
-            // development server here, that the token is invalid.
-            if !settings.server.development, try await store.call({ try await self.accounts.sessionOfDeletedAccount(hash: hash) }) {
-                throw ActionError.userNotFound
-            }
-            throw ActionError(.invalidRefreshToken)
+            throw try await endedSessionError(hash: hash)
         }
         let tenant = try await accountService.tenants.policy(for: session.tenantID)
         try Self.check(session: session, of: account, in: tenant)
@@ -354,6 +349,24 @@ public final class SignInService: Sendable {
             let idToken = try? tokens.idTokenNow(for: account, session: session, now: now)
         else { return nil }
         return Refreshed(idToken: idToken, refreshToken: refreshToken, account: account)
+    }
+
+    /// The answer to a refresh whose session is no longer stored: a revoked session's is its
+    /// account's (a disabled tenant or account first, as for a stored session, then
+    /// `TOKEN_EXPIRED`); a deleted account's is `USER_NOT_FOUND` on a production server, as Firebase
+    /// production says (the SDKs sign out), `INVALID_REFRESH_TOKEN` on a development one, as the
+    /// emulator does, and so is a token nothing is known of.
+    private func endedSessionError(hash: Data) async throws(ActionError) -> ActionError {
+        switch try await store.call({ try await self.accounts.endedSession(hash: hash) }) {
+        case .revoked(let tenantID, let accountID):
+            let tenant = try await accountService.tenants.policy(for: tenantID)
+            try tenant.checkEnabled()
+            let account = try await store.call { try await self.accounts.account(id: accountID, tenantID: tenantID) }
+            if account?.disabled == true { return ActionError.userDisabled }
+            return ActionError(.tokenExpired)
+        case .ofDeletedAccount where !settings.server.development: return ActionError.userNotFound
+        case .ofDeletedAccount, nil: return ActionError(.invalidRefreshToken)
+        }
     }
 
     /// Whether a session may be refreshed: its tenant enabled, its account enabled, and not revoked.

@@ -109,10 +109,15 @@ public protocol AccountStore: Sendable {
 
     /// The session of a refresh token's hash, with its account (`nil` when either is gone).
     func session(hash: Data) async throws -> (session: Session, account: Account)?
-    /// Whether a refresh token's hash was a session of an account that has since been deleted
-    /// (deleting an account keeps its sessions' hashes, so that their refresh answers
-    /// `USER_NOT_FOUND`, which the SDKs take as a sign-out, instead of `INVALID_REFRESH_TOKEN`).
-    func sessionOfDeletedAccount(hash: Data) async throws -> Bool
+    /// What became of a refresh token's session that ``session(hash:)`` no longer finds: revoked
+    /// (raising an account's `validSince` moves the sessions it revokes out), or of an account
+    /// since deleted; `nil` when nothing is known of it (never issued, or its tombstone purged).
+    /// The tombstones keep the answers the SDKs expect (`TOKEN_EXPIRED`, `USER_NOT_FOUND`: both a
+    /// sign-out) rather than `INVALID_REFRESH_TOKEN`, for ``sessionTombstoneLifetime``.
+    func endedSession(hash: Data) async throws -> EndedSession?
+    /// Deletes the tombstones of sessions that ended before `cutoff` (``endedSession(hash:)``);
+    /// how many went.
+    func purgeEndedSessions(before cutoff: Timestamp) async throws -> Int
     /// Records that a token was issued or refreshed for the account (`lastRefreshAt`).
     func recordRefresh(accountID: String, tenantID: String, at time: Timestamp) async throws
 
@@ -127,6 +132,19 @@ public protocol AccountStore: Sendable {
     /// Deletes every account of the tenant, with their sessions (the emulator's reset).
     func deleteAllAccounts(tenantID: String) async throws
 }
+
+/// A refresh token's session that no longer refreshes (``AccountStore/endedSession(hash:)``).
+public enum EndedSession: Sendable, Equatable {
+    /// Revoked by its account's `validSince`; the account may still be there.
+    case revoked(tenantID: String, accountID: String)
+    /// Its account was deleted.
+    case ofDeletedAccount
+}
+
+/// How long a revoked session's or a deleted account's session's hash is kept: its refresh answers
+/// `TOKEN_EXPIRED` or `USER_NOT_FOUND` for that long, and `INVALID_REFRESH_TOKEN` after (a sign-out
+/// all the same, for every SDK). Thirty days, the longest of the server's windows.
+public let sessionTombstoneLifetime: Duration = .seconds(30 * 86_400)
 
 extension AccountTransaction {
     /// Deletes `account` (``delete(id:)``) and retires the outstanding codes of its address: a

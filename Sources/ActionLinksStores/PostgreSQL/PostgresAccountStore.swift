@@ -86,10 +86,35 @@ public struct PostgresAccountStore: AccountStore {
         }
     }
 
-    public func sessionOfDeletedAccount(hash: Data) async throws -> Bool {
+    public func endedSession(hash: Data) async throws -> EndedSession? {
         try await database.withConnection { connection in
-            try await connection.query("SELECT 1 FROM deleted_sessions WHERE hash = \(ByteBuffer(bytes: hash))", logger: database.logger)
-                .first(where: { _ in true }) != nil
+            let rows = try await connection.query(
+                """
+                SELECT tenant_id, account_id FROM revoked_sessions WHERE hash = \(ByteBuffer(bytes: hash))
+                UNION ALL SELECT tenant_id, NULL FROM deleted_sessions WHERE hash = \(ByteBuffer(bytes: hash))
+                """, logger: database.logger)
+            for try await (tenantID, accountID) in rows.decode((String, String?).self) {
+                return accountID.map { .revoked(tenantID: tenantID, accountID: $0) } ?? .ofDeletedAccount
+            }
+            return nil
+        }
+    }
+
+    /// The purge of ``purgeEndedSessions(before:)``, each through its time's index (v15).
+    static func purgeStatements(before cutoff: Timestamp) -> [PostgresQuery] {
+        [
+            "DELETE FROM revoked_sessions WHERE revoked_at < \(cutoff) RETURNING 1",
+            "DELETE FROM deleted_sessions WHERE deleted_at < \(cutoff) RETURNING 1",
+        ]
+    }
+
+    public func purgeEndedSessions(before cutoff: Timestamp) async throws -> Int {
+        try await database.withConnection { connection in
+            var removed = 0
+            for statement in Self.purgeStatements(before: cutoff) {
+                removed += try await connection.query(statement, logger: database.logger).collect().count
+            }
+            return removed
         }
     }
 
@@ -140,6 +165,7 @@ public struct PostgresAccountStore: AccountStore {
             try await connection.query("DELETE FROM accounts WHERE tenant_id = \(tenantID)", logger: database.logger)
             try await connection.query("DELETE FROM account_providers WHERE tenant_id = \(tenantID)", logger: database.logger)
             try await connection.query("DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID)", logger: database.logger)
+            try await connection.query("DELETE FROM revoked_sessions WHERE tenant_id = \(tenantID)", logger: database.logger)
             try await connection.query("DELETE FROM deleted_sessions WHERE tenant_id = \(tenantID)", logger: database.logger)
         }
     }
@@ -402,8 +428,10 @@ final class PostgresAccountTransaction: AccountTransaction {
                     "DELETE FROM account_providers WHERE tenant_id = \(tenantID) AND local_id = \(localID)", logger: logger)
                 try await connection.query(
                     """
-                    WITH gone AS (DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID) AND account_id = \(localID) RETURNING hash)
-                    INSERT INTO deleted_sessions (hash, tenant_id, deleted_at) SELECT hash, \(tenantID), \(now) FROM gone
+                    WITH live AS (DELETE FROM refresh_tokens WHERE tenant_id = \(tenantID) AND account_id = \(localID) RETURNING hash),
+                    revoked AS (DELETE FROM revoked_sessions WHERE tenant_id = \(tenantID) AND account_id = \(localID) RETURNING hash)
+                    INSERT INTO deleted_sessions (hash, tenant_id, deleted_at)
+                    SELECT hash, \(tenantID), \(now) FROM (SELECT hash FROM live UNION ALL SELECT hash FROM revoked) AS gone
                     ON CONFLICT DO NOTHING
                     """, logger: logger)
             case .consume(let hash, let consumer):

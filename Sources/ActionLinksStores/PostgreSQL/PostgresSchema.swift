@@ -417,5 +417,55 @@ extension PostgresStore {
             "v14: second factors",
             ["ALTER TABLE accounts ADD COLUMN mfa TEXT"]
         ),
+        (
+            // As SQLite's v15: the write that raises an account's `valid_since` moves the sessions
+            // it revokes into `revoked_sessions` (a per-row AFTER trigger, under the account's row
+            // lock that write holds), so `refresh_tokens` holds only sessions that can refresh;
+            // the tombstones go after 30 days, through their time's index.
+            "v15: revoked sessions leave only their hash, and tombstones go after 30 days",
+            [
+                """
+                CREATE TABLE revoked_sessions (
+                    hash BYTEA PRIMARY KEY,
+                    tenant_id TEXT NOT NULL,
+                    account_id TEXT NOT NULL,
+                    revoked_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX revoked_sessions_account ON revoked_sessions (tenant_id, account_id)",
+                "CREATE INDEX revoked_sessions_age ON revoked_sessions (revoked_at)",
+                "CREATE INDEX deleted_sessions_age ON deleted_sessions (deleted_at)",
+                """
+                CREATE FUNCTION actionlinks_revoke_sessions() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    WITH gone AS (
+                        DELETE FROM refresh_tokens
+                        WHERE tenant_id = NEW.tenant_id AND account_id = NEW.local_id AND created_at < NEW.valid_since * 1000
+                        RETURNING hash, tenant_id, account_id
+                    )
+                    INSERT INTO revoked_sessions (hash, tenant_id, account_id, revoked_at)
+                    SELECT hash, tenant_id, account_id, NEW.valid_since * 1000 FROM gone
+                    ON CONFLICT DO NOTHING;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER accounts_revoke_sessions AFTER UPDATE OF valid_since ON accounts FOR EACH ROW
+                    WHEN (NEW.valid_since > OLD.valid_since)
+                    EXECUTE FUNCTION actionlinks_revoke_sessions()
+                """,
+                """
+                WITH gone AS (
+                    DELETE FROM refresh_tokens r USING accounts a
+                    WHERE a.tenant_id = r.tenant_id AND a.local_id = r.account_id AND r.created_at < a.valid_since * 1000
+                    RETURNING r.hash, r.tenant_id, r.account_id, a.valid_since * 1000 AS revoked_at
+                )
+                INSERT INTO revoked_sessions (hash, tenant_id, account_id, revoked_at)
+                SELECT hash, tenant_id, account_id, revoked_at FROM gone
+                ON CONFLICT DO NOTHING
+                """,
+            ]
+        ),
     ]
 }

@@ -64,9 +64,30 @@ public struct SQLiteAccountStore: AccountStore, ImmediateSessionLookup {
         }
     }
 
-    public func sessionOfDeletedAccount(hash: Data) async throws -> Bool {
+    public func endedSession(hash: Data) async throws -> EndedSession? {
         try await pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM deleted_sessions WHERE hash = ?", arguments: [hash]) ?? false
+            if let row = try Row.fetchOne(db, sql: "SELECT tenant_id, account_id FROM revoked_sessions WHERE hash = ?", arguments: [hash]) {
+                return .revoked(tenantID: row[0], accountID: row[1])
+            }
+            let deleted = try Bool.fetchOne(db, sql: "SELECT 1 FROM deleted_sessions WHERE hash = ?", arguments: [hash]) ?? false
+            return deleted ? .ofDeletedAccount : nil
+        }
+    }
+
+    /// The purge of ``purgeEndedSessions(before:)``, each through its time's index (v15).
+    static let purgeStatements = [
+        "DELETE FROM revoked_sessions WHERE revoked_at < ?",
+        "DELETE FROM deleted_sessions WHERE deleted_at < ?",
+    ]
+
+    public func purgeEndedSessions(before cutoff: Timestamp) async throws -> Int {
+        try await pool.write { db in
+            var removed = 0
+            for sql in Self.purgeStatements {
+                try db.execute(sql: sql, arguments: [cutoff])
+                removed += db.changesCount
+            }
+            return removed
         }
     }
 
@@ -102,7 +123,7 @@ public struct SQLiteAccountStore: AccountStore, ImmediateSessionLookup {
 
     public func deleteAllAccounts(tenantID: String) async throws {
         try await pool.write { db in
-            for table in ["accounts", "account_providers", "refresh_tokens", "deleted_sessions"] {
+            for table in ["accounts", "account_providers", "refresh_tokens", "revoked_sessions", "deleted_sessions"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE tenant_id = ?", arguments: [tenantID])
             }
         }
@@ -275,8 +296,13 @@ final class SQLiteAccountTransaction: AccountTransaction {
             sql: """
                 INSERT OR IGNORE INTO deleted_sessions (hash, tenant_id, deleted_at)
                 SELECT hash, tenant_id, ? FROM refresh_tokens WHERE tenant_id = ? AND account_id = ?
-                """, arguments: [now, tenantID, localID])
-        for (table, column) in [("accounts", "local_id"), ("account_providers", "local_id"), ("refresh_tokens", "account_id")] {
+                UNION ALL SELECT hash, tenant_id, ? FROM revoked_sessions WHERE tenant_id = ? AND account_id = ?
+                """, arguments: [now, tenantID, localID, now, tenantID, localID])
+        let tables = [
+            ("accounts", "local_id"), ("account_providers", "local_id"), ("refresh_tokens", "account_id"),
+            ("revoked_sessions", "account_id"),
+        ]
+        for (table, column) in tables {
             try db.execute(sql: "DELETE FROM \(table) WHERE tenant_id = ? AND \(column) = ?", arguments: [tenantID, localID])
         }
     }

@@ -242,6 +242,40 @@ extension SQLiteDatabase {
             // they are read and written with the account, never looked up by themselves.
             try db.execute(sql: "ALTER TABLE accounts ADD COLUMN mfa TEXT")
         }
+        migrator.registerMigration("v15: revoked sessions leave only their hash, and tombstones go after 30 days") { db in
+            // The write that raises an account's `valid_since` (a password change, a revocation,
+            // a second factor's withdrawal) moves the sessions it revokes out of `refresh_tokens`
+            // into `revoked_sessions`, whatever path wrote it: `refresh_tokens` holds only sessions
+            // that can still refresh. A revoked session's refresh still answers TOKEN_EXPIRED (and a
+            // deleted account's USER_NOT_FOUND) until the hourly purge drops the tombstone, 30 days
+            // on, through the index on its time. The sessions revoked before this version move now.
+            try db.execute(
+                sql: """
+                    CREATE TABLE revoked_sessions (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        tenant_id TEXT NOT NULL,
+                        account_id TEXT NOT NULL,
+                        revoked_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX revoked_sessions_account ON revoked_sessions (tenant_id, account_id);
+                    CREATE INDEX revoked_sessions_age ON revoked_sessions (revoked_at);
+                    CREATE INDEX deleted_sessions_age ON deleted_sessions (deleted_at);
+                    CREATE TRIGGER accounts_revoke_sessions AFTER UPDATE OF valid_since ON accounts
+                        WHEN NEW.valid_since > OLD.valid_since
+                    BEGIN
+                        INSERT OR IGNORE INTO revoked_sessions (hash, tenant_id, account_id, revoked_at)
+                            SELECT hash, tenant_id, account_id, NEW.valid_since * 1000 FROM refresh_tokens
+                            WHERE tenant_id = NEW.tenant_id AND account_id = NEW.local_id AND created_at < NEW.valid_since * 1000;
+                        DELETE FROM refresh_tokens
+                            WHERE tenant_id = NEW.tenant_id AND account_id = NEW.local_id AND created_at < NEW.valid_since * 1000;
+                    END;
+                    INSERT OR IGNORE INTO revoked_sessions (hash, tenant_id, account_id, revoked_at)
+                        SELECT r.hash, r.tenant_id, r.account_id, a.valid_since * 1000
+                        FROM refresh_tokens r JOIN accounts a ON a.tenant_id = r.tenant_id AND a.local_id = r.account_id
+                        WHERE r.created_at < a.valid_since * 1000;
+                    DELETE FROM refresh_tokens WHERE hash IN (SELECT hash FROM revoked_sessions);
+                    """)
+        }
         return migrator
     }
 }

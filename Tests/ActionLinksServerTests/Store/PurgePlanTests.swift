@@ -21,7 +21,7 @@ struct PurgePlanTests {
     func sqlite() throws {
         let path = TestProject.temporaryDirectory("actionlinks-purge-plan").appendingPathComponent("plan.sqlite").path
         let database = try SQLiteDatabase(path: path)
-        let statements = SQLiteCodeStore.purgeStatements + [SQLiteSignInCodeStore.purgeStatement]
+        let statements = SQLiteCodeStore.purgeStatements + [SQLiteSignInCodeStore.purgeStatement] + SQLiteAccountStore.purgeStatements
         try database.pool.write { db in
             for sql in statements {
                 let arguments = StatementArguments(Array(repeating: 0, count: sql.filter { $0 == "?" }.count))
@@ -39,7 +39,7 @@ struct PurgePlanTests {
         let statements =
             PostgresCodeStore.purgeStatements(before: cutoff, countsBefore: cutoff, longCountsBefore: cutoff) + [
                 PostgresSignInCodeStore.purgeStatement(before: cutoff)
-            ]
+            ] + PostgresAccountStore.purgeStatements(before: cutoff)
         let logger = Logger(label: "purge-plan")
         let plans = try await database.withConnection { connection in
             // On tables this small a sequential scan is the cheapest plan; turned off, the planner

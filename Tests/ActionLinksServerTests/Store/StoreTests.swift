@@ -293,8 +293,8 @@ struct StoreTests {
         #expect(try await store.accounts.account(id: "u1", tenantID: "") == nil)
         #expect(try await store.accounts.session(hash: Data("s".utf8)) == nil)
         // Its sessions are remembered as a deleted account's (refresh: USER_NOT_FOUND), others not.
-        #expect(try await store.accounts.sessionOfDeletedAccount(hash: Data("s".utf8)))
-        #expect(try await store.accounts.sessionOfDeletedAccount(hash: Data("other".utf8)) == false)
+        #expect(try await store.accounts.endedSession(hash: Data("s".utf8)) == .ofDeletedAccount)
+        #expect(try await store.accounts.endedSession(hash: Data("other".utf8)) == nil)
         // The identity is free again.
         try await store.accounts.transaction(tenantID: "", now: now) { tx in
             try tx.insert(self.account("u2", identity: "corp-1"))
@@ -317,11 +317,11 @@ struct StoreTests {
         #expect(last.map(\.localID) == (20..<25).map { String(format: "u%02d", $0) })
         #expect(try await store.accounts.countAccounts(tenantID: "") == 25)
         try await store.accounts.transaction(tenantID: "", now: now) { tx in try tx.delete(id: "u00") }
-        #expect(try await store.accounts.sessionOfDeletedAccount(hash: Data("u00".utf8)))
+        #expect(try await store.accounts.endedSession(hash: Data("u00".utf8)) == .ofDeletedAccount)
         #expect(try await store.accounts.countAccounts(tenantID: "") == 24)
         try await store.accounts.deleteAllAccounts(tenantID: "")
         #expect(try await store.accounts.countAccounts(tenantID: "") == 0)
-        #expect(try await store.accounts.sessionOfDeletedAccount(hash: Data("u00".utf8)) == false, "the emulator's reset forgets all")
+        #expect(try await store.accounts.endedSession(hash: Data("u00".utf8)) == nil, "the emulator's reset forgets all")
     }
 
     @Test("tenants made through the API: saved, read, listed by ID, deleted", arguments: StoreFactory.kinds)
