@@ -23,8 +23,8 @@ package struct ActionPageFastPath: FastPathRoute {
     let pages: ActionPages
     let codes: any ImmediateCodeLookup
 
-    package var metricsRoute: ServerMetrics.Route { .actionPage }
-    package var maximumBody: Int? { nil }
+    package func metricsRoute(for claim: Claim) -> ServerMetrics.Route { .actionPage }
+    package func maximumBody(for claim: Claim) -> Int? { nil }
 
     package func claim(_ head: HTTPRequest) -> Claim? {
         guard head.method == .get, let target = head.path, Self.isActionPage(target), !head.headerFields.contains(.cookie) else {

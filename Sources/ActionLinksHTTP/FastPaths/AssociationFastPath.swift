@@ -14,8 +14,8 @@ package struct AssociationFastPath: FastPathRoute {
 
     let files: [String: PrebuiltJSON]
 
-    package var metricsRoute: ServerMetrics.Route { .association }
-    package var maximumBody: Int? { nil }
+    package func metricsRoute(for claim: Claim) -> ServerMetrics.Route { .association }
+    package func maximumBody(for claim: Claim) -> Int? { nil }
 
     package func claim(_ head: HTTPRequest) -> Claim? {
         guard head.method == .get || head.method == .head, let path = head.path, let file = file(for: path) else { return nil }

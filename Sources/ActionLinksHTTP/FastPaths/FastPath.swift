@@ -11,7 +11,8 @@ import NIOHTTPTypes
 /// which requests it claims and what it answers, at once or once a write has committed
 /// (``answersLater``); ``FastPathHandler`` does the rest, the same way for each: the state machine
 /// of a request's parts, the body, the write, the fallback to the router, the order of pipelined
-/// answers, the metrics and the log line.
+/// answers, the metrics and the log line. The server's routes are one (``ServerFastPaths``), in one
+/// handler.
 ///
 /// An answer is the route's own, made by the same code with the same headers in the same order,
 /// `Date` as Hummingbird adds it. A route steps aside (the router answers, with whatever was read
@@ -22,18 +23,19 @@ package protocol FastPathRoute: Sendable {
     /// What the route answers.
     associatedtype Answer: Sendable
 
-    /// The route the metrics count the answers under, as the router's middleware counts the route's.
-    var metricsRoute: ServerMetrics.Route { get }
-    /// The most body the route reads; a longer body goes on to the router. `nil`: the body is not
-    /// read (a `GET`'s).
-    var maximumBody: Int? { get }
+    /// The route the metrics count a claimed request's answer under, as the router's middleware
+    /// counts the route's.
+    func metricsRoute(for claim: Claim) -> ServerMetrics.Route
+    /// The most body the route reads for a claimed request; a longer body goes on to the router.
+    /// `nil`: the body is not read (a `GET`'s).
+    func maximumBody(for claim: Claim) -> Int?
 
     /// The claim on a request whose head the route may answer, or `nil` (the request goes on to the
     /// router untouched). A request with `Connection` never reaches it.
     func claim(_ head: HTTPRequest) -> Claim?
-    /// Whether the route answers once something it starts has finished (a write to commit:
-    /// ``start(_:head:body:peer:reply:)``) rather than at once (``answer(_:head:body:)``).
-    static var answersLater: Bool { get }
+    /// Whether the route answers a claimed request once something it starts has finished (a write
+    /// to commit: ``start(_:head:body:peer:reply:)``) rather than at once (``answer(_:head:body:)``).
+    func answersLater(_ claim: Claim) -> Bool
     /// The answer once the claimed request has ended, or `nil` to step aside.
     func answer(_ claim: Claim, head: HTTPRequest, body: ByteBuffer) -> Answer?
     /// Starts the answer of a route that ``answersLater``, once the claimed request has ended:
@@ -56,7 +58,7 @@ package protocol FastPathRoute: Sendable {
 }
 
 extension FastPathRoute {
-    package static var answersLater: Bool { false }
+    package func answersLater(_ claim: Claim) -> Bool { false }
 
     package func start(
         _ claim: Claim, head: HTTPRequest, body: ByteBuffer, peer: String?,
@@ -78,9 +80,6 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
     let route: Route
     let metrics: ServerMetrics
     let logger: Logger
-    /// No fast path answers before this one in the pipeline: a ``FastPathAnswered`` stops here, and
-    /// this one's own answers need not announce themselves.
-    let isFirst: Bool
     /// Requests passed on to the router whose response has not ended yet.
     private var forwarded = 0
     /// The request being read here, until its `.end` arrives.
@@ -104,11 +103,10 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
         var start: ContinuousClock.Instant
     }
 
-    package init(_ route: Route, metrics: ServerMetrics, logger: Logger, isFirst: Bool = false) {
+    package init(_ route: Route, metrics: ServerMetrics, logger: Logger) {
         self.route = route
         self.metrics = metrics
         self.logger = logger
-        self.isFirst = isFirst
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
@@ -132,7 +130,7 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
             context.fireChannelRead(data)
         case .body(var part):
             guard var reading = claimed else { return context.fireChannelRead(data) }
-            guard let maximum = route.maximumBody else { return }
+            guard let maximum = route.maximumBody(for: reading.claim) else { return }
             claimed = nil  // the buffer is uniquely referenced while it grows
             guard (reading.body?.readableBytes ?? 0) + part.readableBytes <= maximum else {
                 // Too long for this route: the router reads it (and refuses it where it must).
@@ -145,7 +143,7 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
         case .end:
             guard let reading = claimed else { return context.fireChannelRead(data) }
             claimed = nil
-            if Route.answersLater { return start(context: context, reading, end: data) }
+            if route.answersLater(reading.claim) { return start(context: context, reading, end: data) }
             guard let answer = route.answer(reading.claim, head: reading.head, body: reading.body ?? emptyBody) else {
                 forward(context: context, reading)
                 context.fireChannelRead(data)
@@ -193,8 +191,6 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
     private func respond(context: ChannelHandlerContext, _ reading: Claimed, _ answer: Route.Answer) {
         if let raw, let encoded = route.encoded(answer) {
             raw.write(encoded)
-            // Past the fast paths before this one, which passed the request on and count it.
-            if !isFirst { context.triggerUserOutboundEvent(FastPathAnswered(), promise: nil) }
         } else {
             var (head, body) = route.parts(of: answer)
             head.headerFields[.date] = HTTPDate.now
@@ -204,7 +200,7 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
         }
         let status = route.status(of: answer)
         let duration = ContinuousClock.now - reading.start
-        metrics.request(route.metricsRoute, status: status, duration: duration)
+        metrics.request(route.metricsRoute(for: reading.claim), status: status, duration: duration)
         logger.debug(
             "request",
             metadata: [
@@ -230,15 +226,6 @@ package final class FastPathHandler<Route: FastPathRoute>: ChannelDuplexHandler,
         if case .end = unwrapOutboundIn(data), forwarded > 0 { forwarded -= 1 }
         context.write(data, promise: promise)
     }
-
-    /// A fast path after this one answered a request this one passed on: its answer went out below
-    /// the codec, past ``write(context:data:promise:)``, so it is counted here, and the event goes
-    /// on to the fast paths before this one, which passed that request on too.
-    package func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        guard event is FastPathAnswered else { return context.triggerUserOutboundEvent(event, promise: promise) }
-        if forwarded > 0 { forwarded -= 1 }
-        if isFirst { promise?.succeed() } else { context.triggerUserOutboundEvent(event, promise: promise) }
-    }
 }
 
 /// What a fast path reads of a request target.
@@ -256,10 +243,6 @@ private let emptyBody = ByteBuffer()
 
 /// A route that answers later stepped aside: its promise is settled with this, and never read.
 private struct StepAside: Error {}
-
-/// Sent toward the head by a fast path that answered a request below the codec, for the fast
-/// paths before it, which passed that request on and count it until its answer ends.
-struct FastPathAnswered: Sendable {}
 
 /// Writes a fast path's whole answer, already encoded, from below the HTTP codec (the connection
 /// guard's place in the pipeline): no response head is converted, validated or encoded per request.

@@ -12,9 +12,9 @@ import NIOFoundationCompat
 
 /// Links issued (`POST /v1/accounts:sendOobCode`, also under `/identitytoolkit.googleapis.com/v1`),
 /// answered from the event loop (``FastPathRoute``, ``FastPathRoute/answersLater``) when the code
-/// store makes all of a link's writes in one (``LinkIssuingInOneWrite``) and the server has the
-/// other fast paths (SQLite's): the request is read and checked on the event loop, the write joins
-/// the store's next group commit, and the answer is written when that commit is on disk, from its
+/// store makes all of a link's writes in one (``LinkIssuingInOneWrite``: SQLite's group commit,
+/// PostgreSQL's batched statement): the request is read and checked on the event loop, the write
+/// joins the store's next batch, and the answer is written when that batch has committed, from its
 /// completion, instead of handing the request to the router, the middleware and the async
 /// responder and back, and waiting for three or four commits in a row.
 ///
@@ -46,12 +46,12 @@ package struct SendOobCodeFastPath: FastPathRoute {
         case refused(ActionError)
     }
 
-    package static var answersLater: Bool { true }
+    package func answersLater(_ claim: String) -> Bool { true }
 
-    package var metricsRoute: ServerMetrics.Route { .api }
+    package func metricsRoute(for claim: String) -> ServerMetrics.Route { .api }
 
     /// The largest body the fast path reads (a request for a link is well under 1 KiB).
-    package var maximumBody: Int? { min(8192, settings.server.maximumBodyBytes) }
+    package func maximumBody(for claim: String) -> Int? { min(8192, settings.server.maximumBodyBytes) }
 
     /// The paths of `accounts:sendOobCode`, without a project or tenant.
     static let paths = IdentityToolkitRoutes.prefixes.map { $0 + "/accounts:sendOobCode" }

@@ -38,10 +38,10 @@ package struct TokenRefreshFastPath: FastPathRoute {
     let settings: ServiceSettings
     let projectID: String
 
-    package var metricsRoute: ServerMetrics.Route { .api }
+    package func metricsRoute(for claim: String) -> ServerMetrics.Route { .api }
 
     /// The largest body the fast path reads (a refresh token's form is well under 1 KiB).
-    package var maximumBody: Int? { min(8192, settings.server.maximumBodyBytes) }
+    package func maximumBody(for claim: String) -> Int? { min(8192, settings.server.maximumBodyBytes) }
 
     /// A refresh: `POST` to a token path, without `Origin` (CORS is the middleware's) or
     /// `Authorization` (the admin's). The claim is the path.

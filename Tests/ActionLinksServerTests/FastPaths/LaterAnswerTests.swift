@@ -20,9 +20,9 @@ struct LaterAnswerTests {
 
         init(stepAside: Bool = false) { self.stepAside = stepAside }
 
-        static var answersLater: Bool { true }
-        var metricsRoute: ServerMetrics.Route { .api }
-        var maximumBody: Int? { 100 }
+        func answersLater(_ claim: String) -> Bool { true }
+        func metricsRoute(for claim: String) -> ServerMetrics.Route { .api }
+        func maximumBody(for claim: String) -> Int? { 100 }
         func claim(_ head: HTTPRequest) -> String? { head.method == .post && head.path == "/later" ? "/later" : nil }
         func answer(_ claim: String, head: HTTPRequest, body: ByteBuffer) -> String? { nil }
         func start(

@@ -99,7 +99,7 @@ struct SendOobCodeFastPathTests {
         #expect(exchanged.emailLink == link)
     }
 
-    @Test("the server puts the issuing fast path after the other three with SQLite; with PostgreSQL only the files' is there")
+    @Test("one handler holds every fast path: all four with SQLite; the files' and issuing with PostgreSQL")
     func installed() async throws {
         let server = try await Server()
         func handlers(codes: any CodeStore, accounts: any AccountStore) -> [any RemovableChannelHandler] {
@@ -108,11 +108,16 @@ struct SendOobCodeFastPathTests {
                 metrics: ServerMetrics(), logger: Logger(label: "send-oob-code-fast-path-tests"))()
         }
         let sqlite = handlers(codes: server.database.codes, accounts: server.database.accounts)
-        #expect(sqlite.count == 4)
-        #expect(sqlite.first is FastPathHandler<AssociationFastPath> && sqlite.last is FastPathHandler<SendOobCodeFastPath>)
+        let sqliteRoutes = try #require((sqlite.first as? FastPathHandler<ServerFastPaths>)?.route, "one handler: \(sqlite)")
+        #expect(sqlite.count == 1)
+        #expect(sqliteRoutes.page != nil && sqliteRoutes.refresh != nil && sqliteRoutes.issuing != nil)
         let postgres = try await StoreFactory.make("postgres")
         let shared = handlers(codes: postgres.codes, accounts: postgres.accounts)
-        #expect(shared.count == 1 && shared.first is FastPathHandler<AssociationFastPath>)
+        let sharedRoutes = try #require((shared.first as? FastPathHandler<ServerFastPaths>)?.route, "\(shared)")
+        #expect(shared.count == 1)
+        #expect(sharedRoutes.page == nil, "PostgreSQL's reads cross a network: no landing page on the event loop")
+        #expect(sharedRoutes.refresh == nil, "nor a refresh")
+        #expect(sharedRoutes.issuing != nil, "its batched statement issues a link in one call")
     }
 
     @Test("what the route must settle reaches it whole, and nothing is written: refusals of the checks, other callers and bodies")

@@ -280,27 +280,6 @@ struct TokenRefreshFastPathTests {
         }
     }
 
-    @Test("the landing page's fast path counts a request a later fast path answered below the codec, and answers again")
-    func landingPageCountsLaterAnswers() async throws {
-        let server = try await Server()
-        for answeredLater in [true, false] {
-            let channel = EmbeddedChannel(
-                handler: FastPathHandler(
-                    ActionPageFastPath(
-                        pages: ActionPages(services: server.services, templates: server.templates), codes: server.database.codes),
-                    metrics: ServerMetrics(), logger: Logger(label: "token-fast-path-tests")))
-            // A refresh it passes on, which the token fast path then answers below the codec.
-            try Self.send(channel, body: Self.body("x"))
-            #expect(try Self.forwarded(channel) != nil)
-            if answeredLater { channel.pipeline.triggerUserOutboundEvent(FastPathAnswered(), promise: nil) }
-            try Self.send(channel, method: .get, target: "/__/auth/action", headers: [:], body: "")
-            let reached = try Self.forwarded(channel)
-            let answered = try channel.readOutbound(as: HTTPResponsePart.self)
-            #expect((reached == nil) == answeredLater, "answered later: \(answeredLater)")
-            #expect((answered != nil) == answeredLater, "answered later: \(answeredLater)")
-        }
-    }
-
     @Test("on a live server, an answer from the event loop is the route's: the same head, fields and claims")
     func sameAsTheRoute() async throws {
         try await Raw().withServer { port in
