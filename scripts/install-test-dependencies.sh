@@ -2,7 +2,7 @@
 # Installs what `swift test` needs beyond Swift: Debian packages for SQLite (GRDB), libxml2, xmlsec1
 # and zlib (SAML; the xmlsec1 program is what the test IdP signs with), openssl and curl (the TLS
 # test), PostgreSQL (the shared store's tests run on a throw-away cluster that scripts/test.sh
-# starts), podman (scripts/image.sh builds the container image the image test boots), python3-venv
+# starts), nginx (the proxy in front of the multi-instance tests' instances), podman (scripts/image.sh builds the container image the image test boots), python3-venv
 # (every Python package the tests use lives in a virtual environment), and those Python packages.
 # Safe to run again; installs only what is missing.
 set -euo pipefail
@@ -15,6 +15,8 @@ packages=()
 for package in libsqlite3-dev libssl-dev libxml2-dev libxmlsec1-dev zlib1g-dev xmlsec1 openssl curl postgresql podman python3-venv; do
     dpkg -s "$package" >/dev/null 2>&1 || packages+=("$package")
 done
+# nginx, the proxy the multi-instance tests put in front of their instances (any package of it).
+[ -x /usr/sbin/nginx ] || [ -x /usr/bin/nginx ] || packages+=(nginx-light)
 if [ "${#packages[@]}" -gt 0 ]; then
     echo "installing ${packages[*]}"
     $sudo apt-get update -qq
