@@ -178,10 +178,11 @@ public enum LinkDomainServer {
 
     /// The fast paths' handlers of each new connection, in pipeline order. The association files
     /// are answered on the event loop. With a store that reads on the caller's thread (SQLite), so
-    /// are the landing page (its read never waits) and the SDKs' token refreshes (a read and a
-    /// signature); with a code store that makes all of a link's writes in one (SQLite's), links
-    /// are issued from the event loop too, answered when their group commit is on disk. In upstream
-    /// mode every code and session is upstream's: nothing but the files is answered there.
+    /// is the landing page (its read never waits); the SDKs' token refreshes are answered from the
+    /// event loop on every store (at once with SQLite's reads, from a task with PostgreSQL's); with
+    /// a code store that makes all of a link's writes in one (both), links are issued from the event
+    /// loop too, answered when their write has committed. In upstream mode every code and session
+    /// is upstream's: nothing but the files is answered there.
     static func fastPaths(
         services: LinkDomainServices, templates: PageTemplates, files: [String: PrebuiltJSON], codes: any CodeStore,
         accounts: any AccountStore, metrics: ServerMetrics, logger: Logger
@@ -193,11 +194,13 @@ public enum LinkDomainServer {
             ? (codes as? any ImmediateCodeLookup).map {
                 ActionPageFastPath(pages: ActionPages(services: services, templates: templates), codes: $0)
             } : nil
+        // The refresh on every store: at once where the session is read on the event loop
+        // (SQLite's), from a task running the route's own refresh elsewhere (PostgreSQL's).
         let refresher =
             local
-            ? (accounts as? any ImmediateSessionLookup).map {
-                TokenRefreshFastPath(signIn: services.signIn, sessions: $0, settings: settings, projectID: settings.project.id)
-            } : nil
+            ? TokenRefreshFastPath(
+                signIn: services.signIn, sessions: accounts as? any ImmediateSessionLookup, settings: settings,
+                projectID: settings.project.id, logger: logger) : nil
         // Issuing from the event loop wherever the code store writes a link in one call (SQLite's
         // group commit, PostgreSQL's batched statement): all the fast paths are one handler, so a
         // request the router answers pays for one, whichever fast paths the store allows (with a

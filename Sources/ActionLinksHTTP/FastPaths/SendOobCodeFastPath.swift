@@ -41,10 +41,7 @@ package struct SendOobCodeFastPath: FastPathRoute {
     let logger: Logger
 
     /// What is answered: the link's JSON answer, or the refusal its write came to.
-    package enum Answer: Sendable {
-        case issued(Data)
-        case refused(ActionError)
-    }
+    package typealias Answer = RESTAnswer
 
     package func answersLater(_ claim: String) -> Bool { true }
 
@@ -90,49 +87,19 @@ package struct SendOobCodeFastPath: FastPathRoute {
         let started = try? issuer.issueNow(fields.issueRequest, caller: who, tenant: tenant) { written in
             reply {
                 switch issuer.finish(written) {
-                case .success(let issued): return .issued(IdentityToolkitJSON.encode(SendOobCodeResponse(issued, returnLink: returnLink)))
-                case .failure(let refusal):
-                    // A failure of this server is logged with its cause, as ActionError.response(from:context:) logs it.
-                    if let cause = refusal.cause, refusal.status.kind == .serverError {
-                        logger.error(
-                            "POST \(claim) answered \(refusal.code.rawValue)",
-                            metadata: ["detail": "\(refusal.detail ?? "")", "cause": "\(cause)"])
-                    }
-                    return .refused(refusal)
+                case .success(let issued): .ok(IdentityToolkitJSON.encode(SendOobCodeResponse(issued, returnLink: returnLink)))
+                case .failure(let refusal): .refusal(refusal, route: claim, logger: logger)
                 }
             }
         }
         return started ?? false
     }
 
-    package func status(of answer: Answer) -> Int {
-        switch answer {
-        case .issued: 200
-        case .refused(let refusal): Int(refusal.status.code)
-        }
-    }
+    package func status(of answer: Answer) -> Int { answer.status }
 
-    /// A link's answer, from the refresh's cached head (the same headers); a refusal goes out as
-    /// parts (its head varies: `Retry-After`).
-    package func encoded(_ answer: Answer) -> ByteBuffer? {
-        guard case .issued(let json) = answer else { return nil }
-        return TokenRefreshFastPath.encoded(json, date: HTTPDate.now)
-    }
+    package func encoded(_ answer: Answer) -> ByteBuffer? { answer.encoded }
 
-    /// The answer's head before `Date`, as the route, Hummingbird (`Content-Length`) and
-    /// ``APICORSMiddleware`` (`Vary: Origin`) make it, and its body.
-    package func parts(of answer: Answer) -> (head: HTTPResponse, body: ByteBuffer?) {
-        switch answer {
-        case .issued(let json):
-            return (TokenRefreshFastPath.head(length: json.count), ByteBuffer(bytes: json))
-        case .refused(let refusal):
-            let body = refusal.body
-            var fields = refusal.headers
-            fields[.contentLength] = String(body.count)
-            fields[.vary] = "Origin"
-            return (HTTPResponse(status: refusal.status, headerFields: fields), ByteBuffer(bytes: body))
-        }
-    }
+    package func parts(of answer: Answer) -> (head: HTTPResponse, body: ByteBuffer?) { answer.parts }
 
     package func logRoute(_ claim: String) -> String { claim }
 

@@ -5,8 +5,8 @@ import NIOCore
 
 /// The server's fast paths as one route (``FastPathRoute``), so one ``FastPathHandler`` holds them
 /// all and a request the router answers passes one fast-path handler, not one per fast path: the
-/// association files always, and the landing page, the token refresh and issuing where the store
-/// allows them. A request is the first's that claims it, in that order. Concrete rather than a
+/// association files always, the landing page where the store reads on the caller's thread, and the
+/// token refresh and issuing on every store. A request is the first's that claims it, in that order. Concrete rather than a
 /// generic pair of routes: the handler's code is not specialised for the route it is given (NIO
 /// calls it through its class), and over nested generic routes each claim, copy and call went
 /// through the generic machinery (the association files cost 30% more CPU a request in
@@ -29,8 +29,8 @@ package struct ServerFastPaths: FastPathRoute {
     package enum Answer: Sendable {
         case association(AssociationFastPath.Claim)
         case page(PageAnswer)
-        case refresh(Data)
-        case issuing(SendOobCodeFastPath.Answer)
+        case refresh(RESTAnswer)
+        case issuing(RESTAnswer)
     }
 
     /// The routes; `nil` for a fast path the store does not allow.
@@ -69,8 +69,11 @@ package struct ServerFastPaths: FastPathRoute {
     }
 
     package func answersLater(_ claim: Claim) -> Bool {
-        if case .issuing = claim { return true }
-        return false
+        switch claim {
+        case .association, .page: false
+        case .refresh(let claim): refresh?.answersLater(claim) ?? false
+        case .issuing(let claim): issuing?.answersLater(claim) ?? false
+        }
     }
 
     package func answer(_ claim: Claim, head: HTTPRequest, body: ByteBuffer) -> Answer? {
@@ -86,16 +89,18 @@ package struct ServerFastPaths: FastPathRoute {
         _ claim: Claim, head: HTTPRequest, body: ByteBuffer, peer: String?,
         reply: @escaping @Sendable (@escaping @Sendable () -> Answer) -> Void
     ) -> Bool {
-        guard case .issuing(let claim) = claim, let issuing else { return false }
-        return issuing.start(claim, head: head, body: body, peer: peer) { make in reply { .issuing(make()) } }
+        switch claim {
+        case .association, .page: false
+        case .refresh(let claim): refresh?.start(claim, head: head, body: body, peer: peer) { make in reply { .refresh(make()) } } ?? false
+        case .issuing(let claim): issuing?.start(claim, head: head, body: body, peer: peer) { make in reply { .issuing(make()) } } ?? false
+        }
     }
 
     package func status(of answer: Answer) -> Int {
         switch answer {
         case .association(let answer): association.status(of: answer)
         case .page(let answer): answer.status.code
-        case .refresh: 200
-        case .issuing(let answer): issuing?.status(of: answer) ?? 500
+        case .refresh(let answer), .issuing(let answer): answer.status
         }
     }
 
@@ -103,8 +108,7 @@ package struct ServerFastPaths: FastPathRoute {
         switch answer {
         case .association(let answer): association.encoded(answer)
         case .page(let answer): page?.encoded(answer)
-        case .refresh(let answer): refresh?.encoded(answer)
-        case .issuing(let answer): issuing?.encoded(answer)
+        case .refresh(let answer), .issuing(let answer): answer.encoded
         }
     }
 
@@ -112,8 +116,7 @@ package struct ServerFastPaths: FastPathRoute {
         switch answer {
         case .association(let answer): return association.parts(of: answer)
         case .page(let answer): return page?.parts(of: answer) ?? (HTTPResponse(status: .internalServerError), nil)
-        case .refresh(let answer): return refresh?.parts(of: answer) ?? (HTTPResponse(status: .internalServerError), nil)
-        case .issuing(let answer): return issuing?.parts(of: answer) ?? (HTTPResponse(status: .internalServerError), nil)
+        case .refresh(let answer), .issuing(let answer): return answer.parts
         }
     }
 

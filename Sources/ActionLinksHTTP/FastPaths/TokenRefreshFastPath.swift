@@ -5,38 +5,49 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTPTypes
 
-/// The SDKs' token refresh, answered on the event loop (``FastPathRoute``) when the account store
-/// reads on the caller's thread (``ImmediateSessionLookup``, SQLite's):
+/// The SDKs' token refresh, answered from the event loop (``FastPathRoute``):
 /// `POST /v1/token` (or `/securetoken.googleapis.com/v1/token`) with the API key and the form
 /// `grant_type=refresh_token&refresh_token=…` (the web SDK) or the JSON
 /// `{"grantType":"refresh_token","refreshToken":…}` (iOS, Android), the call every signed-in
-/// client makes every hour.
-/// The session is read synchronously (an indexed read of the WAL database, which never waits for a
-/// writer), the ID token signed on the event loop, and the answer written below the HTTP codec,
-/// instead of handing the request to the router, the middleware and the async responder and back.
+/// client makes every hour. The request is read and checked on the event loop and answered below
+/// the HTTP codec, instead of handing it to the router, the middleware and the async responder and
+/// back. How depends on the account store:
 ///
-/// The answer is the route's, made by the same code (``SignInService/refreshNow(refreshToken:sessions:)``,
-/// ``TokenResponse``, ``IdentityToolkitJSON``), with the same headers in the same order, `Date` as
-/// Hummingbird adds it, and the request counted in the metrics as the route's. Everything else goes
-/// on to the router untouched, with its body: other paths and methods; a request with `Origin`
-/// (CORS is the middleware's), `Authorization` (the admin's), `Connection`, or a body that is
-/// neither a plain form nor JSON or is over 8 KiB; a key the route would refuse (unknown, or restricted to apps or
-/// websites the request's headers do not name: the route's own check decides); and any refresh that needs more than a
-/// read and a signature (no such session, a stored tenant, a refusal, `lastRefreshAt` to write),
-/// so every error and every write is the route's. A request that arrives while an earlier one on
-/// the connection is still with the router goes there too (pipelined answers stay in order).
+/// - One that reads on the caller's thread (``ImmediateSessionLookup``, SQLite's): the session is
+///   read synchronously (an indexed read of the WAL database, which never waits for a writer) and
+///   the ID token signed on the event loop, at once; any refresh that needs more than a read and a
+///   signature (no such session, a stored tenant, a refusal, `lastRefreshAt` to write) goes to the
+///   route, so every error and every write is the route's.
+/// - Any other (PostgreSQL's, whose reads cross a network): the route's own refresh
+///   (``SignInService/refresh(grantType:refreshToken:)``) runs in a task, and its answer, tokens or
+///   refusal, is written when it is done (``FastPathRoute/answersLater(_:)``).
 ///
-/// Signing takes the event loop for one RSA signature (about 0.2 ms with OpenSSL); a refresh on the
-/// router would spend that on a pool thread, plus the hops there and back.
+/// The answer is the route's, made by the same code (``TokenResponse``, ``IdentityToolkitJSON``,
+/// ``RESTAnswer``), with the same headers in the same order, `Date` as Hummingbird adds it, and the
+/// request counted in the metrics as the route's. Everything else goes on to the router untouched,
+/// with its body: other paths and methods; a request with `Origin` (CORS is the middleware's),
+/// `Authorization` (the admin's), `Connection`, or a body that is neither a plain form nor JSON or
+/// is over 8 KiB; a key the route would refuse (unknown, or restricted to apps or websites the
+/// request's headers do not name: the route's own check decides); a grant type other than
+/// `refresh_token` or no token. A request that arrives while an earlier one on the connection is
+/// still with the router goes there too (pipelined answers stay in order).
+///
+/// Signing takes the event loop (or the task's thread) for one RSA signature (about 0.2 ms with
+/// OpenSSL); a refresh on the router would spend that on a pool thread, plus the hops there and back.
 package struct TokenRefreshFastPath: FastPathRoute {
     let signIn: SignInService
-    let sessions: any ImmediateSessionLookup
+    /// The store's synchronous reads, or `nil` when the route's refresh runs in a task.
+    let sessions: (any ImmediateSessionLookup)?
     let settings: ServiceSettings
     let projectID: String
+    let logger: Logger
+
+    package typealias Answer = RESTAnswer
 
     package func metricsRoute(for claim: String) -> ServerMetrics.Route { .api }
 
@@ -54,51 +65,58 @@ package struct TokenRefreshFastPath: FastPathRoute {
         return path
     }
 
-    package func answer(_ claim: String, head: HTTPRequest, body: ByteBuffer) -> Data? {
-        answer(target: head.path ?? "", headers: head.headerFields, body: body)
+    package func answersLater(_ claim: String) -> Bool { sessions == nil }
+
+    package func answer(_ claim: String, head: HTTPRequest, body: ByteBuffer) -> Answer? {
+        guard let sessions, let refreshToken = refreshToken(head: head, body: body),
+            let refreshed = signIn.refreshNow(refreshToken: refreshToken, sessions: sessions)
+        else { return nil }
+        return .ok(encode(refreshed))
     }
 
-    package func status(of answer: Data) -> Int { 200 }
-
-    package func encoded(_ answer: Data) -> ByteBuffer? { Self.encoded(answer, date: HTTPDate.now) }
-
-    package func parts(of answer: Data) -> (head: HTTPResponse, body: ByteBuffer?) {
-        (Self.head(length: answer.count), ByteBuffer(bytes: answer))
+    package func start(
+        _ claim: String, head: HTTPRequest, body: ByteBuffer, peer: String?,
+        reply: @escaping @Sendable (@escaping @Sendable () -> Answer) -> Void
+    ) -> Bool {
+        guard sessions == nil, let refreshToken = refreshToken(head: head, body: body) else { return false }
+        let (signIn, logger) = (signIn, logger)
+        Task {
+            do throws(ActionError) {
+                let refreshed = try await signIn.refresh(grantType: "refresh_token", refreshToken: refreshToken)
+                reply { .ok(encode(refreshed)) }
+            } catch {
+                reply { .refusal(error, route: claim, logger: logger) }
+            }
+        }
+        return true
     }
+
+    package func status(of answer: Answer) -> Int { answer.status }
+
+    package func encoded(_ answer: Answer) -> ByteBuffer? { answer.encoded }
+
+    package func parts(of answer: Answer) -> (head: HTTPResponse, body: ByteBuffer?) { answer.parts }
 
     package func logRoute(_ claim: String) -> String { claim }
 
-    /// The answer's head, as the route's headers, Hummingbird (`Content-Length`) and
-    /// ``APICORSMiddleware`` (`Vary: Origin`) make it, before `Date`.
-    static func head(length: Int) -> HTTPResponse {
-        var fields = RESTAPIResponse.headers
-        fields[.contentLength] = String(length)
-        fields[.vary] = "Origin"
-        return HTTPResponse(status: .ok, headerFields: fields)
-    }
-
-    /// ``head(length:)`` with the length and `Date` left out, encoded once.
-    static let cachedHead = CachedHead(status: .ok, beforeLength: RESTAPIResponse.headers, afterLength: [.vary: "Origin"])
-
-    /// The whole answer with `json`, ``head(length:)`` with `Date` added, from ``cachedHead``.
-    static func encoded(_ json: Data, date: String) -> ByteBuffer {
-        cachedHead.encode(json: json, date: date)
-    }
-
-    /// The route's JSON answer to `target` with `headers` and `body`, or `nil` when the route
-    /// must answer (see ``TokenRefreshFastPath``).
-    func answer(target: String, headers: HTTPFields, body: ByteBuffer) -> Data? {
-        // The key as the route's authentication takes it (``APIAuthenticationMiddleware``).
-        guard let key = APIAuthenticationMiddleware.clientKey(uri: URI(target), headers: headers), !key.isEmpty,
+    /// The refresh token of a request this fast path may take (see ``TokenRefreshFastPath``), or
+    /// `nil` when the route must answer it: the key as the route's authentication takes it
+    /// (``APIAuthenticationMiddleware``), a plain form or JSON, the grant type and a token.
+    func refreshToken(head: HTTPRequest, body: ByteBuffer) -> String? {
+        let headers = head.headerFields
+        guard let key = APIAuthenticationMiddleware.clientKey(uri: URI(head.path ?? ""), headers: headers), !key.isEmpty,
             APIAuthenticationMiddleware.accepts(key: key, headers: headers, settings),
             let type = headers[.contentType].flatMap({ MediaType($0) }), !RESTCall.mayNameTarget(body),
             let request = Self.request(
-                body, isForm: type.matches("application", "x-www-form-urlencoded"), isJSON: type.matches("application", "json"))
+                body, isForm: type.matches("application", "x-www-form-urlencoded"), isJSON: type.matches("application", "json")),
+            request.grantType == "refresh_token", let refreshToken = request.refreshToken, !refreshToken.isEmpty
         else { return nil }
-        guard request.grantType == "refresh_token", let refreshToken = request.refreshToken, !refreshToken.isEmpty,
-            let refreshed = signIn.refreshNow(refreshToken: refreshToken, sessions: sessions)
-        else { return nil }
-        return IdentityToolkitJSON.encode(
+        return refreshToken
+    }
+
+    /// The route's JSON answer to a refresh.
+    func encode(_ refreshed: SignInService.Refreshed) -> Data {
+        IdentityToolkitJSON.encode(
             TokenResponse(
                 accessToken: refreshed.idToken, expiresIn: String(TokenService.lifetime), tokenType: "Bearer",
                 refreshToken: refreshed.refreshToken, idToken: refreshed.idToken, userID: refreshed.account.localID,
@@ -114,10 +132,13 @@ package struct TokenRefreshFastPath: FastPathRoute {
     }
 
     /// Makes the value from each of its fields.
-    package init(signIn: SignInService, sessions: any ImmediateSessionLookup, settings: ServiceSettings, projectID: String) {
+    package init(
+        signIn: SignInService, sessions: (any ImmediateSessionLookup)?, settings: ServiceSettings, projectID: String, logger: Logger
+    ) {
         self.signIn = signIn
         self.sessions = sessions
         self.settings = settings
         self.projectID = projectID
+        self.logger = logger
     }
 }

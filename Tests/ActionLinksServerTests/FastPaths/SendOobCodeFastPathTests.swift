@@ -99,7 +99,7 @@ struct SendOobCodeFastPathTests {
         #expect(exchanged.emailLink == link)
     }
 
-    @Test("one handler holds every fast path: all four with SQLite; the files' and issuing with PostgreSQL")
+    @Test("one handler holds every fast path: all four with SQLite; all but the landing page with PostgreSQL, its refresh from a task")
     func installed() async throws {
         let server = try await Server()
         func handlers(codes: any CodeStore, accounts: any AccountStore) -> [any RemovableChannelHandler] {
@@ -111,12 +111,13 @@ struct SendOobCodeFastPathTests {
         let sqliteRoutes = try #require((sqlite.first as? FastPathHandler<ServerFastPaths>)?.route, "one handler: \(sqlite)")
         #expect(sqlite.count == 1)
         #expect(sqliteRoutes.page != nil && sqliteRoutes.refresh != nil && sqliteRoutes.issuing != nil)
+        #expect(sqliteRoutes.refresh?.answersLater("/v1/token") == false, "SQLite's refresh is answered at once")
         let postgres = try await StoreFactory.make("postgres")
         let shared = handlers(codes: postgres.codes, accounts: postgres.accounts)
         let sharedRoutes = try #require((shared.first as? FastPathHandler<ServerFastPaths>)?.route, "\(shared)")
         #expect(shared.count == 1)
         #expect(sharedRoutes.page == nil, "PostgreSQL's reads cross a network: no landing page on the event loop")
-        #expect(sharedRoutes.refresh == nil, "nor a refresh")
+        #expect(sharedRoutes.refresh?.answersLater("/v1/token") == true, "its refresh is the route's, run from a task")
         #expect(sharedRoutes.issuing != nil, "its batched statement issues a link in one call")
     }
 

@@ -26,33 +26,53 @@ struct TokenRefreshFastPathTests {
         let database: SQLiteDatabase
         let templates: PageTemplates
 
-        /// `configure` changes the shipped configuration first; the services read `clock`.
-        init(clock: any ServiceClock = SystemServiceClock(), _ configure: (inout ActionLinksConfiguration) -> Void = { _ in }) async throws
-        {
+        /// The PostgreSQL store the services use instead of ``database``, if any.
+        let postgres: PostgresStore?
+
+        /// `configure` changes the shipped configuration first; the services read `clock`, and use
+        /// `postgres` when it is given (``database`` otherwise).
+        init(
+            clock: any ServiceClock = SystemServiceClock(), postgres: PostgresStore? = nil,
+            _ configure: (inout ActionLinksConfiguration) -> Void = { _ in }
+        ) async throws {
             let directory = TestProject.temporaryDirectory("token-fast-path")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             var configuration = try ActionLinksConfiguration.load(
                 file: Repository.configFile, environment: TestProject.overrides(dataDirectory: directory))
             configure(&configuration)
             database = try SQLiteDatabase(path: directory.appendingPathComponent("actionlinks.sqlite").path)
+            self.postgres = postgres
             let logger = Logger(label: "token-fast-path-tests")
             templates = try await PageTemplates(www: Repository.www)
             let keys = try ServerKeys(directory: directory.path)
-            services = LinkDomainServices(
-                configuration: configuration, codes: database.codes, accounts: database.accounts, tenants: database.tenants,
-                flows: database.federatedFlows, signInCodes: database.signInCodes, keys: keys,
-                mailer: Mailer(
-                    settings: configuration.service.mail, templates: templates, outbox: database.outbox, formKey: keys.formKey,
-                    logger: logger),
-                clock: clock, logger: logger)
+            let mailer = Mailer(
+                settings: configuration.service.mail, templates: templates, outbox: postgres?.outbox ?? database.outbox,
+                formKey: keys.formKey, logger: logger)
+            services =
+                if let postgres {
+                    LinkDomainServices(
+                        configuration: configuration, codes: postgres.codes, accounts: postgres.accounts, tenants: postgres.tenants,
+                        flows: postgres.federatedFlows, signInCodes: postgres.signInCodes, keys: keys, mailer: mailer, clock: clock,
+                        logger: logger)
+                } else {
+                    LinkDomainServices(
+                        configuration: configuration, codes: database.codes, accounts: database.accounts, tenants: database.tenants,
+                        flows: database.federatedFlows, signInCodes: database.signInCodes, keys: keys, mailer: mailer, clock: clock,
+                        logger: logger)
+                }
         }
 
         /// A channel with the fast path alone (no connection guard: answers go out as response parts).
         func channel() throws -> EmbeddedChannel {
+            EmbeddedChannel(handler: handler())
+        }
+
+        /// The fast path's handler: the refresh at once with SQLite, from a task with PostgreSQL.
+        func handler() -> FastPathHandler<TokenRefreshFastPath> {
             let route = TokenRefreshFastPath(
-                signIn: services.signIn, sessions: database.accounts, settings: services.settings, projectID: services.settings.project.id)
-            return EmbeddedChannel(
-                handler: FastPathHandler(route, metrics: ServerMetrics(), logger: Logger(label: "token-fast-path-tests")))
+                signIn: services.signIn, sessions: postgres == nil ? database.accounts : nil, settings: services.settings,
+                projectID: services.settings.project.id, logger: Logger(label: "token-fast-path-tests"))
+            return FastPathHandler(route, metrics: ServerMetrics(), logger: Logger(label: "token-fast-path-tests"))
         }
 
         /// A new anonymous user's refresh token, and its account's ID.
@@ -149,7 +169,7 @@ struct TokenRefreshFastPathTests {
             #expect(try Self.forwarded(channel) == nil)
             let (head, json) = try #require(try Self.answered(channel))
             #expect(head.status == .ok)
-            var expected = TokenRefreshFastPath.head(length: Int(head.headerFields[.contentLength] ?? "") ?? -1).headerFields
+            var expected = RESTAnswer.head(length: Int(head.headerFields[.contentLength] ?? "") ?? -1).headerFields
             expected[.date] = head.headerFields[.date]
             #expect(head.headerFields == expected)
             #expect(json["user_id"] as? String == localID)
@@ -327,5 +347,130 @@ struct TokenRefreshFastPathTests {
                 #expect(NSDictionary(dictionary: fastClaims) == NSDictionary(dictionary: routeClaims), "\(type)")
             }
         }
+    }
+
+    @Test("with PostgreSQL the route's refresh runs from a task and is answered here, its refusals too: nothing reaches the router")
+    func answersFromATaskOnPostgreSQL() async throws {
+        let postgres = try await PostgresTestServer.freshStore()
+        let server = try await Server(postgres: postgres)
+        let (refreshToken, localID) = try await server.signUp()
+        let (revokedToken, revokedID) = try await server.signUp()
+        _ = try await postgres.accounts.transaction(tenantID: "", now: server.services.clock.now) { store in
+            var revoked = try store.existingAccount(id: revokedID)
+            revoked.validSince = server.services.clock.now.seconds + 10
+            try store.update(revoked)
+        }
+        // The handler is made on the channel's loop, where it lives (the answer comes from a task).
+        let channel = try await NIOAsyncTestingChannel { try $0.pipeline.syncOperations.addHandler(server.handler()) }
+        let cases = [
+            (refreshToken, HTTPResponse.Status.ok, localID), (revokedToken, .badRequest, "TOKEN_EXPIRED"),
+            ("AMf-no-such-token", .badRequest, "INVALID_REFRESH_TOKEN"), (refreshToken, .ok, localID),
+        ]
+        for (token, status, expected) in cases {
+            try await SendOobCodeFastPathTests.send(channel, target: "/v1/token?key=k", headers: Self.form, body: Self.body(token))
+            // Settled as the request ends: taken here (answered once the task is done) or passed on.
+            try #require(try await SendOobCodeFastPathTests.forwarded(channel) == nil, "nothing reaches the router")
+            let (head, json) = try await SendOobCodeFastPathTests.answer(channel)
+            #expect(head.status == status)
+            if status == .ok {
+                #expect(json["user_id"] as? String == expected && json["refresh_token"] as? String == token)
+            } else {
+                #expect((json["error"] as? [String: Any])?["message"] as? String == expected)
+            }
+        }
+        // The first refresh wrote lastRefreshAt, as the route's does.
+        #expect(try await postgres.accounts.account(id: localID, tenantID: "")?.lastRefreshAt != nil)
+        _ = try await channel.finish()
+    }
+
+    @Test(
+        "on a live PostgreSQL production server the refresh is the route's, run from a task: tokens, TOKEN_EXPIRED, USER_DISABLED, USER_NOT_FOUND, INVALID_REFRESH_TOKEN"
+    )
+    func sameAsTheRouteOnPostgreSQL() async throws {
+        let environment = [
+            "ACTIONLINKS_SERVER_DEVELOPMENT": "false", "ACTIONLINKS_SERVER_ADMIN_TOKEN": SendOobCodeFastPathTests.adminToken,
+            "ACTIONLINKS_STORE": try await PostgresTestServer.freshDatabaseURL(),
+        ]
+        try await TestApp.live(environment: environment) { app in
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                Thread { done.resume(with: Result { try Self.refreshesOnPostgreSQL(port: app.port) }) }.start()
+            }
+        }
+    }
+
+    /// The comparisons of ``sameAsTheRouteOnPostgreSQL()``, over blocking sockets.
+    static func refreshesOnPostgreSQL(port: Int) throws {
+        func post(_ target: String, _ body: String, admin: Bool = false) throws -> String {
+            let caller = admin ? ["Authorization: Bearer " + SendOobCodeFastPathTests.adminToken] : []
+            let request =
+                Raw.request(
+                    "POST", target, ["Content-Type: application/json", "Content-Length: \(body.utf8.count)", "Connection: close"] + caller)
+                + body
+            return try #require(Raw.responses(try Raw.exchange(port: port, [request])).first)
+        }
+        var users: [(refreshToken: String, localID: String)] = []
+        for _ in 0..<4 {
+            let created = try ActionPageFastPathTests.json(try post("/v1/accounts:signUp?key=demo-api-key", "{}"))
+            users.append((try #require(created["refreshToken"] as? String), try #require(created["localId"] as? String)))
+        }
+        /// The same refresh answered from the event loop (no `Connection`) and by the route, on one connection.
+        func fastAndRoute(_ refreshToken: String) throws -> (fast: String, route: String) {
+            let body = Self.body(refreshToken)
+            func refresh(_ headers: [String]) -> String {
+                Raw.request(
+                    "POST", "/v1/token?key=demo-api-key",
+                    ["Content-Type: application/x-www-form-urlencoded", "Content-Length: \(body.utf8.count)"] + headers) + body
+            }
+            let answers = Raw.responses(
+                try Raw.exchange(
+                    port: port, [refresh([]), refresh(["Connection: keep-alive"]), Raw.request("GET", "/healthz", ["Connection: close"])]))
+            guard answers.count == 3 else { throw SendOobCodeFastPathTests.Failure("\(answers.count) answers: \(answers)") }
+            return (answers[0], answers[1])
+        }
+        /// An answer without its `Date` line (the two may straddle a second).
+        func dateless(_ answer: String) -> String {
+            answer.components(separatedBy: "\r\n").filter { !$0.hasPrefix("Date: ") }.joined(separator: "\r\n")
+        }
+
+        // Tokens: the same head and fields, claims but for the times (the first refresh writes lastRefreshAt).
+        for user in users {
+            let (fast, route) = try fastAndRoute(user.refreshToken)
+            #expect(
+                fast.hasPrefix("HTTP/1.1 200 OK")
+                    && SendOobCodeFastPathTests.head(dateless(fast)) == SendOobCodeFastPathTests.head(dateless(route)))
+            let (fastJSON, routeJSON) = (try ActionPageFastPathTests.json(fast), try ActionPageFastPathTests.json(route))
+            #expect(Set(fastJSON.keys) == Set(routeJSON.keys) && fastJSON["user_id"] as? String == user.localID)
+            for key in ["user_id", "project_id", "refresh_token", "expires_in", "token_type"] {
+                #expect(fastJSON[key] as? String == routeJSON[key] as? String, "\(key)")
+            }
+            var fastClaims = try Self.claims(try #require(fastJSON["id_token"] as? String))
+            var routeClaims = try Self.claims(try #require(routeJSON["id_token"] as? String))
+            for key in ["iat", "exp"] {
+                let (a, b) = (fastClaims.removeValue(forKey: key) as? Int ?? 0, routeClaims.removeValue(forKey: key) as? Int ?? -100)
+                #expect(abs(a - b) <= 2, "\(key)")
+            }
+            #expect(NSDictionary(dictionary: fastClaims) == NSDictionary(dictionary: routeClaims))
+        }
+
+        // Revoked (a minute ahead, so the sessions of this second go too), disabled, deleted, unknown.
+        let validSince = Int(Date().timeIntervalSince1970) + 60
+        let project = "/v1/projects/demo-actionlinks/accounts"
+        #expect(
+            try post(project + ":update", #"{"localId":"\#(users[0].localID)","validSince":\#(validSince)}"#, admin: true).hasPrefix(
+                "HTTP/1.1 200"))
+        #expect(
+            try post(project + ":update", #"{"localId":"\#(users[1].localID)","disableUser":true}"#, admin: true).hasPrefix("HTTP/1.1 200"))
+        #expect(try post(project + ":delete", #"{"localId":"\#(users[2].localID)"}"#, admin: true).hasPrefix("HTTP/1.1 200"))
+        let refusals = [
+            (users[0].refreshToken, "TOKEN_EXPIRED"), (users[1].refreshToken, "USER_DISABLED"), (users[2].refreshToken, "USER_NOT_FOUND"),
+            ("AMf-no-such-token", "INVALID_REFRESH_TOKEN"),
+        ]
+        for (refreshToken, code) in refusals {
+            let (fast, route) = try fastAndRoute(refreshToken)
+            #expect(
+                fast.hasPrefix("HTTP/1.1 400 Bad Request") && fast.contains(code) && dateless(fast) == dateless(route), "\(code): \(fast)")
+        }
+        // The fourth user still refreshes.
+        #expect(try fastAndRoute(users[3].refreshToken).fast.hasPrefix("HTTP/1.1 200 OK"))
     }
 }
