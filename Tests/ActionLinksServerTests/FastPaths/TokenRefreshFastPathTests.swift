@@ -332,19 +332,7 @@ struct TokenRefreshFastPathTests {
                 guard answers.count == 3 else { continue }
                 let (fast, route) = (answers[0], answers[1])
                 #expect(fast.components(separatedBy: "\r\n\r\n")[0] == route.components(separatedBy: "\r\n\r\n")[0], "\(type)")
-                let (fastJSON, routeJSON) = (try ActionPageFastPathTests.json(fast), try ActionPageFastPathTests.json(route))
-                #expect(Set(fastJSON.keys) == Set(routeJSON.keys))
-                for key in ["user_id", "project_id", "refresh_token", "expires_in", "token_type"] {
-                    #expect(fastJSON[key] as? String == routeJSON[key] as? String, "\(type) \(key)")
-                }
-                var fastClaims = try Self.claims(try #require(fastJSON["id_token"] as? String))
-                var routeClaims = try Self.claims(try #require(routeJSON["id_token"] as? String))
-                // Issued within a second or two of each other.
-                for key in ["iat", "exp"] {
-                    let (a, b) = (fastClaims.removeValue(forKey: key) as? Int ?? 0, routeClaims.removeValue(forKey: key) as? Int ?? -100)
-                    #expect(abs(a - b) <= 2, "\(type) \(key)")
-                }
-                #expect(NSDictionary(dictionary: fastClaims) == NSDictionary(dictionary: routeClaims), "\(type)")
+                try Self.expectSameTokens(fast, route, type)
             }
         }
     }
@@ -398,6 +386,23 @@ struct TokenRefreshFastPathTests {
         }
     }
 
+    /// Expects two answers of tokens to be the same but for when they were made: the same fields,
+    /// and the ID token's claims but `iat` and `exp`, which are within a second or two.
+    static func expectSameTokens(_ fast: String, _ route: String, _ context: String) throws {
+        let (fastJSON, routeJSON) = (try ActionPageFastPathTests.json(fast), try ActionPageFastPathTests.json(route))
+        #expect(Set(fastJSON.keys) == Set(routeJSON.keys), "\(context)")
+        for key in ["user_id", "project_id", "refresh_token", "expires_in", "token_type"] {
+            #expect(fastJSON[key] as? String == routeJSON[key] as? String, "\(context) \(key)")
+        }
+        var fastClaims = try Self.claims(try #require(fastJSON["id_token"] as? String))
+        var routeClaims = try Self.claims(try #require(routeJSON["id_token"] as? String))
+        for key in ["iat", "exp"] {
+            let (a, b) = (fastClaims.removeValue(forKey: key) as? Int ?? 0, routeClaims.removeValue(forKey: key) as? Int ?? -100)
+            #expect(abs(a - b) <= 2, "\(context) \(key)")
+        }
+        #expect(NSDictionary(dictionary: fastClaims) == NSDictionary(dictionary: routeClaims), "\(context)")
+    }
+
     /// The comparisons of ``sameAsTheRouteOnPostgreSQL()``, over blocking sockets.
     static func refreshesOnPostgreSQL(port: Int) throws {
         func post(_ target: String, _ body: String, admin: Bool = false) throws -> String {
@@ -438,18 +443,8 @@ struct TokenRefreshFastPathTests {
             #expect(
                 fast.hasPrefix("HTTP/1.1 200 OK")
                     && SendOobCodeFastPathTests.head(dateless(fast)) == SendOobCodeFastPathTests.head(dateless(route)))
-            let (fastJSON, routeJSON) = (try ActionPageFastPathTests.json(fast), try ActionPageFastPathTests.json(route))
-            #expect(Set(fastJSON.keys) == Set(routeJSON.keys) && fastJSON["user_id"] as? String == user.localID)
-            for key in ["user_id", "project_id", "refresh_token", "expires_in", "token_type"] {
-                #expect(fastJSON[key] as? String == routeJSON[key] as? String, "\(key)")
-            }
-            var fastClaims = try Self.claims(try #require(fastJSON["id_token"] as? String))
-            var routeClaims = try Self.claims(try #require(routeJSON["id_token"] as? String))
-            for key in ["iat", "exp"] {
-                let (a, b) = (fastClaims.removeValue(forKey: key) as? Int ?? 0, routeClaims.removeValue(forKey: key) as? Int ?? -100)
-                #expect(abs(a - b) <= 2, "\(key)")
-            }
-            #expect(NSDictionary(dictionary: fastClaims) == NSDictionary(dictionary: routeClaims))
+            #expect(try ActionPageFastPathTests.json(fast)["user_id"] as? String == user.localID)
+            try Self.expectSameTokens(fast, route, user.localID)
         }
 
         // Revoked (a minute ahead, so the sessions of this second go too), disabled, deleted, unknown.
