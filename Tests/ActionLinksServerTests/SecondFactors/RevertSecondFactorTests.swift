@@ -127,14 +127,7 @@ struct RevertSecondFactorTests {
             // A session that signs in with both factors in the very second the code is applied goes
             // too: revocation is by the second, so the revert's runs through the end of its own
             // (found by the pages' browser test, where the enrolment and the revert shared a second).
-            let first = try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password])
-            let second = try await TOTP2.v2(
-                app, "mfaSignIn:finalize",
-                [
-                    "mfaPendingCredential": try #require(first.json["mfaPendingCredential"] as? String, "\(first.text)"),
-                    "mfaEnrollmentId": enrolled.enrollmentID,
-                    "totpVerificationInfo": ["verificationCode": TOTP2.code(enrolled.secret, clock)],
-                ])
+            let second = try await TOTP2.signInWithBothFactors(app, clock, enrolled)
             let sameSecond = try #require(second.json["refreshToken"] as? String, "\(second.text)")
             let applied = try await app.api("update", ["oobCode": code])
             #expect(applied.status == 200, "\(applied.text)")

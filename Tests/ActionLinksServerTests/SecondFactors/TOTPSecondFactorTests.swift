@@ -42,6 +42,19 @@ struct TOTPSecondFactorTests {
         var refreshToken: String
     }
 
+    /// A new sign-in of `enrolled` with both factors: the password, then the code of `clock`'s
+    /// interval. The answer of `mfaSignIn:finalize`.
+    static func signInWithBothFactors(_ app: TestApp, _ clock: ManualClock, _ enrolled: Enrolled) async throws -> HTTPReply {
+        let first = try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password])
+        return try await v2(
+            app, "mfaSignIn:finalize",
+            [
+                "mfaPendingCredential": try #require(first.json["mfaPendingCredential"] as? String, "\(first.text)"),
+                "mfaEnrollmentId": enrolled.enrollmentID,
+                "totpVerificationInfo": ["verificationCode": code(enrolled.secret, clock)],
+            ])
+    }
+
     static func enroll(_ app: TestApp, _ clock: ManualClock, email: String = "two@example.com") async throws -> Enrolled {
         let user = try await app.signInWithEmailLink(email)
         _ = try await app.api("update", ["idToken": user.idToken, "password": Spec.password])
@@ -362,14 +375,7 @@ struct TOTPSecondFactorTests {
         let clock = ManualClock.midHour()
         try await TestApp.router(environment: Self.enabled, clock: clock) { app in
             let enrolled = try await Self.enroll(app, clock, email: "same-second@example.com")
-            let first = try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password])
-            let pending = try #require(first.json["mfaPendingCredential"] as? String, "\(first.text)")
-            let done = try await Self.v2(
-                app, "mfaSignIn:finalize",
-                [
-                    "mfaPendingCredential": pending, "mfaEnrollmentId": enrolled.enrollmentID,
-                    "totpVerificationInfo": ["verificationCode": Self.code(enrolled.secret, clock)],
-                ])
+            let done = try await Self.signInWithBothFactors(app, clock, enrolled)
             let idToken = try #require(done.json["idToken"] as? String, "\(done.text)")
             let refreshToken = try #require(done.json["refreshToken"] as? String)
             // The clock has not moved: the session and the withdrawal share one second.
@@ -389,14 +395,7 @@ struct TOTPSecondFactorTests {
         try await TestApp.router(environment: Self.enabled, clock: clock) { app in
             let enrolled = try await Self.enroll(app, clock, email: "other-device@example.com")
             // Another device signs in with the factor in the second the enrolled session withdraws it.
-            let first = try await app.api("signInWithPassword", ["email": enrolled.email, "password": Spec.password])
-            let other = try await Self.v2(
-                app, "mfaSignIn:finalize",
-                [
-                    "mfaPendingCredential": try #require(first.json["mfaPendingCredential"] as? String, "\(first.text)"),
-                    "mfaEnrollmentId": enrolled.enrollmentID,
-                    "totpVerificationInfo": ["verificationCode": Self.code(enrolled.secret, clock)],
-                ])
+            let other = try await Self.signInWithBothFactors(app, clock, enrolled)
             let otherRefresh = try #require(other.json["refreshToken"] as? String, "\(other.text)")
             let withdrawn = try await Self.v2(
                 app, "mfaEnrollment:withdraw", ["idToken": enrolled.idToken, "mfaEnrollmentId": enrolled.enrollmentID])
